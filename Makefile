@@ -1,0 +1,32 @@
+# Quick start: `make demo` and `make test` on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench fixtures clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,demo]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/gpuaudit demo --output-dir gpuaudit-report
+
+test: $(STAMP)
+	$(PY) -m ruff check scanner policies reports tests tools bench
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check scanner policies reports tests tools bench
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+fixtures: $(STAMP)
+	bash tools/make_plan_fixtures.sh
+
+clean:
+	rm -rf gpuaudit-report bench/out .pytest_cache

@@ -1,0 +1,158 @@
+"""Auto Scaling group purchase mix: on-demand share (ASG-001) and spot diversification (ASG-002)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from policies.base import Context, Remediation, policy
+from policies.common import (
+    asg_capacity,
+    instance_types,
+    launch_template_of,
+    lt_data,
+    lt_market_is_spot,
+    money,
+    rate,
+)
+from scanner.catalog import HOURS_PER_MONTH
+from scanner.model import Resource, Result, Savings, Severity, Status, Unknown, dig
+
+ASG_NEEDS = ("ec2.launch_template", "autoscaling.launch_configuration")
+
+
+@policy(
+    id="ASG-001",
+    title="On-demand share of an Auto Scaling group outside the band",
+    severity=Severity.MEDIUM,
+    kinds=("autoscaling.group",),
+    needs=ASG_NEEDS,
+    description="The on-demand share at desired capacity (AWS's rounding: base, then the "
+                "percentage above base rounded up) must lie within on_demand_percent "
+                "[min, max], bounds inclusive: the 70% spot / 30% on-demand mix.",
+    remediation=Remediation(
+        text="Use a mixed instances policy with OnDemandPercentageAboveBaseCapacity inside the "
+             "band (30 for the 70/30 mix) and a small OnDemandBaseCapacity.",
+        terraform="mixed_instances_policy {\n  instances_distribution {\n"
+                  "    on_demand_base_capacity                  = 0\n"
+                  "    on_demand_percentage_above_base_capacity = 30\n"
+                  '    spot_allocation_strategy                 = "price-capacity-optimized"\n'
+                  "  }\n  launch_template { ... }\n}",
+        cloudformation="MixedInstancesPolicy:\n  InstancesDistribution:\n"
+                       "    OnDemandBaseCapacity: 0\n"
+                       "    OnDemandPercentageAboveBaseCapacity: 30\n"
+                       "    SpotAllocationStrategy: price-capacity-optimized"),
+    params={"on_demand_percent": {"min": 20, "max": 40}, "spot_price_ratio": 0.35},
+)
+def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
+    cap = asg_capacity(asg, ctx)
+    if cap is None:
+        return
+    if isinstance(cap, Unknown):
+        yield ctx.result(asg, Status.UNKNOWN, f"capacity settings not known: {cap.reason}")
+        return
+    band = ctx.params["on_demand_percent"]
+    lo, hi = float(band["min"]), float(band["max"])
+    share = 100.0 * cap.on_demand / cap.desired
+    unit = "capacity units" if cap.weighted else "instances"
+    evidence: dict[str, Any] = {
+        "desired": cap.desired, "desired_from": cap.basis, "on_demand": cap.on_demand,
+        "on_demand_share_percent": round(share, 2), "band_percent": [lo, hi], "unit": unit}
+    if lo <= share <= hi:
+        yield ctx.result(asg, Status.PASS, f"on-demand share {share:.0f}% within {lo:g}-{hi:g}%",
+                         evidence=evidence)
+        return
+    savings = _mix_savings(asg, ctx, cap.desired, cap.on_demand, hi, unit) if share > hi else None
+    side = "above" if share > hi else "below"
+    yield ctx.result(
+        asg, Status.FAIL,
+        f"on-demand share {share:.0f}% ({cap.on_demand} of {cap.desired} {unit}) is {side} the "
+        f"{lo:g}-{hi:g}% band", path="MixedInstancesPolicy.InstancesDistribution",
+        evidence=evidence, savings=savings)
+
+
+def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
+                 unit: str) -> Savings | None:
+    target = int(desired * hi // 100)
+    excess = od - target
+    if excess <= 0:
+        return None
+    prices = sorted({p for t in instance_types(asg, ctx)
+                     if (p := ctx.catalog.price(t)) is not None})
+    if not prices:
+        return None
+    ratio = float(ctx.params["spot_price_ratio"])
+    cheapest = prices[0]
+    amount = excess * cheapest * (1 - ratio) * HOURS_PER_MONTH
+    basis = (f"({rate(cheapest)} - {rate(ratio * cheapest)}) $/h x 730 h x {excess} {unit} moved "
+             f"from on-demand to spot ({od} on-demand now, {target} at {hi:g}% of {desired}); "
+             f"spot estimated at {ratio:g} x on-demand")
+    if len(prices) > 1:
+        basis += (f"; on-demand {rate(prices[0])}-{rate(prices[-1])} $/h across the override "
+                  f"types, the cheapest counted (up to "
+                  f"{money(excess * prices[-1] * (1 - ratio) * HOURS_PER_MONTH)} $/month)")
+    return Savings(amount, basis, "spot_mix")
+
+
+@policy(
+    id="ASG-002",
+    title="Spot pools of an Auto Scaling group are not diversified",
+    severity=Severity.LOW,
+    kinds=("autoscaling.group",),
+    needs=ASG_NEEDS,
+    description="A group with spot capacity needs at least min_instance_types instance types and "
+                "an allocation strategy other than lowest-price (the default when absent).",
+    remediation=Remediation(
+        text="Add override instance types of similar size (e.g. g5.2xlarge, g6.2xlarge) and use "
+             "price-capacity-optimized allocation.",
+        terraform='override { instance_type = "g5.2xlarge" }\n'
+                  'override { instance_type = "g6.2xlarge" }\n'
+                  'spot_allocation_strategy = "price-capacity-optimized"',
+        cloudformation="Overrides:\n  - InstanceType: g5.2xlarge\n  - InstanceType: g6.2xlarge\n"
+                       "SpotAllocationStrategy: price-capacity-optimized"),
+    params={"min_instance_types": 2},
+)
+def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
+    cap = asg_capacity(asg, ctx)
+    if cap is None:
+        return
+    if isinstance(cap, Unknown):
+        if _maybe_spot(asg, ctx):
+            yield ctx.result(asg, Status.UNKNOWN, f"capacity settings not known: {cap.reason}")
+        return
+    if cap.desired - cap.on_demand <= 0:
+        return
+    types = instance_types(asg, ctx)
+    if any(not isinstance(t, str) for t in types):
+        yield ctx.result(asg, Status.UNKNOWN, "instance types not known")
+        return
+    distinct = sorted(set(types))
+    strategy = dig(asg.attrs, "MixedInstancesPolicy.InstancesDistribution.SpotAllocationStrategy")
+    if isinstance(strategy, Unknown):
+        yield ctx.result(asg, Status.UNKNOWN, f"allocation strategy not known: {strategy.reason}")
+        return
+    strategy = strategy or "lowest-price"
+    minimum = int(ctx.params["min_instance_types"])
+    evidence = {"instance_types": distinct, "spot_allocation_strategy": strategy,
+                "spot_units": cap.desired - cap.on_demand}
+    problems = []
+    if len(distinct) < minimum:
+        problems.append(f"{len(distinct)} instance type{'s' if len(distinct) != 1 else ''} "
+                        f"(at least {minimum} needed)")
+    if strategy == "lowest-price":
+        problems.append("allocation strategy lowest-price"
+                        + ("" if dig(asg.attrs, "MixedInstancesPolicy.InstancesDistribution."
+                                     "SpotAllocationStrategy") else " (the default)"))
+    if problems:
+        yield ctx.result(asg, Status.FAIL, "spot pools not diversified: " + "; ".join(problems),
+                         path="MixedInstancesPolicy", evidence=evidence)
+    else:
+        yield ctx.result(asg, Status.PASS, f"{len(distinct)} instance types, {strategy}",
+                         evidence=evidence)
+
+
+def _maybe_spot(asg: Resource, ctx: Context) -> bool:
+    if asg.get("MixedInstancesPolicy"):
+        return True
+    lt = launch_template_of(asg, ctx)
+    return lt is not None and lt_market_is_spot(lt_data(lt)) is not False

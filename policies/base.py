@@ -1,0 +1,110 @@
+"""What a policy is: metadata beside a check function, registered with ``@policy``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scanner.catalog import Catalog
+from scanner.graph import ResourceIndex
+from scanner.model import Resource, Result, Savings, Severity, Status
+
+
+@dataclass(frozen=True)
+class Remediation:
+    text: str
+    terraform: str = ""
+    cloudformation: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"text": self.text, "terraform": self.terraform,
+                "cloudformation": self.cloudformation}
+
+
+@dataclass
+class Context:
+    index: ResourceIndex
+    params: Mapping[str, Any]
+    catalog: Catalog
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    def result(
+        self,
+        resource: Resource,
+        status: Status,
+        message: str,
+        *,
+        path: str = "",
+        evidence: dict[str, Any] | None = None,
+        savings: Savings | None = None,
+    ) -> Result:
+        return Result(status, message, resource, path, evidence or {}, savings)
+
+
+Check = Callable[[Resource, Context], Iterable[Result]]
+
+
+@dataclass(frozen=True)
+class Policy:
+    id: str
+    title: str
+    severity: Severity
+    kinds: tuple[str, ...]  # the kinds it evaluates (results attach to these)
+    needs: tuple[str, ...]  # every kind it reads (for ERROR on a gap), kinds included
+    description: str
+    remediation: Remediation
+    params: Mapping[str, Any]
+    enabled_by_default: bool
+    sources: str  # "HPCL" letters of the catalogue
+    check: Check
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "severity": self.severity.value,
+            "kinds": list(self.kinds),
+            "description": self.description,
+            "remediation": self.remediation.as_dict(),
+            "parameters": dict(self.params),
+            "enabled_by_default": self.enabled_by_default,
+            "sources": self.sources,
+        }
+
+
+REGISTRY: dict[str, Policy] = {}
+
+
+def policy(
+    *,
+    id: str,
+    title: str,
+    severity: Severity,
+    kinds: tuple[str, ...],
+    description: str,
+    remediation: Remediation,
+    needs: tuple[str, ...] = (),
+    params: Mapping[str, Any] | None = None,
+    enabled_by_default: bool = True,
+    sources: str = "HPCL",
+) -> Callable[[Check], Check]:
+    def register(fn: Check) -> Check:
+        if id in REGISTRY:
+            raise ValueError(f"policy {id} registered twice")
+        REGISTRY[id] = Policy(
+            id=id,
+            title=title,
+            severity=severity,
+            kinds=kinds,
+            needs=tuple(dict.fromkeys(kinds + needs)),
+            description=description,
+            remediation=remediation,
+            params=dict(params or {}),
+            enabled_by_default=enabled_by_default,
+            sources=sources,
+            check=fn,
+        )
+        return fn
+
+    return register

@@ -1,0 +1,234 @@
+"""EBS encryption: volumes and block device mappings (EBS-001), account default (EBS-002),
+customer-managed keys (EBS-003)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from policies.base import Context, Remediation, policy
+from policies.common import as_list, iter_dicts, lt_data
+from scanner.model import Resource, Result, Severity, Status, Unknown, dig
+
+DEVICE_KINDS = ("ec2.instance", "ec2.launch_template", "autoscaling.launch_configuration",
+                "ec2.spot_request", "ec2.spot_fleet")
+AWS_MANAGED_KEYS = ("alias/aws/ebs",)
+
+
+@dataclass
+class Device:
+    path: str  # attribute path of the Ebs block, e.g. BlockDeviceMappings[0].Ebs
+    name: str
+    encrypted: Any
+    kms_key: Any
+
+
+def _mappings(value: Any, prefix: str) -> Iterator[Device]:
+    if isinstance(value, Unknown):
+        yield Device(prefix, "?", value, None)
+        return
+    for i, m in enumerate(as_list(value)):
+        if not isinstance(m, dict):
+            continue
+        ebs = m.get("Ebs")
+        if isinstance(ebs, Unknown):
+            yield Device(f"{prefix}[{i}].Ebs", str(m.get("DeviceName") or i), ebs, None)
+        elif isinstance(ebs, dict):
+            yield Device(f"{prefix}[{i}].Ebs", str(m.get("DeviceName") or i),
+                         ebs.get("Encrypted"), ebs.get("KmsKeyId"))
+
+
+def _root_if_none(devices: list[Device], prefix: str) -> list[Device]:
+    """No mapping at all: the root volume comes from the AMI with Encrypted unset."""
+    if devices:
+        return devices
+    return [Device(f"{prefix}(root)", "root (from the AMI)", None, None)]
+
+
+def devices(resource: Resource) -> list[Device]:
+    kind, a = resource.kind, resource.attrs
+    if kind == "ec2.volume":
+        return [Device("Encrypted", resource.id, a.get("Encrypted"), a.get("KmsKeyId"))]
+    if not resource.declared:
+        return []  # live: the volumes themselves carry the real state
+    if kind == "ec2.instance":
+        if a.get("BlockDeviceMappings") is None and a.get("LaunchTemplate"):
+            return []  # its launch template carries the mappings
+        return _root_if_none(list(_mappings(a.get("BlockDeviceMappings"), "BlockDeviceMappings")),
+                             "BlockDeviceMappings")
+    if kind == "ec2.launch_template":
+        data = lt_data(resource)
+        return _root_if_none(list(_mappings(data.get("BlockDeviceMappings"),
+                                            "LaunchTemplateData.BlockDeviceMappings")),
+                             "LaunchTemplateData.BlockDeviceMappings")
+    if kind == "autoscaling.launch_configuration":
+        return _root_if_none(list(_mappings(a.get("BlockDeviceMappings"), "BlockDeviceMappings")),
+                             "BlockDeviceMappings")
+    if kind == "ec2.spot_request":
+        spec = a.get("LaunchSpecification")
+        bdm = spec.get("BlockDeviceMappings") if isinstance(spec, dict) else None
+        return _root_if_none(list(_mappings(bdm, "LaunchSpecification.BlockDeviceMappings")),
+                             "LaunchSpecification.BlockDeviceMappings")
+    if kind == "ec2.spot_fleet":
+        out: list[Device] = []
+        specs = dig(a, "SpotFleetRequestConfig.LaunchSpecifications")
+        for i, spec in enumerate(iter_dicts(specs)):
+            prefix = f"SpotFleetRequestConfig.LaunchSpecifications[{i}].BlockDeviceMappings"
+            out += _root_if_none(list(_mappings(spec.get("BlockDeviceMappings"), prefix)), prefix)
+        return out
+    return []
+
+
+def default_encryption(resource: Resource, ctx: Context) -> tuple[bool | Unknown, Any]:
+    """Is EBS encryption by default known to be on in the resource's scope? (and its key)"""
+    found: bool | Unknown = False
+    key: Any = None
+    for d in ctx.index.of_kind("ec2.ebs_defaults", resource.scope):
+        value = d.get("EbsEncryptionByDefault")
+        if value is True:
+            return True, d.get("KmsKeyId")
+        if isinstance(value, Unknown):
+            found, key = value, d.get("KmsKeyId")
+    return found, key
+
+
+def _effective(dev: Device, resource: Resource, ctx: Context) -> tuple[Any, Any, str]:
+    """(encrypted, key, how) for a device, applying the default-encryption rule to absent values."""
+    if dev.encrypted is None:
+        default, key = default_encryption(resource, ctx)
+        if default is True:
+            return True, dev.kms_key or key, "Encrypted unset; encryption by default is on"
+        if isinstance(default, Unknown):
+            return default, None, "Encrypted unset; encryption by default is not known"
+        return False, None, "Encrypted unset and encryption by default is not known to be on"
+    return dev.encrypted, dev.kms_key, f"Encrypted = {dev.encrypted!r}"
+
+
+@policy(
+    id="EBS-001",
+    title="EBS storage is not encrypted",
+    severity=Severity.HIGH,
+    kinds=("ec2.volume",) + DEVICE_KINDS,
+    needs=("ec2.ebs_defaults",),
+    description=(
+        "EBS volumes and the block device mappings of instances, launch templates, launch "
+        "configurations and spot requests must be encrypted. In IaC an absent Encrypted passes "
+        "only where encryption by default is enabled in the same root module / template."),
+    remediation=Remediation(
+        text="Set Encrypted to true on every EBS volume and block device mapping, or enable EBS "
+             "encryption by default for the account and region in the same configuration.",
+        terraform='resource "aws_ebs_volume" "x" {\n  encrypted = true\n}\n'
+                  '# or, for the whole account/region:\n'
+                  'resource "aws_ebs_encryption_by_default" "on" {\n  enabled = true\n}',
+        cloudformation="Properties:\n  Encrypted: true",
+    ),
+)
+def ebs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
+    devs = devices(resource)
+    if not devs:
+        return
+    failing, unknown, evidence = [], [], {}
+    for dev in devs:
+        enc, _key, how = _effective(dev, resource, ctx)
+        evidence[dev.path] = how
+        if isinstance(enc, Unknown) or (enc is not True and enc is not False):
+            unknown.append((dev, enc))
+        elif enc is False:
+            failing.append(dev)
+    if failing:
+        names = ", ".join(d.name for d in failing)
+        yield ctx.result(resource, Status.FAIL, f"EBS storage not encrypted: {names}",
+                         path=failing[0].path, evidence=evidence)
+    elif unknown:
+        dev, enc = unknown[0]
+        reason = enc.reason if isinstance(enc, Unknown) and enc.reason else f"value {enc!r}"
+        yield ctx.result(resource, Status.UNKNOWN,
+                         f"cannot tell whether {dev.name} is encrypted: {reason}",
+                         path=dev.path, evidence=evidence)
+    else:
+        yield ctx.result(resource, Status.PASS, "EBS storage is encrypted", evidence=evidence)
+
+
+@policy(
+    id="EBS-002",
+    title="EBS encryption by default is disabled",
+    severity=Severity.MEDIUM,
+    kinds=("ec2.ebs_defaults",),
+    description="Encryption by default must be enabled for the account and region.",
+    remediation=Remediation(
+        text="Enable EBS encryption by default in every region you use.",
+        terraform='resource "aws_ebs_encryption_by_default" "on" {\n  enabled = true\n}',
+        cloudformation="",
+    ),
+    sources="HPL",
+)
+def ebs_002(resource: Resource, ctx: Context) -> Iterator[Result]:
+    value = resource.get("EbsEncryptionByDefault")
+    evidence = {"EbsEncryptionByDefault": value}
+    if value is True:
+        yield ctx.result(resource, Status.PASS, "encryption by default is enabled",
+                         evidence=evidence)
+    elif value is False:
+        yield ctx.result(resource, Status.FAIL, "encryption by default is disabled",
+                         path="EbsEncryptionByDefault", evidence=evidence)
+    else:
+        reason = value.reason if isinstance(value, Unknown) else f"value {value!r}"
+        yield ctx.result(resource, Status.UNKNOWN,
+                         f"cannot tell whether encryption by default is on: {reason}",
+                         path="EbsEncryptionByDefault", evidence={"EbsEncryptionByDefault": None})
+
+
+def _aws_managed(key: Any, resource: Resource) -> bool | Unknown:
+    if isinstance(key, Unknown):
+        return key
+    if key is None or key == "":
+        return True
+    if isinstance(key, str) and any(key.endswith(k) for k in AWS_MANAGED_KEYS):
+        return True
+    manager = resource.get("KmsKeyManager")
+    return manager == "AWS" if isinstance(manager, str) else False
+
+
+@policy(
+    id="EBS-003",
+    title="EBS encrypted with the AWS-managed key, not a customer-managed key",
+    severity=Severity.LOW,
+    kinds=("ec2.volume",) + DEVICE_KINDS,
+    needs=("ec2.ebs_defaults",),
+    description="Encrypted EBS storage must use a customer-managed KMS key (off by default).",
+    remediation=Remediation(
+        text="Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",
+        terraform='resource "aws_ebs_volume" "x" {\n  encrypted  = true\n'
+                  '  kms_key_id = aws_kms_key.ebs.arn\n}',
+        cloudformation="Properties:\n  Encrypted: true\n  KmsKeyId: !GetAtt EbsKey.Arn",
+    ),
+    enabled_by_default=False,
+)
+def ebs_003(resource: Resource, ctx: Context) -> Iterator[Result]:
+    devs = devices(resource)
+    checked, failing, unknown = {}, [], []
+    for dev in devs:
+        enc, key, _how = _effective(dev, resource, ctx)
+        if enc is not True:
+            continue  # unencrypted is EBS-001's finding
+        managed = _aws_managed(key, resource)
+        checked[dev.path] = key if isinstance(key, str) else None
+        if isinstance(managed, Unknown):
+            unknown.append((dev, managed))
+        elif managed:
+            failing.append(dev)
+    if not checked:
+        return
+    if failing:
+        yield ctx.result(resource, Status.FAIL,
+                         "encrypted with the AWS-managed key: "
+                         + ", ".join(d.name for d in failing),
+                         path=failing[0].path, evidence={"KmsKeyId": checked})
+    elif unknown:
+        dev, u = unknown[0]
+        yield ctx.result(resource, Status.UNKNOWN, f"KMS key of {dev.name} not known: {u.reason}",
+                         path=dev.path, evidence={"KmsKeyId": checked})
+    else:
+        yield ctx.result(resource, Status.PASS, "encrypted with a customer-managed key",
+                         evidence={"KmsKeyId": checked})

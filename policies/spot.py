@@ -1,0 +1,191 @@
+"""Spot max prices: above the organisation's cap (SPOT-001) or too low to be fulfilled
+(SPOT-002)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from policies.base import Context, Remediation, policy
+from policies.common import (
+    COMPUTE_KINDS,
+    SpotOffer,
+    count_text,
+    money,
+    monthly,
+    rate,
+    spot_offers,
+    to_price,
+)
+from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
+
+SPOT_KINDS = COMPUTE_KINDS
+ADVICE = (
+    "AWS advises against setting a max price: spot instances are charged the current spot price, "
+    "never the max, and a low max price only gets capacity interrupted more often. This "
+    "organisation caps anyway so that a spike in spot prices can never cost more than the cap "
+    "(a runaway pool of large GPU instances at on-demand prices is a budget incident).")
+
+
+def _offer_rows(offers: list[SpotOffer], ctx: Context) -> list[dict[str, Any]]:
+    rows = []
+    for o in offers:
+        rows.append({"instance_type": o.instance_type if isinstance(o.instance_type, str)
+                     else None, "max_price": o.max_price if not isinstance(o.max_price, Unknown)
+                     else None, "on_demand_usd_hour": ctx.catalog.price(o.instance_type),
+                     "count": o.count, "path": o.path})
+    return rows
+
+
+def _unknown_reason(offers: list[SpotOffer] | Unknown, ctx: Context) -> str | None:
+    if isinstance(offers, Unknown):
+        return f"spot settings not known: {offers.reason}"
+    for o in offers:
+        if not isinstance(o.instance_type, str):
+            reason = o.instance_type.reason if isinstance(o.instance_type, Unknown) else ""
+            return f"instance type not known{': ' + reason if reason else ''}"
+        if isinstance(to_price(o.max_price), Unknown):
+            return f"max price not known: {to_price(o.max_price).reason}"  # type: ignore[union-attr]
+    return None
+
+
+@policy(
+    id="SPOT-001",
+    title="Spot max price above the organisation's cap",
+    severity=Severity.MEDIUM,
+    kinds=SPOT_KINDS,
+    description="A spot max price may be at most max_price_ratio x the on-demand price of the "
+                "instance type (every override type of a group). With require_explicit_cap, no "
+                "max price counts as the on-demand price (AWS's default).",
+    remediation=Remediation(
+        text="Set the spot max price to at most max_price_ratio x on-demand. " + ADVICE,
+        terraform='instance_market_options {\n  market_type = "spot"\n  spot_options {\n'
+                  '    max_price = "0.70"  # <= 0.7 x on-demand of the type\n  }\n}',
+        cloudformation="InstanceMarketOptions:\n  MarketType: spot\n  SpotOptions:\n"
+                       '    MaxPrice: "0.70"'),
+    params={"max_price_ratio": 0.7, "require_explicit_cap": True},
+)
+def spot_001(resource: Resource, ctx: Context) -> Iterator[Result]:
+    offers = spot_offers(resource, ctx)
+    if offers == []:
+        return
+    ratio = float(ctx.params["max_price_ratio"])
+    explicit = bool(ctx.params["require_explicit_cap"])
+    reason = _unknown_reason(offers, ctx)
+    if reason or isinstance(offers, Unknown):
+        yield ctx.result(resource, Status.UNKNOWN, reason or "spot settings not known")
+        return
+    failing: list[tuple[SpotOffer, float, float, float]] = []
+    missing_price: list[str] = []
+    for o in offers:
+        od = ctx.catalog.price(o.instance_type)
+        if od is None:
+            missing_price.append(str(o.instance_type))
+            continue
+        cap = ratio * od
+        price = to_price(o.max_price)
+        effective = od if price is None else price
+        if price is None and not explicit:
+            continue
+        if isinstance(effective, float) and effective > cap + 1e-9:
+            failing.append((o, effective, cap, od))
+    evidence = {"offers": _offer_rows(offers, ctx), "max_price_ratio": ratio,
+                "require_explicit_cap": explicit}
+    if failing:
+        yield _fail_001(resource, ctx, failing, ratio, evidence)
+    elif missing_price:
+        yield ctx.result(resource, Status.UNKNOWN,
+                         f"no catalogue price for {', '.join(sorted(set(missing_price)))}",
+                         evidence=evidence)
+    else:
+        yield ctx.result(resource, Status.PASS, f"spot max price within {ratio:g} x on-demand",
+                         evidence=evidence)
+
+
+def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, float, float,
+              float]], ratio: float, evidence: dict[str, Any]) -> Result:
+    # One pool is filled with any of the types: count the cheapest overspend (conservative),
+    # and say the range.
+    over = sorted(failing, key=lambda f: f[1] - f[2])
+    o, eff, cap, od = over[0]
+    worst = over[-1]
+    unset = to_price(o.max_price) is None
+    price_text = (f"no max price (= on-demand {rate(od)} $/h)" if unset
+                  else f"max price {rate(eff)} $/h")
+    amount = monthly(eff - cap, o.count)
+    basis = (f"({rate(eff)} - {rate(cap)}) $/h x 730 h{count_text(o.count)}"
+             f" [cap = {ratio:g} x {rate(od)} $/h on-demand {o.instance_type}]")
+    if len(over) > 1:
+        basis += (f"; overspend ranges {rate(over[0][1] - over[0][2])}-"
+                  f"{rate(worst[1] - worst[2])} $/h across {len(over)} instance types, the "
+                  "lowest counted")
+    basis += "; worst case, if the spot price reaches the max price"
+    return ctx.result(
+        resource, Status.FAIL,
+        f"{o.instance_type}: {price_text} is above the cap {rate(cap)} $/h "
+        f"({ratio:g} x on-demand); up to {money(amount)} $/month over the cap",
+        path=o.path, evidence=evidence, savings=Savings(amount, basis, "overspend_cap"))
+
+
+@policy(
+    id="SPOT-002",
+    title="Spot max price too low to be fulfilled",
+    severity=Severity.MEDIUM,
+    kinds=SPOT_KINDS,
+    description="A spot max price below min_price_ratio x on-demand (or, live, below the current "
+                "spot price) leaves capacity unfulfilled or constantly interrupted.",
+    remediation=Remediation(
+        text="Raise the max price to at least min_price_ratio x on-demand, or remove it if the "
+             "organisation allows (then the on-demand price applies).",
+        terraform='spot_options {\n  max_price = "0.40"\n}',
+        cloudformation='SpotOptions:\n  MaxPrice: "0.40"'),
+    params={"min_price_ratio": 0.25},
+)
+def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:
+    offers = spot_offers(resource, ctx)
+    if offers == []:
+        return
+    ratio = float(ctx.params["min_price_ratio"])
+    reason = _unknown_reason(offers, ctx)
+    if reason or isinstance(offers, Unknown):
+        yield ctx.result(resource, Status.UNKNOWN, reason or "spot settings not known")
+        return
+    evidence = {"offers": _offer_rows(offers, ctx), "min_price_ratio": ratio}
+    missing: list[str] = []
+    for o in offers:
+        price = to_price(o.max_price)
+        if price is None:
+            continue  # no max price: the on-demand price applies, never too low
+        current = o.instance_type and _current_spot(resource, o)
+        if isinstance(current, float) and isinstance(price, float) and price < current:
+            yield ctx.result(resource, Status.FAIL,
+                             f"{o.instance_type}: max price {rate(price)} $/h is below the "
+                             f"current spot price {rate(current)} $/h", path=o.path,
+                             evidence=evidence | {"current_spot_price": current})
+            return
+        od = ctx.catalog.price(o.instance_type)
+        if od is None:
+            missing.append(str(o.instance_type))
+            continue
+        floor = ratio * od
+        if isinstance(price, float) and price < floor - 1e-9:
+            yield ctx.result(resource, Status.FAIL,
+                             f"{o.instance_type}: max price {rate(price)} $/h is below "
+                             f"{ratio:g} x on-demand ({rate(floor)} $/h): likely never "
+                             "fulfilled", path=o.path, evidence=evidence)
+            return
+    if missing:
+        yield ctx.result(resource, Status.UNKNOWN,
+                         f"no catalogue price for {', '.join(sorted(set(missing)))}",
+                         evidence=evidence)
+    else:
+        yield ctx.result(resource, Status.PASS, "spot max price can be fulfilled",
+                         evidence=evidence)
+
+
+def _current_spot(resource: Resource, offer: SpotOffer) -> float | None:
+    prices = resource.get("CurrentSpotPrices")  # live collectors may attach {type: price}
+    if isinstance(prices, dict):
+        value = to_price(prices.get(offer.instance_type))
+        return value if isinstance(value, float) else None
+    return None

@@ -1,0 +1,400 @@
+"""VPC isolation of GPU compute: S3 gateway endpoint (VPC-001), its route table coverage
+(VPC-002), endpoint policies (VPC-003) and public IPs (VPC-004)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from policies.base import Context, Remediation, policy
+from policies.common import (
+    COMPUTE_KINDS,
+    NETWORK_KINDS,
+    PLACED_KINDS,
+    Placement,
+    as_list,
+    describe,
+    gpu_compute_by_subnet,
+    gpu_compute_by_vpc,
+    gpu_verdict,
+    instance_types,
+    launch_configuration_of,
+    launch_template_of,
+    lt_data,
+    subnet_refs,
+)
+from scanner.model import Resource, Result, Severity, Status, Unknown
+
+S3_SERVICE = re.compile(r"^com\.amazonaws\.[^.]+\.s3$")
+
+
+def is_s3_gateway(endpoint: Resource) -> bool | Unknown:
+    name = endpoint.get("ServiceName")
+    etype = endpoint.get("VpcEndpointType")
+    if isinstance(name, Unknown):
+        return name
+    if isinstance(etype, Unknown):
+        return etype
+    gateway = etype is None or str(etype).lower() == "gateway"
+    return gateway and isinstance(name, str) and bool(S3_SERVICE.match(name))
+
+
+def _s3_gateways(vpc: Resource, ctx: Context) -> tuple[list[Resource], list[Resource]]:
+    known, unknown = [], []
+    for ep in ctx.index.endpoints_of_vpc(vpc):
+        verdict = is_s3_gateway(ep)
+        if verdict is True:
+            known.append(ep)
+        elif isinstance(verdict, Unknown):
+            unknown.append(ep)
+    return known, unknown
+
+
+def _compute_evidence(placements: list[Placement]) -> list[dict[str, Any]]:
+    return [{"resource": p.compute.id, "kind": p.compute.kind, "instance_types": p.types}
+            for p in placements[:20]]
+
+
+S3_ENDPOINT_TF = '''resource "aws_vpc_endpoint" "s3" {
+  vpc_id            = aws_vpc.main.id
+  service_name      = "com.amazonaws.${var.region}.s3"
+  vpc_endpoint_type = "Gateway"
+  route_table_ids   = [aws_route_table.private.id]
+}'''
+S3_ENDPOINT_CFN = '''S3Endpoint:
+  Type: AWS::EC2::VPCEndpoint
+  Properties:
+    VpcId: !Ref VPC
+    ServiceName: !Sub com.amazonaws.${AWS::Region}.s3
+    VpcEndpointType: Gateway
+    RouteTableIds: [!Ref PrivateRouteTable]'''
+
+
+@policy(
+    id="VPC-001",
+    title="VPC hosting GPU compute has no S3 gateway endpoint",
+    severity=Severity.MEDIUM,
+    kinds=("ec2.vpc",),
+    needs=COMPUTE_KINDS + NETWORK_KINDS,
+    description="GPU workloads move datasets and checkpoints to and from S3; without a gateway "
+                "endpoint that traffic goes through NAT (cost per GB) and leaves the VPC.",
+    remediation=Remediation(
+        text="Add an S3 gateway endpoint to the VPC and associate it with the route tables of "
+             "the subnets that run GPU compute (gateway endpoints are free).",
+        terraform=S3_ENDPOINT_TF, cloudformation=S3_ENDPOINT_CFN),
+)
+def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
+    placements = gpu_compute_by_vpc(ctx).get(id(vpc))
+    if not placements:
+        return
+    known, unknown = _s3_gateways(vpc, ctx)
+    evidence: dict[str, Any] = {"gpu_compute": _compute_evidence(placements),
+                                "s3_gateway_endpoints": [e.id for e in known]}
+    if known:
+        yield ctx.result(vpc, Status.PASS, "the VPC has an S3 gateway endpoint",
+                         evidence=evidence)
+    elif unknown:
+        yield ctx.result(vpc, Status.UNKNOWN,
+                         f"endpoint {unknown[0].id} may be an S3 gateway: its service name or "
+                         "type is not known", evidence=evidence)
+    else:
+        yield ctx.result(vpc, Status.FAIL,
+                         f"VPC hosts GPU compute ({describe(placements[0].compute)}"
+                         f"{' and others' if len(placements) > 1 else ''}) but has no S3 gateway "
+                         "endpoint: S3 traffic goes through NAT", evidence=evidence)
+
+
+@policy(
+    id="VPC-002",
+    title="GPU subnet's route table is not covered by the VPC's S3 gateway endpoint",
+    severity=Severity.MEDIUM,
+    kinds=("ec2.subnet",),
+    needs=COMPUTE_KINDS + NETWORK_KINDS,
+    description="A subnet that runs GPU compute must use a route table (its explicit association, "
+                "else the VPC's main table) that the S3 gateway endpoint is associated with.",
+    remediation=Remediation(
+        text="Add the subnet's route table to the S3 gateway endpoint's route tables.",
+        terraform='resource "aws_vpc_endpoint_route_table_association" "gpu" {\n'
+                  '  vpc_endpoint_id = aws_vpc_endpoint.s3.id\n'
+                  '  route_table_id  = aws_route_table.gpu.id\n}',
+        cloudformation="RouteTableIds: [!Ref GpuRouteTable]  # on the AWS::EC2::VPCEndpoint"),
+)
+def vpc_002(subnet: Resource, ctx: Context) -> Iterator[Result]:
+    placements = gpu_compute_by_subnet(ctx).get(id(subnet))
+    if not placements:
+        return
+    vpc = ctx.index.vpc_of_subnet(subnet)
+    if vpc is None:
+        return
+    known, _unknown = _s3_gateways(vpc, ctx)
+    if not known:
+        return  # VPC-001 says it
+    table = ctx.index.route_table_of_subnet(subnet)
+    covered: list[Any] = []
+    unresolved = False
+    for ep in known:
+        for t in ctx.index.endpoint_route_tables(ep):
+            if t is None:
+                unresolved = True
+            else:
+                covered.append(t)
+    table_name = table if isinstance(table, str) or table is None else table.id
+    evidence = {"route_table": "main route table" if isinstance(table, str) else table_name,
+                "endpoints": [e.id for e in known],
+                "endpoint_route_tables": sorted(
+                    "main route table" if isinstance(t, str) else t.id for t in covered),
+                "gpu_compute": _compute_evidence(placements)}
+    if table is not None and any(t is table or t == table for t in covered):
+        yield ctx.result(subnet, Status.PASS, "the subnet's route table is covered by the S3 "
+                         "gateway endpoint", evidence=evidence)
+    elif table is None or unresolved:
+        yield ctx.result(subnet, Status.UNKNOWN, "cannot resolve the subnet's route table or "
+                         "the endpoint's route tables", evidence=evidence)
+    else:
+        which = ("the VPC's main route table" if isinstance(table, str)
+                 else f"route table {table_name}")
+        yield ctx.result(subnet, Status.FAIL,
+                         f"GPU subnet uses {which}, which the S3 gateway endpoint "
+                         f"{known[0].id} does not cover", path="RouteTableId", evidence=evidence)
+
+
+def _is_star(value: Any) -> bool:
+    if value == "*":
+        return True
+    if isinstance(value, list):
+        return any(_is_star(v) for v in value)
+    if isinstance(value, dict):
+        return any(_is_star(v) for v in value.values())
+    return False
+
+
+def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
+    for key in ("Effect", "Principal", "Action", "Condition"):
+        if isinstance(statement.get(key), Unknown):
+            return statement[key]
+    if str(statement.get("Effect", "")).lower() != "allow" or statement.get("Condition"):
+        return False
+    actions = as_list(statement.get("Action"))
+    wide_action = any(a in ("*", "s3:*") for a in actions if isinstance(a, str))
+    return bool(wide_action and _is_star(statement.get("Principal")))
+
+
+@policy(
+    id="VPC-003",
+    title="VPC endpoint policy allows everything",
+    severity=Severity.LOW,
+    kinds=("ec2.vpc_endpoint",),
+    needs=COMPUTE_KINDS + NETWORK_KINDS,
+    description="An endpoint in a VPC with GPU compute must have a policy narrower than full "
+                "access: no policy, or an Allow of * (or s3:*) to * without a Condition, fails.",
+    remediation=Remediation(
+        text="Attach an endpoint policy that allows only the buckets (and principals) the "
+             "workloads need, or add a Condition such as aws:PrincipalOrgID.",
+        terraform='policy = jsonencode({Statement = [{Effect = "Allow", Principal = "*",\n'
+                  '  Action = ["s3:GetObject", "s3:PutObject"],\n'
+                  '  Resource = ["arn:aws:s3:::training-data/*"]}]})',
+        cloudformation="PolicyDocument:\n  Statement:\n    - Effect: Allow\n      Principal: '*'\n"
+                       "      Action: [s3:GetObject, s3:PutObject]\n"
+                       "      Resource: arn:aws:s3:::training-data/*"),
+)
+def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
+    vpc = ctx.index.resolve(endpoint.get("VpcId"), endpoint.scope, "ec2.vpc")
+    if vpc is None or not gpu_compute_by_vpc(ctx).get(id(vpc)):
+        return
+    doc = endpoint.get("PolicyDocument")
+    if isinstance(doc, Unknown):
+        yield ctx.result(endpoint, Status.UNKNOWN, f"endpoint policy not known: {doc.reason}",
+                         path="PolicyDocument")
+        return
+    if doc is None or doc == "" or doc == {}:
+        yield ctx.result(endpoint, Status.FAIL, "endpoint has no policy: full access to the "
+                         "service for any principal", path="PolicyDocument",
+                         evidence={"PolicyDocument": None})
+        return
+    if not isinstance(doc, dict):
+        yield ctx.result(endpoint, Status.UNKNOWN, "endpoint policy is not a JSON object",
+                         path="PolicyDocument")
+        return
+    statements = doc.get("Statement")
+    if isinstance(statements, Unknown):
+        yield ctx.result(endpoint, Status.UNKNOWN, "endpoint policy statements not known",
+                         path="PolicyDocument.Statement")
+        return
+    unknown = None
+    for i, st in enumerate(as_list(statements)):
+        if not isinstance(st, dict):
+            continue
+        verdict = _allows_everything(st)
+        if verdict is True:
+            yield ctx.result(endpoint, Status.FAIL, "endpoint policy allows every action to "
+                             "every principal without a condition",
+                             path=f"PolicyDocument.Statement[{i}]", evidence={"statement": st})
+            return
+        if isinstance(verdict, Unknown):
+            unknown = verdict
+    if unknown is not None:
+        yield ctx.result(endpoint, Status.UNKNOWN, f"a policy statement is not known: "
+                         f"{unknown.reason}", path="PolicyDocument")
+    else:
+        yield ctx.result(endpoint, Status.PASS, "endpoint policy is restricted",
+                         evidence={"statements": len(as_list(statements))})
+
+
+# -- VPC-004 -------------------------------------------------------------------------------------
+
+
+def _explicit_public_flag(resource: Resource, ctx: Context) -> tuple[Any, str]:
+    """The resource's own public IP setting: True/False/None/Unknown and the attribute path."""
+    kind, a = resource.kind, resource.attrs
+    flags: list[tuple[Any, str]] = []
+    if kind == "ec2.instance":
+        flags.append((a.get("AssociatePublicIpAddress"), "AssociatePublicIpAddress"))
+        for i, ni in enumerate(as_list(a.get("NetworkInterfaces"))):
+            if isinstance(ni, dict):
+                flags.append((ni.get("AssociatePublicIpAddress"),
+                              f"NetworkInterfaces[{i}].AssociatePublicIpAddress"))
+    elif kind == "ec2.launch_template":
+        for i, ni in enumerate(as_list(lt_data(resource).get("NetworkInterfaces"))):
+            if isinstance(ni, dict):
+                flags.append((ni.get("AssociatePublicIpAddress"),
+                              f"LaunchTemplateData.NetworkInterfaces[{i}].AssociatePublicIpAddress"))
+    elif kind == "autoscaling.launch_configuration":
+        flags.append((a.get("AssociatePublicIpAddress"), "AssociatePublicIpAddress"))
+    elif kind == "ec2.spot_request":
+        spec = a.get("LaunchSpecification")
+        if isinstance(spec, dict):
+            flags.append((spec.get("AssociatePublicIpAddress"),
+                          "LaunchSpecification.AssociatePublicIpAddress"))
+            for i, ni in enumerate(as_list(spec.get("NetworkInterfaces"))):
+                if isinstance(ni, dict):
+                    flags.append((ni.get("AssociatePublicIpAddress"),
+                                  f"LaunchSpecification.NetworkInterfaces[{i}]"
+                                  ".AssociatePublicIpAddress"))
+    for value, path in flags:
+        if value is True or isinstance(value, Unknown):
+            return value, path
+    for value, path in flags:
+        if value is False:
+            return False, path
+    return None, ""
+
+
+def _inherited_public_flag(resource: Resource, ctx: Context) -> tuple[Any, str]:
+    """The flag that a template or launch configuration sets for this compute."""
+    lt = launch_template_of(resource, ctx)
+    if lt is not None:
+        value, path = _explicit_public_flag(lt, ctx)
+        if value is not None:
+            return value, f"{lt.id}: {path}"
+    lc = launch_configuration_of(resource, ctx)
+    if lc is not None:
+        value, path = _explicit_public_flag(lc, ctx)
+        if value is not None:
+            return value, f"{lc.id}: {path}"
+    return None, ""
+
+
+def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
+    """MapPublicIpOnLaunch and a 0.0.0.0/0 route to an internet gateway."""
+    mapping = subnet.get("MapPublicIpOnLaunch")
+    if isinstance(mapping, Unknown):
+        return mapping
+    if mapping is not True:
+        return False
+    table = ctx.index.route_table_of_subnet(subnet)
+    if table is None:
+        return Unknown("the subnet's route table is not known")
+    for route in ctx.index.routes_of(table):
+        dest = route.get("DestinationCidrBlock")
+        if dest == "0.0.0.0/0" and ctx.index.is_internet_gateway(route.get("GatewayId"),
+                                                                  subnet.scope):
+            return True
+    return False
+
+
+@policy(
+    id="VPC-004",
+    title="GPU compute gets a public IP address",
+    severity=Severity.HIGH,
+    kinds=COMPUTE_KINDS,
+    needs=NETWORK_KINDS,
+    description="GPU instances must not be reachable from the internet: an explicit "
+                "AssociatePublicIpAddress fails on its own; a subnet's MapPublicIpOnLaunch fails "
+                "when that subnet routes 0.0.0.0/0 to an internet gateway; live, a public IP.",
+    remediation=Remediation(
+        text="Run GPU compute in private subnets behind NAT (or no egress), set "
+             "AssociatePublicIpAddress to false, and reach it through SSM or a bastion.",
+        terraform="associate_public_ip_address = false\n"
+                  "# and in aws_subnet: map_public_ip_on_launch = false",
+        cloudformation="NetworkInterfaces:\n  - DeviceIndex: 0\n"
+                       "    AssociatePublicIpAddress: false"),
+)
+def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
+    types = instance_types(resource, ctx)
+    gpu = gpu_verdict(types)
+    if gpu is False:
+        return
+    evidence: dict[str, Any] = {"instance_types": [t for t in types if isinstance(t, str)]}
+    if not resource.declared and resource.kind == "ec2.instance":
+        if gpu is not True or resource.get("State") in ("terminated", "shutting-down"):
+            return
+        ip = resource.get("PublicIpAddress")
+        evidence["PublicIpAddress"] = ip
+        if ip:
+            yield ctx.result(resource, Status.FAIL, f"GPU instance has public IP {ip}",
+                             path="PublicIpAddress", evidence=evidence)
+        else:
+            yield ctx.result(resource, Status.PASS, "no public IP", evidence=evidence)
+        return
+    verdict, path = _explicit_public_flag(resource, ctx)
+    how = "its own setting"
+    if verdict is None and resource.kind in PLACED_KINDS:
+        verdict, path = _inherited_public_flag(resource, ctx)
+        how = "its launch template / configuration"
+    if verdict is True:
+        evidence[path] = True
+        yield _gated(ctx, resource, gpu, Status.FAIL,
+                     f"AssociatePublicIpAddress is true ({how})", path, evidence)
+        return
+    if isinstance(verdict, Unknown):
+        yield _gated(ctx, resource, gpu, Status.UNKNOWN,
+                     f"AssociatePublicIpAddress not known: {verdict.reason}", path, evidence)
+        return
+    if verdict is False or resource.kind not in PLACED_KINDS:
+        if gpu is True:
+            yield ctx.result(resource, Status.PASS, "no public IP is assigned",
+                             evidence=evidence)
+        return
+    public: list[str] = []
+    unknown: Unknown | None = None
+    for ref in subnet_refs(resource, ctx):
+        for subnet in ctx.index.resolve_all(ref, resource.scope, "ec2.subnet"):
+            p = _public_subnet(subnet, ctx)
+            if p is True:
+                public.append(subnet.id)
+            elif isinstance(p, Unknown):
+                unknown = p
+    evidence["public_subnets"] = public
+    if public:
+        yield _gated(ctx, resource, gpu, Status.FAIL,
+                     f"launches into public subnet {public[0]} (MapPublicIpOnLaunch and a "
+                     "0.0.0.0/0 route to an internet gateway)", "SubnetId", evidence)
+    elif unknown is not None:
+        yield _gated(ctx, resource, gpu, Status.UNKNOWN,
+                     f"cannot tell whether the subnet is public: {unknown.reason}", "SubnetId",
+                     evidence)
+    elif gpu is True:
+        yield ctx.result(resource, Status.PASS, "no public IP is assigned", evidence=evidence)
+
+
+def _gated(ctx: Context, resource: Resource, gpu: bool | Unknown, status: Status, message: str,
+           path: str, evidence: dict[str, Any]) -> Result:
+    """A finding that holds only if the compute is GPU: UNKNOWN when its type is not known."""
+    if gpu is True:
+        return ctx.result(resource, status, message, path=path, evidence=evidence)
+    reason = gpu.reason if isinstance(gpu, Unknown) else ""
+    return ctx.result(resource, Status.UNKNOWN,
+                      f"{message}, and whether it is GPU compute is not known ({reason})",
+                      path=path, evidence=evidence)
+

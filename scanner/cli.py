@@ -1,0 +1,200 @@
+"""The `gpuaudit` command. Thin: parse options, call the library, pick the exit code.
+
+Commands that need heavy imports (boto3 for `audit`) are loaded only when invoked, so that
+`gpuaudit scan` stays fast enough for a pre-commit hook.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from scanner import __version__
+from scanner.cli_options import build_report_options, report_options
+from scanner.runner import EXIT_ERROR, UsageError, finish
+
+LAZY_COMMANDS = {
+    "audit": ("scanner.cli_audit", "audit"),
+    "iam-policy": ("scanner.cli_audit", "iam_policy"),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS:
+            module, attr = LAZY_COMMANDS[name]
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError):
+                return None
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gpuaudit")
+def cli() -> None:
+    """Policy-as-code compliance and cost audit for AWS GPU infrastructure."""
+
+
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint=option)
+        out[key] = value
+    return out
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--cfn-param", multiple=True, metavar="NAME=VALUE",
+              help="CloudFormation parameter value (repeatable).")
+@click.option("--region", help="Region for CloudFormation pseudo-parameters and prices.")
+@click.option("--account-id", help="Account id for CloudFormation pseudo-parameters.")
+@click.option("--source-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Where the .tf files of a plan JSON are (for file:line locations).")
+@click.option("--var-file", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Terraform variables file (repeatable).")
+@click.option("--var", "tf_vars", multiple=True, metavar="NAME=VALUE",
+              help="Terraform variable (repeatable).")
+@report_options
+def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None,
+         account_id: str | None, source_dir: Path | None, var_file: tuple[Path, ...],
+         tf_vars: tuple[str, ...], **kwargs: Any) -> None:
+    """Scan IaC: directories, .tf, .tf.json, plan JSON, CloudFormation templates."""
+    from scanner.scan import ScanOptions, scan_paths
+
+    opts = build_report_options(kwargs)
+    scan_opts = ScanOptions(cfn_params=_pairs(cfn_param, "--cfn-param"), region=region,
+                            account_id=account_id, source_dir=source_dir,
+                            var_files=var_file, variables=_pairs(tf_vars, "--var"))
+    result = scan_paths(list(paths), scan_opts)
+    inputs = {"paths": [p.as_posix() for p in paths]}
+    sys.exit(_finish(result, inputs, opts))
+
+
+def _finish(result: Any, inputs: dict[str, Any], opts: Any) -> int:
+    try:
+        return finish(result, inputs=inputs, opts=opts)
+    except UsageError as exc:
+        click.echo(f"gpuaudit: error: {exc}", err=True)
+        return EXIT_ERROR
+
+
+@cli.group()
+def policies() -> None:
+    """The policy catalogue."""
+
+
+@policies.command("list")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+def policies_list(fmt: str) -> None:
+    """List every policy with severity, default state and sources."""
+    from policies import all_policies
+
+    catalogue = all_policies()
+    if fmt == "json":
+        click.echo(json.dumps([p.describe() for p in catalogue.values()], indent=2))
+        return
+    click.echo(f"{'ID':<9} {'SEVERITY':<8} {'DEFAULT':<7} {'SOURCES':<7} TITLE")
+    for p in catalogue.values():
+        state = "on" if p.enabled_by_default else "off"
+        click.echo(f"{p.id:<9} {p.severity.value:<8} {state:<7} {p.sources:<7} {p.title}")
+    click.echo("\nSOURCES: H = Terraform HCL, P = plan JSON, C = CloudFormation, L = live AWS")
+
+
+@policies.command("show")
+@click.argument("policy_id")
+def policies_show(policy_id: str) -> None:
+    """Show one policy: description, parameters and defaults, remediation."""
+    from policies import all_policies
+
+    catalogue = all_policies()
+    pol = catalogue.get(policy_id.upper())
+    if pol is None:
+        click.echo(f"gpuaudit: error: unknown policy {policy_id!r} "
+                   f"(known: {', '.join(catalogue)})", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(f"{pol.id}  {pol.title}")
+    click.echo(f"severity: {pol.severity.value}   enabled by default: "
+               f"{'yes' if pol.enabled_by_default else 'no'}   sources: {pol.sources}")
+    click.echo(f"applies to: {', '.join(pol.kinds)}\n")
+    click.echo(pol.description + "\n")
+    if pol.params:
+        click.echo("parameters (set under policies.<ID> in .gpuaudit.yaml):")
+        for key, value in pol.params.items():
+            click.echo(f"  {key}: {json.dumps(value)}")
+        click.echo("")
+    click.echo("remediation: " + pol.remediation.text)
+    if pol.remediation.terraform:
+        click.echo("\nTerraform:\n" + pol.remediation.terraform)
+    if pol.remediation.cloudformation:
+        click.echo("\nCloudFormation:\n" + pol.remediation.cloudformation)
+
+
+@cli.group()
+def report() -> None:
+    """Work with JSON reports."""
+
+
+@report.command("render")
+@click.argument("json_report", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--format", "formats", multiple=True, default=("table",),
+              type=click.Choice(["table", "json", "html", "sarif", "junit", "markdown", "csv"]))
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--output-dir", type=click.Path(path_type=Path, file_okay=False))
+def report_render(json_report: Path, formats: tuple[str, ...], output: Path | None,
+                  output_dir: Path | None) -> None:
+    """Re-render a JSON report in other formats."""
+    from scanner.runner import ReportOptions, write_reports
+
+    try:
+        doc = json.loads(json_report.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        click.echo(f"gpuaudit: error: {json_report}: not a JSON report: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    from reports.schema import validate_report
+
+    problems = validate_report(doc)
+    if problems:
+        click.echo(f"gpuaudit: error: {json_report}: {problems[0]}", err=True)
+        sys.exit(EXIT_ERROR)
+    try:
+        write_reports(doc, ReportOptions(formats=formats, output=output, output_dir=output_dir,
+                                         quiet=True))
+    except UsageError as exc:
+        click.echo(f"gpuaudit: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+@cli.command()
+@click.option("--output-dir", type=click.Path(path_type=Path, file_okay=False),
+              default=Path("gpuaudit-report"), show_default=True)
+def demo(output_dir: Path) -> None:
+    """Scan the bundled examples and write report.html and report.json."""
+    from scanner.runner import ReportOptions
+    from scanner.scan import scan_paths
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    result = scan_paths([examples])
+    opts = ReportOptions(formats=("html", "json"), output_dir=output_dir, fail_on="none")
+    code = _finish(result, {"paths": ["examples"]}, opts)
+    click.echo(f"\nreports written: {output_dir / 'report.html'}, {output_dir / 'report.json'}")
+    sys.exit(code)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,267 @@
+"""Select policies, evaluate them over the resource index, apply suppressions, mutes, baseline."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import hashlib
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from policies import all_policies
+from policies.base import Context, Policy
+from scanner.catalog import Catalog, default_catalog
+from scanner.config import Config
+from scanner.graph import ResourceIndex
+from scanner.model import (
+    Finding,
+    Gap,
+    Notice,
+    Ref,
+    Resource,
+    Result,
+    SourceKind,
+    Status,
+    Unknown,
+)
+
+
+def select_policies(config: Config | None = None, policy_ids: Collection[str] | None = None,
+                    skip_ids: Collection[str] = ()) -> list[Policy]:
+    """Policies to run: named ones (even if off by default), else enabled ones, minus skips."""
+    catalogue = all_policies()
+    unknown = [p for p in [*(policy_ids or []), *skip_ids] if p not in catalogue]
+    if unknown:
+        raise KeyError(f"unknown policy id {unknown[0]} (known: {', '.join(catalogue)})")
+    chosen: list[Policy] = []
+    for pid, pol in catalogue.items():
+        if policy_ids:
+            on = pid in policy_ids
+        else:
+            configured = config.enabled(pid) if config else None
+            on = pol.enabled_by_default if configured is None else configured
+        if on and pid not in skip_ids:
+            chosen.append(pol)
+    return chosen
+
+
+@dataclass
+class Evaluation:
+    findings: list[Finding]
+    notices: list[Notice] = field(default_factory=list)
+
+
+def evaluate(
+    resources: list[Resource],
+    *,
+    config: Config | None = None,
+    policy_ids: Collection[str] | None = None,
+    skip_ids: Collection[str] = (),
+    gaps: Sequence[Gap] = (),
+    catalog: Catalog | None = None,
+    baseline: Collection[str] = (),
+    today: dt.date | None = None,
+) -> list[Finding]:
+    """All results (PASS included) of the selected policies, dressed as findings."""
+    return run(resources, config=config, policy_ids=policy_ids, skip_ids=skip_ids, gaps=gaps,
+               catalog=catalog, baseline=baseline, today=today).findings
+
+
+def run(
+    resources: list[Resource],
+    *,
+    config: Config | None = None,
+    policy_ids: Collection[str] | None = None,
+    skip_ids: Collection[str] = (),
+    gaps: Sequence[Gap] = (),
+    catalog: Catalog | None = None,
+    baseline: Collection[str] = (),
+    today: dt.date | None = None,
+) -> Evaluation:
+    config = config or Config()
+    catalog = catalog or default_catalog()
+    policies = select_policies(config, policy_ids, skip_ids)
+    index = ResourceIndex(resources)
+    memo: dict[str, Any] = {}
+    out = Evaluation([])
+    mutes = _Mutes(config.mutes, today or dt.date.today(), out.notices, config.path)
+    baseline_ids = set(baseline)
+    for pol in policies:
+        ctx = Context(index, config.params(pol.id, pol.params), catalog, memo)
+        for kind in pol.kinds:
+            for resource in index.of_kind(kind):
+                try:
+                    results = list(pol.check(resource, ctx))
+                except Exception as exc:  # a policy bug must not hide the rest of the audit
+                    results = [Result(Status.ERROR, f"policy {pol.id} failed on this resource: "
+                                      f"{type(exc).__name__}: {exc}", resource)]
+                for result in results:
+                    finding = _finding(pol, result)
+                    out.findings.append(_suppress(finding, result.resource, mutes, baseline_ids))
+        out.findings.extend(_gap_errors(pol, gaps))
+    out.findings.sort(key=_sort_key)
+    return out
+
+
+def _sort_key(f: Finding) -> tuple[Any, ...]:
+    loc = f.location or {}
+    return (loc.get("file") or "", loc.get("start_line") or 0, f.policy_id,
+            f.resource.get("account") or "", f.resource.get("region") or "", f.resource["id"],
+            f.id)
+
+
+def fingerprint(policy_id: str, resource: Mapping[str, Any], path: str) -> str:
+    parts = [policy_id, resource.get("account") or "", resource.get("region") or "",
+             resource.get("kind") or "", resource["id"], path]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
+
+
+def display_path(file: str | None) -> str | None:
+    if not file:
+        return file
+    try:
+        rel = os.path.relpath(file)
+    except ValueError:
+        return file
+    return file if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def resource_identity(r: Resource) -> dict[str, Any]:
+    prov = r.provenance
+    terraform = prov.source in (SourceKind.TERRAFORM_PLAN, SourceKind.TERRAFORM_HCL)
+    return {
+        "kind": r.kind,
+        "id": r.id,
+        "name": r.name,
+        "address": r.id if terraform else None,
+        "arn": prov.arn,
+        "account": prov.account,
+        "region": prov.region,
+        "tags": dict(sorted((str(k), str(v)) for k, v in r.tags.items())),
+    }
+
+
+def _finding(pol: Policy, result: Result) -> Finding:
+    r = result.resource
+    ident = resource_identity(r)
+    prov = r.provenance
+    location = None
+    if prov.file:
+        location = {"file": display_path(prov.file), "start_line": prov.start_line,
+                    "end_line": prov.end_line}
+    return Finding(
+        id=fingerprint(pol.id, ident, result.path),
+        policy_id=pol.id,
+        title=pol.title,
+        severity=pol.severity,
+        status=result.status,
+        message=result.message,
+        resource=ident,
+        location=location,
+        evidence=jsonable(result.evidence),
+        remediation=pol.remediation.as_dict(),
+        savings=result.savings if result.status is Status.FAIL else None,
+        suppression=None,
+    )
+
+
+def jsonable(value: Any) -> Any:
+    """Evidence as plain JSON: Unknown → "UNKNOWN (reason)", Ref → "${address}"."""
+    if isinstance(value, Unknown):
+        return f"UNKNOWN ({value.reason})" if value.reason else "UNKNOWN"
+    if isinstance(value, Ref):
+        return "${" + str(value) + "}"
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [jsonable(v) for v in value]
+        return sorted(items, key=str) if isinstance(value, set | frozenset) else items
+    if isinstance(value, float) and value != value:
+        return None
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+class _Mutes:
+    def __init__(self, entries: Iterable[dict[str, Any]], today: dt.date,
+                 notices: list[Notice], path: str | None) -> None:
+        self.active: list[dict[str, Any]] = []
+        self.expired: list[dict[str, Any]] = []
+        where = path or "config"
+        for i, entry in enumerate(entries):
+            label = f"mutes[{i}] ({entry.get('policy')} {entry.get('resource')})"
+            if not str(entry.get("reason") or "").strip():
+                notices.append(Notice(where, f"{label} has no reason: it does not mute"))
+                continue
+            expires = entry.get("expires")
+            if expires:
+                try:
+                    day = dt.date.fromisoformat(str(expires))
+                except ValueError:
+                    notices.append(Notice(where, f"{label}: expires {expires!r} is not "
+                                                 "YYYY-MM-DD: it does not mute"))
+                    continue
+                if day < today:
+                    self.expired.append(entry)
+                    continue
+            self.active.append(entry)
+
+    def match(self, finding: Finding) -> tuple[dict[str, Any] | None, bool]:
+        names = [finding.resource.get(k) for k in ("id", "name", "address", "arn")]
+        names = [n for n in names if n]
+        for group, expired in ((self.active, False), (self.expired, True)):
+            for entry in group:
+                if not fnmatch.fnmatchcase(finding.policy_id, str(entry["policy"])):
+                    continue
+                if any(fnmatch.fnmatchcase(n, str(entry["resource"])) for n in names):
+                    return entry, expired
+        return None, False
+
+
+def _suppress(finding: Finding, resource: Resource, mutes: _Mutes,
+              baseline: set[str]) -> Finding:
+    if finding.status is not Status.FAIL:
+        return finding
+    for skip in resource.skips:
+        if skip.policy_id in (finding.policy_id, "ALL") and skip.reason.strip():
+            return _with(finding, {"by": skip.by, "reason": skip.reason,
+                                   "expires": skip.expires})
+    entry, expired = mutes.match(finding)
+    if entry is not None and not expired:
+        return _with(finding, {"by": "mute list", "reason": entry["reason"],
+                               "expires": entry.get("expires")})
+    if finding.id in baseline:
+        return _with(finding, {"by": "baseline", "reason": "present in the baseline report",
+                               "expires": None})
+    if entry is not None and expired:
+        return Finding(**{**finding.__dict__,
+                          "message": f"{finding.message} (mute expired {entry.get('expires')})"})
+    return finding
+
+
+def _with(finding: Finding, suppression: dict[str, Any]) -> Finding:
+    return Finding(**{**finding.__dict__, "status": Status.SUPPRESSED,
+                      "suppression": suppression})
+
+
+def _gap_errors(pol: Policy, gaps: Sequence[Gap]) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    needs = set(pol.needs)
+    for gap in gaps:
+        missing = sorted(needs.intersection(gap.kinds))
+        if not missing or (gap.scope, tuple(missing)) in seen:
+            continue
+        seen.add((gap.scope, tuple(missing)))
+        ident = {"kind": "scope", "id": gap.scope, "name": None, "address": None, "arn": None,
+                 "account": gap.account, "region": gap.region, "tags": {}}
+        out.append(Finding(
+            id=fingerprint(pol.id, ident, "gap:" + ",".join(missing)),
+            policy_id=pol.id, title=pol.title, severity=pol.severity, status=Status.ERROR,
+            message=f"could not evaluate: {', '.join(missing)} not readable: {gap.reason}",
+            resource=ident, location=None, evidence={"missing_kinds": missing},
+            remediation=pol.remediation.as_dict(), savings=None, suppression=None))
+    return out

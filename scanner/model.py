@@ -1,0 +1,270 @@
+"""The one resource model every source produces and every policy reads.
+
+Attribute names follow the AWS API / CloudFormation spelling (PascalCase). A value that cannot be
+known statically is an :class:`Unknown` (``UNKNOWN`` or one carrying a reason), never a guess.
+A value that refers to another resource whose id is only known after apply is a :class:`Ref`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Status(str, enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    UNKNOWN = "UNKNOWN"
+    ERROR = "ERROR"
+    SUPPRESSED = "SUPPRESSED"
+
+
+class Severity(str, enum.Enum):
+    CRITICAL = "critical"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        return cls(text.strip().lower())
+
+
+_SEVERITY_RANK = {
+    Severity.CRITICAL: 4,
+    Severity.HIGH: 3,
+    Severity.MEDIUM: 2,
+    Severity.LOW: 1,
+    Severity.INFO: 0,
+}
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value that cannot be known statically. Falsy, and never equal to a real value."""
+
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"UNKNOWN({self.reason})" if self.reason else "UNKNOWN"
+
+
+UNKNOWN = Unknown()
+
+
+def is_unknown(value: Any) -> bool:
+    return isinstance(value, Unknown)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference to another resource (by address / logical id / live id), optionally to one of
+    its attributes, e.g. ``Ref("aws_vpc.main", "default_route_table_id")``."""
+
+    target: str
+    attr: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.target}.{self.attr}" if self.attr else self.target
+
+
+class SourceKind(str, enum.Enum):
+    TERRAFORM_PLAN = "terraform_plan"
+    TERRAFORM_HCL = "terraform_hcl"
+    CLOUDFORMATION = "cloudformation"
+    AWS = "aws"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    source: SourceKind
+    file: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    module: str | None = None  # Terraform module path ("module.a.module.b"), "" for root
+    account: str | None = None
+    region: str | None = None
+    arn: str | None = None
+
+
+@dataclass(frozen=True)
+class Skip:
+    """An inline suppression found in the source (CloudFormation Metadata, HCL comment, tag)."""
+
+    policy_id: str
+    reason: str
+    by: str  # where it was written, e.g. "Metadata" / "comment at main.tf:12" / "tag gpuaudit:skip"
+    expires: str | None = None
+
+
+@dataclass
+class Resource:
+    """One normalized resource.
+
+    ``id`` is the identity used in findings: Terraform address, CloudFormation logical id, or live
+    id. ``scope`` groups resources that share account-level settings and naming (a Terraform root
+    module directory, a CloudFormation template, an ``account/region``); references resolve within
+    it. ``declared`` is True for IaC (the desired state), False for observed live state.
+    """
+
+    kind: str
+    id: str
+    attrs: dict[str, Any]
+    provenance: Provenance
+    scope: str
+    name: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()  # other strings that refer to it: live id, name, ARN
+    skips: tuple[Skip, ...] = ()
+    declared: bool = True
+
+    def get(self, path: str, default: Any = None) -> Any:
+        """Dotted lookup, e.g. ``get("LaunchTemplateData.InstanceMarketOptions.MarketType")``."""
+        return dig(self.attrs, path, default)
+
+
+def dig(value: Any, path: str, default: Any = None) -> Any:
+    """Walk a dotted path through dicts; UNKNOWN anywhere on the way yields that UNKNOWN."""
+    cur = value
+    for part in path.split("."):
+        if isinstance(cur, Unknown):
+            return cur
+        if isinstance(cur, dict):
+            if part not in cur:
+                return default
+            cur = cur[part]
+        else:
+            return default
+    return default if cur is None else cur
+
+
+@dataclass(frozen=True)
+class Savings:
+    usd_month: float
+    basis: str
+    kind: str  # "overspend_cap" | "spot_mix" | "rightsize" | "idle"
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a policy says about one resource (and optionally one attribute path of it)."""
+
+    status: Status
+    message: str
+    resource: Resource
+    path: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    savings: Savings | None = None
+
+
+@dataclass(frozen=True)
+class InputError:
+    """An input that could not be read: a file, or an (account, region, service)."""
+
+    path: str
+    reason: str
+    line: int | None = None
+    kind: str = "input"  # "input" | "aws" | "config"
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "path": self.path, "reason": self.reason}
+        if self.line is not None:
+            d["line"] = self.line
+        return d
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know that does not change the exit code."""
+
+    path: str
+    message: str
+    line: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"path": self.path, "message": self.message}
+        if self.line is not None:
+            d["line"] = self.line
+        return d
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Resources of ``kinds`` in ``scope`` could not be read (live: a denied or failed call).
+
+    Every enabled policy that evaluates or needs one of those kinds gets an ERROR result for the
+    scope, so that a denied call is never mistaken for "no resources".
+    """
+
+    scope: str
+    kinds: tuple[str, ...]
+    reason: str
+    account: str | None = None
+    region: str | None = None
+
+
+@dataclass
+class SourceResult:
+    """What one source returns after reading its inputs."""
+
+    resources: list[Resource] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    coverage: list[dict[str, Any]] = field(default_factory=list)  # live: per account/region/service
+
+    def extend(self, other: SourceResult) -> None:
+        self.resources.extend(other.resources)
+        self.errors.extend(other.errors)
+        self.notices.extend(other.notices)
+        self.gaps.extend(other.gaps)
+        self.coverage.extend(other.coverage)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A Result dressed for reporting: policy metadata, identity, location, suppression."""
+
+    id: str
+    policy_id: str
+    title: str
+    severity: Severity
+    status: Status
+    message: str
+    resource: dict[str, Any]  # kind, id, name, address, arn, account, region, tags
+    location: dict[str, Any] | None  # file, start_line, end_line (IaC)
+    evidence: dict[str, Any]
+    remediation: dict[str, Any]  # text, terraform, cloudformation
+    savings: Savings | None
+    suppression: dict[str, Any] | None  # by, reason, expires
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "policy_id": self.policy_id,
+            "title": self.title,
+            "severity": self.severity.value,
+            "status": self.status.value,
+            "message": self.message,
+            "resource": self.resource,
+            "location": self.location,
+            "evidence": self.evidence,
+            "remediation": self.remediation,
+            "savings": None
+            if self.savings is None
+            else {
+                "usd_month": round(self.savings.usd_month, 2),
+                "basis": self.savings.basis,
+                "kind": self.savings.kind,
+            },
+            "suppression": self.suppression,
+        }

@@ -1,0 +1,115 @@
+"""From what the sources read to reports on disk and an exit code (shared by scan and audit)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scanner.model import Finding, InputError, Severity, SourceResult, Status
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+@dataclass
+class ReportOptions:
+    formats: tuple[str, ...] = ("table",)
+    output: Path | None = None
+    output_dir: Path | None = None
+    fail_on: str | None = None  # severity name or "none"; None = config, else "high"
+    config_path: Path | None = None
+    policy_ids: tuple[str, ...] = ()
+    skip_ids: tuple[str, ...] = ()
+    baseline: Path | None = None
+    deterministic: bool = False
+    quiet: bool = False
+    color: bool = False
+    extra_errors: list[InputError] = field(default_factory=list)
+
+
+class UsageError(Exception):
+    """Bad options or config: exit 2 with this message, nothing scanned."""
+
+
+def load_baseline(path: Path) -> set[str]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return {f["id"] for f in doc["findings"] if f.get("status") in ("FAIL", "SUPPRESSED")}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{path}: not a gpuaudit JSON report usable as a baseline: {exc}") \
+            from exc
+
+
+def exit_code(findings: list[Finding], errors: list[Any], fail_on: str) -> int:
+    if errors or any(f.status is Status.ERROR for f in findings):
+        return EXIT_ERROR
+    if fail_on == "none":
+        return EXIT_OK
+    threshold = Severity.parse(fail_on).rank
+    if any(f.status is Status.FAIL and f.severity.rank >= threshold for f in findings):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions) -> int:
+    """Evaluate the policies, write the reports, return the exit code."""
+    from scanner.config import ConfigError, load_config
+    from scanner.engine import run
+
+    try:
+        config = load_config(opts.config_path)
+        baseline = load_baseline(opts.baseline) if opts.baseline else set()
+        evaluation = run(result.resources, config=config, policy_ids=opts.policy_ids or None,
+                         skip_ids=opts.skip_ids, gaps=result.gaps, baseline=baseline)
+    except (ConfigError, UsageError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"gpuaudit: error: {message}", file=sys.stderr)
+        return EXIT_ERROR
+    from scanner.catalog import default_catalog
+    from scanner.report import build_report
+
+    errors = [*result.errors, *opts.extra_errors]
+    doc = build_report(evaluation.findings, errors=errors,
+                       notices=[*result.notices, *evaluation.notices], inputs=inputs,
+                       catalog=default_catalog(), resources=len(result.resources),
+                       coverage=result.coverage, deterministic=opts.deterministic,
+                       catalog_note=_catalog_note(result))
+    fail_on = opts.fail_on or config.fail_on or "high"
+    write_reports(doc, opts)
+    return exit_code(evaluation.findings, errors, fail_on)
+
+
+def _catalog_note(result: SourceResult) -> str | None:
+    regions = sorted({r.provenance.region for r in result.resources
+                      if r.provenance.region and r.provenance.region != "us-east-1"})
+    if regions:
+        return (f"prices are us-east-1 on-demand prices, used for {', '.join(regions)} too; "
+                "run `gpuaudit catalog refresh` for regional prices")
+    return None
+
+
+def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
+    from reports import default_filename, render
+
+    formats = opts.formats or ("table",)
+    if opts.output is not None and len(formats) > 1:
+        raise UsageError("--output takes one --format; use --output-dir for several")
+    for fmt in formats:
+        text = render(fmt, doc, color=opts.color and fmt == "table")
+        if opts.output is not None:
+            _write(opts.output, text)
+        elif opts.output_dir is not None:
+            _write(opts.output_dir / default_filename(fmt), text)
+        elif not opts.quiet or fmt != "table":
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if (opts.output or opts.output_dir) and "table" not in formats and not opts.quiet:
+        from reports import render as render_table
+
+        sys.stdout.write(render_table("table", doc))
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,111 @@
+"""`gpuaudit scan`: find IaC files under the given paths, sniff what each is, and read it with the
+right source. Sources are imported only when a file of theirs is found (pre-commit speed)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scanner.model import InputError, SourceResult
+
+SNIFF_BYTES = 64 * 1024
+SKIP_DIRS = {".git", ".terraform", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
+TF_SUFFIXES = (".tf", ".tf.json")
+DATA_SUFFIXES = (".json", ".yaml", ".yml", ".template")
+
+
+@dataclass
+class ScanOptions:
+    cfn_params: Mapping[str, str] = field(default_factory=dict)
+    region: str | None = None
+    account_id: str | None = None
+    source_dir: Path | None = None
+    var_files: Sequence[Path] = ()
+    variables: Mapping[str, str] = field(default_factory=dict)
+
+
+def _walk(root: Path, errors: list[InputError]) -> Iterator[Path]:
+    def onerror(exc: OSError) -> None:
+        errors.append(InputError(str(exc.filename or root), f"cannot read directory: "
+                                                             f"{exc.strerror or exc}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+
+
+def discover(paths: Sequence[Path], errors: list[InputError]) -> tuple[list[Path], list[Path]]:
+    """(terraform inputs, other candidate files), each once, in a stable order.
+
+    Terraform inputs are the given directories that hold `.tf` files (the HCL source walks them
+    and groups root modules itself) and the `.tf` files given by name."""
+    tf: dict[Path, None] = {}
+    data: dict[Path, None] = {}
+    for given in paths:
+        if not given.exists() and not given.is_symlink():
+            errors.append(InputError(str(given), "no such file or directory"))
+            continue
+        if given.is_dir():
+            files = list(_walk(given, errors))
+        else:
+            files = [given]
+        for f in files:
+            name = f.name.lower()
+            if name.endswith(TF_SUFFIXES):
+                tf[given if given.is_dir() else f] = None
+            elif name.endswith(DATA_SUFFIXES) or f == given:
+                data[f] = None
+    return list(tf), list(data)
+
+
+def _read_head(path: Path) -> str | InputError:
+    try:
+        if path.is_symlink():
+            path.resolve(strict=True)  # raises on loops and dangling links
+        with path.open("rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    except (OSError, RuntimeError) as exc:
+        return InputError(str(path), f"cannot read: {getattr(exc, 'strerror', None) or exc}")
+    return head.decode("utf-8", errors="replace")
+
+
+def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> SourceResult:
+    opts = opts or ScanOptions()
+    result = SourceResult()
+    tf_files, data_files = discover(paths, result.errors)
+    for path in data_files:
+        head = _read_head(path)
+        if isinstance(head, InputError):
+            if path.name.lower().endswith(DATA_SUFFIXES) or path in paths:
+                result.errors.append(head)
+            continue
+        result.extend(_read_data_file(path, head, opts))
+    if tf_files:
+        result.extend(_read_terraform(tf_files, opts))
+    return result
+
+
+def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult:
+    from scanner.sources.terraform_plan import looks_like_plan
+
+    if looks_like_plan(head):
+        from scanner.sources.terraform_plan import load_plan
+
+        return load_plan(path, source_dir=opts.source_dir)
+    from scanner.sources.cloudformation import looks_like_cloudformation
+
+    if looks_like_cloudformation(head):
+        from scanner.sources.cloudformation import load_template
+
+        return load_template(path, params=opts.cfn_params, region=opts.region,
+                             account_id=opts.account_id)
+    return SourceResult()  # YAML/JSON that is not IaC: ignored quietly
+
+
+def _read_terraform(inputs: list[Path], opts: ScanOptions) -> SourceResult:
+    from scanner.sources.terraform_hcl import load_terraform_dir
+
+    return load_terraform_dir(inputs, var_files=opts.var_files, variables=opts.variables)
