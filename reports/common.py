@@ -1,0 +1,145 @@
+"""Small helpers shared by the renderers: ordering, labels, money, and neutralising text.
+
+Renderers read only the report document (a plain dict); nothing here knows about AWS or sources.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+STATUSES = ("FAIL", "ERROR", "UNKNOWN", "SUPPRESSED", "PASS")
+SEVERITIES = ("critical", "high", "medium", "low", "info")
+NOT_PASSING = frozenset({"FAIL", "ERROR", "UNKNOWN", "SUPPRESSED"})
+SUPPRESSION_KINDS = ("inSource", "external")
+
+_SEV_RANK = {sev: i for i, sev in enumerate(SEVERITIES)}
+_STATUS_RANK = {st: i for i, st in enumerate(STATUSES)}
+
+# C0/C1 controls (except tab and newline), DEL, bidi embeddings/overrides/isolates, marks and the
+# zero-width characters that can hide or reorder text on a terminal or a page (Trojan Source).
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+    "\ufff9-\ufffb\ud800-\udfff]"
+)
+
+
+def reveal(text: Any, *, keep_newlines: bool = True) -> str:
+    """``text`` as a str with invisible and reordering characters shown as ``<U+202E>``."""
+    s = "" if text is None else str(text)
+    s = _HIDDEN.sub(lambda m: f"<U+{ord(m.group()):04X}>", s)
+    return s if keep_newlines else " ".join(s.split())
+
+
+def severity_rank(finding: dict[str, Any]) -> int:
+    return _SEV_RANK.get(str(finding.get("severity")), len(SEVERITIES))
+
+
+def location_key(finding: dict[str, Any]) -> tuple[Any, ...]:
+    loc = finding.get("location") or {}
+    res = finding.get("resource") or {}
+    return (
+        str(loc.get("file") or ""),
+        int(loc.get("start_line") or 0),
+        str(res.get("account") or ""),
+        str(res.get("region") or ""),
+        resource_label(res),
+        str(finding.get("policy_id") or ""),
+        str(finding.get("id") or ""),
+    )
+
+
+def by_severity(findings: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Most severe first, then by location (file:line, or account/region/resource)."""
+    return sorted(findings, key=lambda f: (severity_rank(f), location_key(f)))
+
+
+def by_status(findings: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """FAIL, ERROR, UNKNOWN, SUPPRESSED, PASS; then by severity and location."""
+    return sorted(
+        findings,
+        key=lambda f: (
+            _STATUS_RANK.get(str(f.get("status")), len(STATUSES)),
+            severity_rank(f),
+            location_key(f),
+        ),
+    )
+
+
+def not_passing(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in doc.get("findings") or [] if f.get("status") in NOT_PASSING]
+
+
+def resource_label(resource: dict[str, Any]) -> str:
+    """Terraform address / CloudFormation logical id / live id; with the name when it differs."""
+    ident = str(resource.get("address") or resource.get("id") or "?")
+    name = resource.get("name")
+    return f"{ident} ({name})" if name and name != ident else ident
+
+
+def lines_label(loc: dict[str, Any]) -> str:
+    start, end = loc.get("start_line"), loc.get("end_line")
+    if not start:
+        return ""
+    return f"{start}-{end}" if end and end != start else str(start)
+
+
+def location_label(finding: dict[str, Any]) -> str:
+    """``file:12-20`` for IaC, ``account/region`` for live, ``-`` when neither is known."""
+    loc = finding.get("location") or {}
+    if loc.get("file"):
+        lines = lines_label(loc)
+        return f"{loc['file']}:{lines}" if lines else str(loc["file"])
+    res = finding.get("resource") or {}
+    parts = [str(p) for p in (res.get("account"), res.get("region")) if p]
+    return "/".join(parts) or "-"
+
+
+def live_name(resource: dict[str, Any]) -> str:
+    """Fully qualified name of a live resource: its ARN, else account/region/id."""
+    if resource.get("arn"):
+        return str(resource["arn"])
+    parts = [resource.get("account"), resource.get("region"), resource.get("id")]
+    return "/".join(str(p) for p in parts if p)
+
+
+def saving(finding: dict[str, Any]) -> float:
+    sav = finding.get("savings") or {}
+    try:
+        return float(sav.get("usd_month") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def money(amount: Any) -> str:
+    try:
+        return f"${float(amount):,.2f}"
+    except (TypeError, ValueError):
+        return "$?"
+
+
+def suppression_kind(suppression: dict[str, Any]) -> str:
+    """``inSource`` for a skip written next to the resource (HCL comment, CloudFormation Metadata,
+    a resource tag), ``external`` for a config mute list or a baseline."""
+    kind = suppression.get("kind")
+    if kind in SUPPRESSION_KINDS:
+        return str(kind)
+    by = str(suppression.get("by") or "").lower()
+    inline = any(word in by for word in ("comment", "metadata", "tag", "inline"))
+    return "inSource" if inline else "external"
+
+
+def suppression_text(suppression: dict[str, Any] | None) -> str:
+    if not suppression:
+        return ""
+    text = f"by {suppression.get('by') or '?'}"
+    if suppression.get("reason"):
+        text += f": {suppression['reason']}"
+    if suppression.get("expires"):
+        text += f" (expires {suppression['expires']})"
+    return text
+
+
+def count_line(counts: dict[str, Any], order: Iterable[str]) -> str:
+    return ", ".join(f"{counts.get(k, 0)} {k}" for k in order if counts.get(k))

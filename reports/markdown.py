@@ -1,0 +1,136 @@
+"""Markdown for pull-request comments and job summaries (GitHub-flavoured tables)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from reports.common import (
+    SEVERITIES,
+    STATUSES,
+    by_severity,
+    location_label,
+    money,
+    resource_label,
+    reveal,
+    saving,
+    suppression_text,
+)
+
+MAX_ROWS = 100  # GitHub comments are limited to 65536 characters
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+
+
+def cell(value: Any) -> str:
+    """Inline text safe in a table cell: markdown and HTML specials backslash-escaped, ``|`` too,
+    ``&`` as an entity, line breaks as spaces, hidden characters made visible."""
+    text = reveal(value, keep_newlines=False).replace("&", "&amp;")
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out
+
+
+def _capped(total: int) -> list[str]:
+    if total <= MAX_ROWS:
+        return []
+    return ["", f"_… and {total - MAX_ROWS} more; see the full report._"]
+
+
+def render(doc: dict[str, Any]) -> str:
+    summary = doc.get("summary") or {}
+    findings = doc.get("findings") or []
+    by_status = summary.get("by_status") or {}
+    by_sev = summary.get("by_severity") or {}
+    tool = doc.get("tool") or {}
+    cat = doc.get("catalog") or {}
+    out = ["## gpuaudit report", ""]
+    out += _table(["Status", "Count"], [[s, str(by_status.get(s, 0))] for s in STATUSES])
+    out += [
+        "",
+        "Failing by severity: "
+        + (", ".join(f"**{by_sev[s]}** {s}" for s in SEVERITIES if by_sev.get(s)) or "none")
+        + "  ",
+        f"Estimated saving: **{money(summary.get('savings_usd_month') or 0)}/month**"
+        f" (prices: {cell(cat.get('source', '?'))}, as of {cell(cat.get('as_of', '?'))})",
+    ]
+
+    failing = by_severity(f for f in findings if f.get("status") == "FAIL")
+    out += ["", f"### Failing findings ({len(failing)})", ""]
+    if failing:
+        rows = [
+            [
+                cell(f.get("severity")),
+                cell(f.get("policy_id")),
+                cell(resource_label(f.get("resource") or {})),
+                cell(location_label(f)),
+                cell(f.get("message")),
+                money(saving(f)) if saving(f) else "",
+            ]
+            for f in failing[:MAX_ROWS]
+        ]
+        out += _table(["Severity", "Policy", "Resource", "Location", "Message", "Saving/mo"], rows)
+        out += _capped(len(failing))
+    else:
+        out.append("None.")
+
+    others = [
+        f for f in by_severity(findings) if f.get("status") in ("ERROR", "UNKNOWN", "SUPPRESSED")
+    ]
+    if others:
+        out += ["", f"### Errored, unknown and suppressed ({len(others)})", ""]
+        rows = [
+            [
+                cell(f.get("status")),
+                cell(f.get("policy_id")),
+                cell(resource_label(f.get("resource") or {})),
+                cell(location_label(f)),
+                cell(
+                    suppression_text(f.get("suppression"))
+                    if f.get("status") == "SUPPRESSED"
+                    else f.get("message")
+                ),
+            ]
+            for f in others[:MAX_ROWS]
+        ]
+        out += _table(["Status", "Policy", "Resource", "Location", "Why"], rows)
+        out += _capped(len(others))
+
+    savers = sorted((f for f in failing if saving(f)), key=lambda f: -saving(f))
+    if savers:
+        out += ["", "### Savings", ""]
+        rows = [
+            [
+                money(saving(f)),
+                cell(f.get("policy_id")),
+                cell(resource_label(f.get("resource") or {})),
+                cell((f.get("savings") or {}).get("basis")),
+            ]
+            for f in savers[:MAX_ROWS]
+        ]
+        out += _table(["$/month", "Policy", "Resource", "Basis"], rows)
+        out += _capped(len(savers))
+
+    errors = doc.get("errors") or []
+    if errors:
+        out += ["", f"### Input errors ({len(errors)})", ""]
+        out += [
+            f"- `{cell(e.get('kind', 'input'))}` {cell(e.get('path'))}"
+            + (f":{e['line']}" if e.get("line") else "")
+            + f": {cell(e.get('reason'))}"
+            for e in errors
+        ]
+    notices = doc.get("notices") or []
+    if notices:
+        out += ["", f"### Notices ({len(notices)})", ""]
+        out += [
+            f"- {cell(n.get('path'))}"
+            + (f":{n['line']}" if n.get("line") else "")
+            + f": {cell(n.get('message'))}"
+            for n in notices
+        ]
+    out += ["", f"<sub>{cell(tool.get('name', 'gpuaudit'))} {cell(tool.get('version', ''))}</sub>"]
+    return "\n".join(out) + "\n"
