@@ -1,0 +1,320 @@
+"""Policies on hand-built normalized resources: the semantics of the catalogue, source-free."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from scanner.config import Config
+from scanner.engine import evaluate, select_policies
+from scanner.model import UNKNOWN, Gap, Ref, Skip, Status, Unknown
+from tests.model_builders import res
+
+
+def results(resources, **kw):
+    return {(f.policy_id, f.resource["id"]): f for f in evaluate(resources, **kw)}
+
+
+def status(resources, policy, rid, **kw):
+    found = results(resources, policy_ids=[policy], **kw)
+    return found[(policy, rid)].status if (policy, rid) in found else None
+
+
+def network(public: bool = False, endpoint: bool = False, covered: bool = True):
+    rs = [
+        res("ec2.vpc", "vpc"),
+        res("ec2.subnet", "sub", VpcId=Ref("vpc"), MapPublicIpOnLaunch=public),
+        res("ec2.internet_gateway", "igw", VpcId=Ref("vpc")),
+        res("ec2.route_table", "rt", VpcId=Ref("vpc"),
+            Routes=[{"DestinationCidrBlock": "0.0.0.0/0", "GatewayId": Ref("igw")}]),
+        res("ec2.route_table_association", "assoc", SubnetId=Ref("sub"), RouteTableId=Ref("rt")),
+        res("ec2.route_table", "other", VpcId=Ref("vpc")),
+    ]
+    if endpoint:
+        rs.append(res("ec2.vpc_endpoint", "s3", VpcId=Ref("vpc"),
+                      ServiceName="com.amazonaws.us-east-1.s3",
+                      RouteTableIds=[Ref("rt") if covered else Ref("other")]))
+    return rs
+
+
+def gpu_instance(rid="gpu", itype="g5.xlarge", **attrs):
+    return res("ec2.instance", rid, InstanceType=itype, SubnetId=Ref("sub"),
+               BlockDeviceMappings=[{"DeviceName": "root", "Ebs": {"Encrypted": True}}], **attrs)
+
+
+# -- EBS -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encrypted,expected", [(True, Status.PASS), (False, Status.FAIL),
+                                                (None, Status.FAIL), (UNKNOWN, Status.UNKNOWN)])
+def test_ebs001_volume(encrypted, expected):
+    assert status([res("ec2.volume", "v", Encrypted=encrypted)], "EBS-001", "v") is expected
+
+
+def test_ebs001_absent_passes_only_with_default_encryption_in_same_scope():
+    vol = res("ec2.volume", "v", Size=10)
+    on_here = res("ec2.ebs_defaults", "d", EbsEncryptionByDefault=True)
+    on_elsewhere = res("ec2.ebs_defaults", "d2", scope="other", EbsEncryptionByDefault=True)
+    assert status([vol, on_here], "EBS-001", "v") is Status.PASS
+    assert status([vol, on_elsewhere], "EBS-001", "v") is Status.FAIL
+    explicit_off = res("ec2.volume", "w", Encrypted=False)
+    assert status([explicit_off, on_here], "EBS-001", "w") is Status.FAIL
+
+
+def test_ebs001_launch_template_and_instance_root_device():
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={"BlockDeviceMappings": [
+        {"DeviceName": "/dev/sda1", "Ebs": {"Encrypted": True}},
+        {"DeviceName": "/dev/sdb", "Ebs": {"Encrypted": False}}]})
+    found = results([lt], policy_ids=["EBS-001"])[("EBS-001", "lt")]
+    assert found.status is Status.FAIL and "/dev/sdb" in found.message
+    bare = res("ec2.instance", "i", InstanceType="t3.micro")
+    assert status([bare], "EBS-001", "i") is Status.FAIL  # AMI root volume, Encrypted unset
+
+
+def test_ebs001_live_only_volumes_count():
+    lt = res("ec2.launch_template", "lt", declared=False, LaunchTemplateData={
+        "BlockDeviceMappings": [{"DeviceName": "/dev/sdb", "Ebs": {"Encrypted": False}}]})
+    assert status([lt], "EBS-001", "lt") is None
+
+
+@pytest.mark.parametrize("value,expected", [(True, Status.PASS), (False, Status.FAIL),
+                                            (Unknown("var"), Status.UNKNOWN)])
+def test_ebs002(value, expected):
+    assert status([res("ec2.ebs_defaults", "d", EbsEncryptionByDefault=value)], "EBS-002",
+                  "d") is expected
+
+
+def test_ebs003_off_by_default_and_customer_key():
+    assert "EBS-003" not in {p.id for p in select_policies()}
+    aws_key = res("ec2.volume", "a", Encrypted=True)
+    cmk = res("ec2.volume", "c", Encrypted=True, KmsKeyId=Ref("aws_kms_key.k", "arn"))
+    assert status([aws_key], "EBS-003", "a") is Status.FAIL
+    assert status([cmk], "EBS-003", "c") is Status.PASS
+    enabled = Config(policies={"EBS-003": {"enabled": True}})
+    assert ("EBS-003", "a") in results([aws_key], config=enabled)
+
+
+# -- VPC -------------------------------------------------------------------------------------
+
+
+def test_vpc001_needs_gpu_compute_and_s3_gateway():
+    assert status(network() + [gpu_instance()], "VPC-001", "vpc") is Status.FAIL
+    assert status(network(endpoint=True) + [gpu_instance()], "VPC-001", "vpc") is Status.PASS
+    cpu = gpu_instance(itype="m5.large")
+    assert status(network() + [cpu], "VPC-001", "vpc") is None  # not applicable
+
+
+def test_vpc001_interface_endpoint_does_not_count():
+    rs = network() + [gpu_instance(), res("ec2.vpc_endpoint", "ifc", VpcId=Ref("vpc"),
+                                          ServiceName="com.amazonaws.eu-west-1.s3",
+                                          VpcEndpointType="Interface")]
+    assert status(rs, "VPC-001", "vpc") is Status.FAIL
+
+
+def test_vpc002_route_table_coverage_and_main_table():
+    assert status(network(endpoint=True) + [gpu_instance()], "VPC-002", "sub") is Status.PASS
+    uncovered = network(endpoint=True, covered=False) + [gpu_instance()]
+    assert status(uncovered, "VPC-002", "sub") is Status.FAIL
+    # no explicit association: the main table; endpoint covers the VPC's default table
+    rs = [r for r in network() if r.id != "assoc"] + [gpu_instance(), res(
+        "ec2.vpc_endpoint", "s3", VpcId=Ref("vpc"), ServiceName="com.amazonaws.x.s3",
+        RouteTableIds=[Ref("vpc", "default_route_table_id")])]
+    assert status(rs, "VPC-002", "sub") is Status.PASS
+    assert status(network() + [gpu_instance()], "VPC-002", "sub") is None  # VPC-001 says it
+
+
+@pytest.mark.parametrize("doc,expected", [
+    (None, Status.FAIL),
+    ({"Statement": [{"Effect": "Allow", "Principal": "*", "Action": "*", "Resource": "*"}]},
+     Status.FAIL),
+    ({"Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": ["s3:*"]}]},
+     Status.FAIL),
+    ({"Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:*",
+                     "Condition": {"StringEquals": {"aws:PrincipalOrgID": "o-1"}}}]},
+     Status.PASS),
+    ({"Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject"}]},
+     Status.PASS),
+    (UNKNOWN, Status.UNKNOWN),
+])
+def test_vpc003_endpoint_policy(doc, expected):
+    rs = network() + [gpu_instance(), res("ec2.vpc_endpoint", "ep", VpcId=Ref("vpc"),
+                                          ServiceName="com.amazonaws.x.s3", PolicyDocument=doc)]
+    assert status(rs, "VPC-003", "ep") is expected
+
+
+def test_vpc004_explicit_flag_and_public_subnet():
+    assert status(network() + [gpu_instance(AssociatePublicIpAddress=True)], "VPC-004",
+                  "gpu") is Status.FAIL
+    assert status(network(public=True) + [gpu_instance()], "VPC-004", "gpu") is Status.FAIL
+    assert status(network(public=False) + [gpu_instance()], "VPC-004", "gpu") is Status.PASS
+    explicit_off = gpu_instance(AssociatePublicIpAddress=False)
+    assert status(network(public=True) + [explicit_off], "VPC-004", "gpu") is Status.PASS
+    # MapPublicIpOnLaunch without a route to an internet gateway is not public
+    no_igw = [r for r in network(public=True) if r.id != "rt"] + [
+        res("ec2.route_table", "rt", VpcId=Ref("vpc"), Routes=[])]
+    assert status(no_igw + [gpu_instance()], "VPC-004", "gpu") is Status.PASS
+
+
+def test_vpc004_unknown_type_only_matters_when_it_would_fail():
+    rs = network(public=True) + [gpu_instance(itype=Unknown("var.type has no default"))]
+    assert status(rs, "VPC-004", "gpu") is Status.UNKNOWN
+    rs = network(public=False) + [gpu_instance(itype=Unknown("var.type"))]
+    assert status(rs, "VPC-004", "gpu") is None
+
+
+def test_vpc004_live_public_ip():
+    live = res("ec2.instance", "i-1", declared=False, InstanceType="p3.2xlarge",
+               PublicIpAddress="3.3.3.3", State="running")
+    assert status([live], "VPC-004", "i-1") is Status.FAIL
+
+
+# -- SPOT ------------------------------------------------------------------------------------
+
+
+def spot_lt(price):
+    opts = {"MarketType": "spot"}
+    if price is not None:
+        opts["SpotOptions"] = {"MaxPrice": price}
+    return res("ec2.launch_template", "lt", LaunchTemplateData={
+        "InstanceType": "g5.xlarge", "InstanceMarketOptions": opts})
+
+
+@pytest.mark.parametrize("price,s1,s2", [
+    ("0.70", Status.PASS, Status.PASS),   # 0.70 <= 0.7 x 1.006
+    ("0.90", Status.FAIL, Status.PASS),
+    (None, Status.FAIL, Status.PASS),     # no cap counts as on-demand
+    ("", Status.FAIL, Status.PASS),
+    ("0.10", Status.PASS, Status.FAIL),   # below 0.25 x 1.006
+])
+def test_spot_caps(price, s1, s2):
+    assert status([spot_lt(price)], "SPOT-001", "lt") is s1
+    assert status([spot_lt(price)], "SPOT-002", "lt") is s2
+
+
+def test_spot001_savings_basis_is_checkable():
+    f = results([spot_lt("0.90")], policy_ids=["SPOT-001"])[("SPOT-001", "lt")]
+    assert f.savings is not None
+    assert f.savings.usd_month == pytest.approx((0.90 - 0.7 * 1.006) * 730)
+    assert "(0.9 - 0.7042) $/h x 730 h per instance" in f.savings.basis
+
+
+def test_spot001_not_explicit_cap_param():
+    cfg = Config(policies={"SPOT-001": {"require_explicit_cap": False}})
+    assert status([spot_lt(None)], "SPOT-001", "lt", config=cfg) is Status.PASS
+
+
+def test_spot_not_applicable_to_on_demand():
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceType": "g5.xlarge"})
+    assert status([lt], "SPOT-001", "lt") is None
+
+
+def test_spot_unknown_catalogue_price():
+    lt = spot_lt("1.0")
+    lt.attrs["LaunchTemplateData"]["InstanceType"] = "g99.huge"
+    assert status([lt], "SPOT-001", "lt") is Status.UNKNOWN
+
+
+# -- ASG -------------------------------------------------------------------------------------
+
+
+def asg(desired=10, base=0, pct=30, types=("g5.xlarge", "g6.xlarge"), strategy=None, **extra):
+    dist = {"OnDemandBaseCapacity": base, "OnDemandPercentageAboveBaseCapacity": pct}
+    if strategy:
+        dist["SpotAllocationStrategy"] = strategy
+    return res("autoscaling.group", "asg", DesiredCapacity=desired, MinSize=0, MaxSize=20,
+               MixedInstancesPolicy={"LaunchTemplate": {"Overrides": [
+                   {"InstanceType": t} for t in types]}, "InstancesDistribution": dist}, **extra)
+
+
+@pytest.mark.parametrize("desired,base,pct,expected", [
+    (10, 0, 30, Status.PASS),
+    (10, 0, 20, Status.PASS),   # bounds inclusive
+    (10, 0, 40, Status.PASS),
+    (10, 0, 10, Status.FAIL),
+    (10, 0, 50, Status.FAIL),
+    (3, 0, 30, Status.PASS),    # ceil(0.9) = 1 of 3 = 33.3%
+    (10, 5, 0, Status.FAIL),    # base 5 of 10 = 50%
+])
+def test_asg001_share(desired, base, pct, expected):
+    assert status([asg(desired, base, pct)], "ASG-001", "asg") is expected
+
+
+def test_asg001_rounding_favours_on_demand():
+    # 7 instances, 30% -> ceil(2.1) = 3 on-demand = 42.9% > 40
+    f = results([asg(7, 0, 30)], policy_ids=["ASG-001"])[("ASG-001", "asg")]
+    assert f.status is Status.FAIL and f.evidence["on_demand"] == 3
+
+
+def test_asg001_no_mixed_policy_is_all_on_demand_with_saving():
+    group = res("autoscaling.group", "asg", DesiredCapacity=4, MinSize=1, MaxSize=4,
+                LaunchTemplate={"LaunchTemplateId": Ref("lt")})
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceType": "p3.8xlarge"})
+    f = results([group, lt], policy_ids=["ASG-001"])[("ASG-001", "asg")]
+    assert f.status is Status.FAIL
+    # 4 on-demand, 1 allowed at 40% -> 3 moved, (12.24 - 0.35 x 12.24) x 730 x 3
+    assert f.savings.usd_month == pytest.approx(12.24 * 0.65 * 730 * 3)
+    spot_lt_ = res("ec2.launch_template", "lt", LaunchTemplateData={
+        "InstanceType": "p3.8xlarge", "InstanceMarketOptions": {"MarketType": "spot"}})
+    f = results([group, spot_lt_], policy_ids=["ASG-001"])[("ASG-001", "asg")]
+    assert f.status is Status.FAIL and f.evidence["on_demand"] == 0 and f.savings is None
+
+
+def test_asg001_desired_fallbacks():
+    g = res("autoscaling.group", "asg", MinSize=0, MaxSize=0)
+    assert status([g], "ASG-001", "asg") is None
+    g = res("autoscaling.group", "asg", DesiredCapacity=Unknown("var.n"), MinSize=1, MaxSize=2)
+    assert status([g], "ASG-001", "asg") is Status.UNKNOWN
+
+
+def test_asg002_diversification():
+    assert status([asg(strategy="price-capacity-optimized")], "ASG-002", "asg") is Status.PASS
+    assert status([asg()], "ASG-002", "asg") is Status.FAIL  # lowest-price by default
+    one = asg(types=("g5.xlarge",), strategy="capacity-optimized")
+    assert status([one], "ASG-002", "asg") is Status.FAIL
+    all_od = asg(pct=100, strategy="lowest-price")
+    assert status([all_od], "ASG-002", "asg") is None  # no spot: not applicable
+
+
+# -- engine ----------------------------------------------------------------------------------
+
+
+def test_inline_skip_suppresses_with_reason():
+    vol = res("ec2.volume", "v", Encrypted=False)
+    vol.skips = (Skip("EBS-001", "scratch data", by="comment"),)
+    f = results([vol], policy_ids=["EBS-001"])[("EBS-001", "v")]
+    assert f.status is Status.SUPPRESSED and f.suppression["reason"] == "scratch data"
+
+
+def test_mutes_expiry_and_missing_reason():
+    vol = res("ec2.volume", "aws_ebs_volume.scratch", Encrypted=False)
+    today = dt.date(2026, 6, 1)
+    live = Config(mutes=[{"policy": "EBS-001", "resource": "aws_ebs_volume.*",
+                          "reason": "r", "expires": "2026-12-31"}])
+    expired = Config(mutes=[{"policy": "EBS-001", "resource": "*", "reason": "r",
+                             "expires": "2026-01-01"}])
+    no_reason = Config(mutes=[{"policy": "EBS-001", "resource": "*"}])
+    assert status([vol], "EBS-001", vol.id, config=live, today=today) is Status.SUPPRESSED
+    f = results([vol], policy_ids=["EBS-001"], config=expired, today=today)[("EBS-001", vol.id)]
+    assert f.status is Status.FAIL and "mute expired" in f.message
+    assert status([vol], "EBS-001", vol.id, config=no_reason, today=today) is Status.FAIL
+
+
+def test_baseline_and_stable_fingerprint():
+    vol = res("ec2.volume", "v", Encrypted=False)
+    first = results([vol], policy_ids=["EBS-001"])[("EBS-001", "v")]
+    again = results([vol], policy_ids=["EBS-001"])[("EBS-001", "v")]
+    assert first.id == again.id
+    based = results([vol], policy_ids=["EBS-001"], baseline={first.id})[("EBS-001", "v")]
+    assert based.status is Status.SUPPRESSED
+
+
+def test_gap_becomes_error_for_policies_that_need_it():
+    gap = Gap("123/us-east-1", ("ec2.volume",), "AccessDenied", "123", "us-east-1")
+    found = evaluate([], gaps=[gap])
+    assert {(f.policy_id, f.status) for f in found} == {("EBS-001", Status.ERROR)}
+
+
+def test_unknown_policy_id_is_reported():
+    with pytest.raises(KeyError, match="unknown policy id NOPE-1"):
+        select_policies(policy_ids=["NOPE-1"])
