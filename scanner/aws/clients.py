@@ -1,0 +1,163 @@
+"""The one read-only client factory every live AWS call goes through.
+
+A client is made for a set of declared operations. A botocore ``before-parameter-build`` handler
+refuses any other operation before anything is built or sent, so a write (or an undeclared read)
+cannot leave the process even by mistake. Reads that expose secrets can never be declared.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+from botocore.client import BaseClient
+from botocore.config import Config
+
+from scanner import __version__
+
+USER_AGENT = f"gpuaudit/{__version__}"
+
+# Always allowed, whatever a collector declared: finding out who we are and assuming audit roles.
+ALWAYS_ALLOWED: frozenset[tuple[str, str]] = frozenset(
+    {("sts", "AssumeRole"), ("sts", "GetCallerIdentity")}
+)
+
+# Reads that return secrets or user data. Declaring one is a programming error.
+SECRET_READS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("ec2", "GetPasswordData"),
+        ("ec2", "GetConsoleOutput"),
+        ("ec2", "GetConsoleScreenshot"),
+        ("ec2", "GetLaunchTemplateData"),  # returns the instance's user data
+        ("ec2", "DescribeInstanceAttribute"),  # userData attribute
+        ("autoscaling", "DescribeLaunchConfigurationAttribute"),
+    }
+)
+SECRET_SERVICES: frozenset[str] = frozenset({"ssm", "secretsmanager"})
+READ_PREFIXES: tuple[str, ...] = ("Describe", "List", "Get")
+
+DEFAULT_MAX_ATTEMPTS = 6
+
+
+class ReadOnlyViolation(Exception):
+    """An operation outside the declared read-only set was attempted (and not sent)."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One declared API operation, e.g. ``Operation("ec2", "DescribeVolumes")``."""
+
+    service: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.service}:{self.name}"
+
+
+def check_declarable(service: str, operation: str) -> None:
+    """Raise ValueError for an operation no collector may ever declare."""
+    if service in SECRET_SERVICES or (service, operation) in SECRET_READS:
+        raise ValueError(f"{service}:{operation} exposes secrets and may not be declared")
+    if not operation.startswith(READ_PREFIXES):
+        raise ValueError(f"{service}:{operation} is not a read operation")
+
+
+CallObserver = Callable[[str, str], None]
+
+
+class ClientFactory:
+    """Makes boto3 clients restricted to declared operations, with adaptive retries.
+
+    ``endpoint_url`` sends every service to one endpoint (moto server, LocalStack); without it
+    boto3's own settings apply (``AWS_ENDPOINT_URL``, ``AWS_ENDPOINT_URL_<SERVICE>``, config).
+    ``on_call(service, operation)`` is told about every call that passed the guard.
+    """
+
+    def __init__(
+        self,
+        *,
+        endpoint_url: str | None = None,
+        max_attempts: int | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 60.0,
+        max_pool_connections: int = 10,
+    ) -> None:
+        self.endpoint_url = endpoint_url
+        attempts = max_attempts
+        if attempts is None:
+            env = os.environ.get("AWS_MAX_ATTEMPTS", "")
+            attempts = int(env) if env.isdigit() and int(env) > 0 else DEFAULT_MAX_ATTEMPTS
+        self.max_attempts = attempts
+        self.config = Config(
+            retries={"mode": "adaptive", "max_attempts": attempts},
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            max_pool_connections=max_pool_connections,
+            user_agent_extra=USER_AGENT,
+        )
+        self._lock = threading.Lock()
+        self.calls: dict[str, int] = {}
+
+    def client(
+        self,
+        session: boto3.Session,
+        service: str,
+        operations: Iterable[str],
+        *,
+        region: str | None = None,
+        on_call: CallObserver | None = None,
+    ) -> BaseClient:
+        """A client for ``service`` that can only call ``operations`` (plus sts identity)."""
+        allowed = set(operations)
+        for op in allowed:
+            check_declarable(service, op)
+        if service == "sts":
+            allowed |= {op for svc, op in ALWAYS_ALLOWED if svc == "sts"}
+        kwargs: dict[str, Any] = {"config": self.config}
+        if region:
+            kwargs["region_name"] = region
+        if self.endpoint_url:
+            kwargs["endpoint_url"] = self.endpoint_url
+        client = session.client(service, **kwargs)  # type: ignore[call-overload]
+        # The service name as the events spell it ("ec2", "auto-scaling"), for error messages.
+        client.meta.events.register_first(
+            "before-parameter-build", _Guard(service, frozenset(allowed))
+        )
+        client.meta.events.register("before-call", _Counter(self, service, on_call))
+        return client
+
+    def _count(self, service: str, operation: str) -> None:
+        with self._lock:
+            key = f"{service}:{operation}"
+            self.calls[key] = self.calls.get(key, 0) + 1
+
+
+class _Guard:
+    def __init__(self, service: str, allowed: frozenset[str]) -> None:
+        self.service = service
+        self.allowed = allowed
+
+    def __call__(self, model: Any = None, **_: Any) -> None:
+        name = getattr(model, "name", None)
+        if name not in self.allowed:
+            raise ReadOnlyViolation(
+                f"{self.service}:{name} refused: not declared by the collector "
+                "(gpuaudit is read-only; nothing was sent)"
+            )
+
+
+class _Counter:
+    def __init__(self, factory: ClientFactory, service: str, on_call: CallObserver | None) -> None:
+        self.factory = factory
+        self.service = service
+        self.on_call = on_call
+
+    def __call__(self, model: Any = None, **_: Any) -> None:
+        name = str(getattr(model, "name", "?"))
+        self.factory._count(self.service, name)
+        if self.on_call is not None:
+            self.on_call(self.service, name)

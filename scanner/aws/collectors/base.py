@@ -1,0 +1,188 @@
+"""What a collector is, and the per-(account, region) context it runs in.
+
+A collector declares the operations it calls and, for each, the resource kinds that operation
+feeds. The context hands out clients restricted to those operations, paginates, and turns every
+failed call into an ``InputError`` plus a ``Gap`` for exactly the kinds that call would have fed,
+so a denied list is never mistaken for "no resources".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore import xform_name
+from botocore.client import BaseClient
+
+from scanner.aws import faults
+from scanner.aws.clients import ClientFactory
+from scanner.model import Gap, InputError, Notice, Resource, SourceResult
+
+
+@dataclass(frozen=True)
+class Call:
+    """A declared operation and the kinds it feeds (a failure leaves a Gap for those kinds)."""
+
+    service: str
+    operation: str
+    kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Collector:
+    """One service family: its name (coverage rows use it), its calls, and its run function."""
+
+    name: str
+    calls: tuple[Call, ...]
+    run: Callable[[RegionContext], None]
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return frozenset(k for c in self.calls for k in c.kinds)
+
+    def operations(self, service: str) -> tuple[str, ...]:
+        return tuple(c.operation for c in self.calls if c.service == service)
+
+    def call(self, service: str, operation: str) -> Call:
+        for c in self.calls:
+            if c.service == service and c.operation == operation:
+                return c
+        raise KeyError(f"{self.name} did not declare {service}:{operation}")
+
+
+@dataclass
+class Coverage:
+    calls: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class RegionContext:
+    """Everything one collector needs for one (account, region)."""
+
+    def __init__(
+        self,
+        *,
+        account: str,
+        region: str,
+        session: boto3.Session,
+        factory: ClientFactory,
+        wanted: Collection[str],
+        result: SourceResult,
+    ) -> None:
+        self.account = account
+        self.region = region
+        self.scope = f"{account}/{region}"
+        self.session = session
+        self.factory = factory
+        self.wanted = frozenset(wanted)
+        self.result = result
+        self.collector: Collector | None = None
+        self.coverage: dict[str, Coverage] = {}
+        self._clients: dict[tuple[str, str], BaseClient] = {}
+        self.shared: dict[str, Any] = {}  # in-memory joins between collectors of this region
+
+    # -- selection -----------------------------------------------------------------------------
+
+    def wants(self, *kinds: str) -> bool:
+        return any(k in self.wanted for k in kinds)
+
+    def wants_call(self, service: str, operation: str) -> bool:
+        assert self.collector is not None
+        return self.wants(*self.collector.call(service, operation).kinds)
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    def _cov(self) -> Coverage:
+        assert self.collector is not None
+        return self.coverage.setdefault(self.collector.name, Coverage())
+
+    def client(self, service: str) -> BaseClient:
+        assert self.collector is not None
+        key = (self.collector.name, service)
+        if key not in self._clients:
+            cov = self._cov()
+
+            def on_call(_service: str, _op: str) -> None:
+                cov.calls += 1
+
+            self._clients[key] = self.factory.client(
+                self.session,
+                service,
+                self.collector.operations(service),
+                region=self.region,
+                on_call=on_call,
+            )
+        return self._clients[key]
+
+    def call(self, service: str, operation: str, **params: Any) -> dict[str, Any] | None:
+        """One unpaginated call; None (with the failure recorded) when it fails."""
+        try:
+            method = getattr(self.client(service), _snake(operation))
+            return dict(method(**params))
+        except Exception as exc:
+            self.fail(service, operation, exc)
+            return None
+
+    def list(
+        self, service: str, operation: str, key: str, **params: Any
+    ) -> list[dict[str, Any]] | None:
+        """Every item of a list call, walking all pages; None when any page fails."""
+        try:
+            return list(self._pages(service, operation, key, params))
+        except Exception as exc:
+            self.fail(service, operation, exc)
+            return None
+
+    def _pages(
+        self, service: str, operation: str, key: str, params: dict[str, Any]
+    ) -> Iterator[dict[str, Any]]:
+        client = self.client(service)
+        name = _snake(operation)
+        if client.can_paginate(name):
+            for page in client.get_paginator(name).paginate(**params):
+                yield from page.get(key) or []
+        else:
+            yield from getattr(client, name)(**params).get(key) or []
+
+    def fail(
+        self,
+        service: str,
+        operation: str,
+        exc: BaseException,
+        kinds: tuple[str, ...] | None = None,
+    ) -> None:
+        assert self.collector is not None
+        reason = faults.describe(exc)
+        if kinds is None:
+            kinds = self.collector.call(service, operation).kinds
+        self.record_failure(f"{service}:{operation}", reason, kinds)
+
+    def record_failure(self, what: str, reason: str, kinds: tuple[str, ...]) -> None:
+        self._cov().errors.append(f"{what}: {reason}")
+        self.result.errors.append(
+            InputError(path=f"{self.scope}/{what}", reason=reason, kind="aws")
+        )
+        gap_kinds = tuple(sorted(k for k in kinds if k in self.wanted)) or tuple(sorted(kinds))
+        self.result.gaps.append(
+            Gap(
+                scope=self.scope,
+                kinds=gap_kinds,
+                reason=f"{what}: {reason}",
+                account=self.account,
+                region=self.region,
+            )
+        )
+
+    # -- output --------------------------------------------------------------------------------
+
+    def add(self, resource: Resource) -> None:
+        self.result.resources.append(resource)
+
+    def notice(self, path: str, message: str) -> None:
+        self.result.notices.append(Notice(path=f"{self.scope}/{path}", message=message))
+
+
+def _snake(operation: str) -> str:
+    return str(xform_name(operation))

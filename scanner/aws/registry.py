@@ -1,0 +1,41 @@
+"""The live collectors, in run order (volumes before instances: instances join volume facts)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from scanner.aws.collectors import autoscaling, ebs, instances, launch_templates, spot, vpc
+from scanner.aws.collectors.base import Call, Collector
+from scanner.aws.targets import DISCOVERY_CALLS
+
+COLLECTORS: tuple[Collector, ...] = (
+    ebs.COLLECTOR,
+    instances.COLLECTOR,
+    launch_templates.COLLECTOR,
+    autoscaling.COLLECTOR,
+    spot.COLLECTOR,
+    vpc.COLLECTOR,
+)
+
+# Every kind a live audit can produce, plus the pseudo-kind of the default EBS KMS key.
+ALL_KINDS: frozenset[str] = frozenset(k for c in COLLECTORS for k in c.kinds)
+# What runs when the caller does not say which kinds it needs: everything but the optional
+# default-KMS-key read (only EBS-003, off by default, needs it).
+DEFAULT_KINDS: frozenset[str] = ALL_KINDS - {ebs.EBS_KMS}
+
+
+def selected(kinds: Collection[str]) -> tuple[Collector, ...]:
+    wanted = set(kinds)
+    return tuple(c for c in COLLECTORS if c.kinds & wanted)
+
+
+def declared_calls(kinds: Collection[str] | None = None) -> tuple[Call, ...]:
+    """Every operation the collectors (for ``kinds``, default all) and target discovery declare."""
+    wanted = ALL_KINDS if kinds is None else frozenset(kinds)
+    calls = [c for col in COLLECTORS for c in col.calls if set(c.kinds) & wanted]
+    return (*calls, *DISCOVERY_CALLS)
+
+
+def declared_operations(kinds: Collection[str] | None = None) -> list[str]:
+    """``["autoscaling:DescribeAutoScalingGroups", "ec2:DescribeVolumes", ...]``, sorted."""
+    return sorted({f"{c.service}:{c.operation}" for c in declared_calls(kinds)})
