@@ -85,8 +85,8 @@ def _catalog_note(result: SourceResult) -> str | None:
     regions = sorted({r.provenance.region for r in result.resources
                       if r.provenance.region and r.provenance.region != "us-east-1"})
     if regions:
-        return (f"prices are us-east-1 on-demand prices, used for {', '.join(regions)} too; "
-                "run `gpuaudit catalog refresh` for regional prices")
+        return (f"prices are us-east-1 on-demand prices, used for {', '.join(regions)} too "
+                "(the catalogue has no regional prices yet)")
     return None
 
 

@@ -1,0 +1,159 @@
+"""End-to-end `gpuaudit` runs as a user runs them: a new process, real files, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reports.schema import validate_report
+
+ROOT = Path(__file__).resolve().parents[1]
+CFN_EXAMPLE = ROOT / "examples" / "cloudformation" / "gpu-training.yaml"
+TF_EXAMPLE = ROOT / "examples" / "terraform"
+
+
+def gpuaudit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scanner.cli", *args], cwd=cwd or ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def json_report(*args: str, cwd: Path | None = None) -> tuple[int, dict]:
+    proc = gpuaudit("scan", *args, "--format", "json", "--deterministic", cwd=cwd)
+    assert proc.stdout, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert validate_report(doc) == []
+    return proc.returncode, doc
+
+
+def fails(doc: dict) -> set[tuple[str, str]]:
+    return {(f["policy_id"], f["resource"]["id"]) for f in doc["findings"]
+            if f["status"] == "FAIL"}
+
+
+def test_cfn_example_findings_and_exit_code():
+    code, doc = json_report(str(CFN_EXAMPLE))
+    assert code == 1  # VPC-004 is high
+    assert fails(doc) >= {
+        ("EBS-001", "ScratchVolume"), ("VPC-001", "Vpc"), ("VPC-004", "TrainingGroup"),
+        ("SPOT-001", "GpuTemplate"), ("ASG-001", "TrainingGroup")}
+    suppressed = [f for f in doc["findings"] if f["status"] == "SUPPRESSED"]
+    assert [(f["policy_id"], f["resource"]["id"]) for f in suppressed] == [
+        ("EBS-001", "DatasetVolume")]
+    assert suppressed[0]["suppression"]["reason"].startswith("public dataset mirror")
+    scratch = next(f for f in doc["findings"] if f["resource"]["id"] == "ScratchVolume")
+    assert scratch["location"]["file"].endswith("gpu-training.yaml")
+    assert scratch["location"]["start_line"] > 1
+    assert doc["summary"]["savings_usd_month"] > 0
+
+
+def test_deterministic_json_is_byte_identical():
+    a = gpuaudit("scan", str(CFN_EXAMPLE), "--format", "json", "--deterministic").stdout
+    b = gpuaudit("scan", str(CFN_EXAMPLE), "--format", "json", "--deterministic").stdout
+    assert a == b and "generated_at" not in json.loads(a)
+
+
+def test_fail_on_and_skip_policy_change_exit_code():
+    assert gpuaudit("scan", str(CFN_EXAMPLE), "--fail-on", "none").returncode == 0
+    assert gpuaudit("scan", str(CFN_EXAMPLE), "--fail-on", "critical").returncode == 0
+    only_low = gpuaudit("scan", str(CFN_EXAMPLE), "--policy", "ASG-002", "--fail-on", "low")
+    assert only_low.returncode == 1, only_low.stdout
+
+
+def test_table_fits_100_columns():
+    proc = gpuaudit("scan", str(CFN_EXAMPLE))
+    lines = proc.stdout.splitlines()
+    assert any("EBS-001" in line for line in lines)
+    assert max(len(line) for line in lines) <= 100
+
+
+def test_unreadable_iac_is_error_exit_2_and_rest_still_scanned(tmp_path: Path):
+    (tmp_path / "good.yaml").write_text(CFN_EXAMPLE.read_text())
+    (tmp_path / "broken.yaml").write_text("AWSTemplateFormatVersion: '2010-09-09'\n"
+                                          "Resources:\n  A: [unclosed\n")
+    (tmp_path / "notes.yaml").write_text("just: [some, yaml]\n")  # not IaC: ignored
+    (tmp_path / "binary.json").write_bytes(b"\x00\x01\x02\xff" * 100)
+    code, doc = json_report(str(tmp_path))
+    assert code == 2
+    assert [Path(e["path"]).name for e in doc["errors"]] == ["broken.yaml"]
+    assert ("EBS-001", "ScratchVolume") in fails(doc)
+
+
+def test_missing_path_is_error(tmp_path: Path):
+    code, doc = json_report(str(tmp_path / "nope.tf"))
+    assert code == 2 and "no such file" in doc["errors"][0]["reason"]
+
+
+def test_bad_config_names_key_and_file(tmp_path: Path):
+    cfg = tmp_path / ".gpuaudit.yaml"
+    cfg.write_text("policies:\n  SPOT-001:\n    max_price_ratio: lots\n")
+    proc = gpuaudit("scan", str(CFN_EXAMPLE), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "policies.SPOT-001.max_price_ratio" in proc.stderr and str(cfg.name) in proc.stderr
+    cfg.write_text("polices: {}\n")
+    proc = gpuaudit("scan", str(CFN_EXAMPLE), cwd=tmp_path)
+    assert proc.returncode == 2 and "polices" in proc.stderr
+
+
+def test_config_in_pyproject_enables_policy_and_changes_params(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.gpuaudit.policies.SPOT-001]\nmax_price_ratio = 1.5\n")
+    code, doc = json_report(str(CFN_EXAMPLE), cwd=tmp_path)
+    spot = [f for f in doc["findings"] if f["policy_id"] == "SPOT-001"]
+    assert spot and all(f["status"] != "FAIL" for f in spot)
+
+
+def test_baseline_only_new_findings_fail(tmp_path: Path):
+    base = tmp_path / "base.json"
+    proc = gpuaudit("scan", str(CFN_EXAMPLE), "--format", "json", "--output", str(base))
+    assert proc.returncode == 1
+    again = gpuaudit("scan", str(CFN_EXAMPLE), "--baseline", str(base))
+    assert again.returncode == 0, again.stdout
+
+
+def test_output_dir_writes_every_format(tmp_path: Path):
+    proc = gpuaudit("scan", str(CFN_EXAMPLE), "--output-dir", str(tmp_path / "out"),
+                    "--format", "json", "--format", "html", "--format", "sarif", "--quiet")
+    assert proc.returncode == 1
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["report.html", "report.json", "report.sarif"]
+
+
+def test_policies_list_and_show():
+    listing = gpuaudit("policies", "list").stdout
+    for pid in ("EBS-001", "EBS-003", "VPC-004", "SPOT-002", "ASG-002"):
+        assert pid in listing
+    shown = gpuaudit("policies", "show", "spot-001")
+    assert shown.returncode == 0 and "max_price_ratio: 0.7" in shown.stdout
+    assert "advises against" in shown.stdout
+    assert gpuaudit("policies", "show", "NOPE-9").returncode == 2
+
+
+def test_report_render_roundtrip(tmp_path: Path):
+    report = tmp_path / "r.json"
+    gpuaudit("scan", str(CFN_EXAMPLE), "--format", "json", "-o", str(report))
+    proc = gpuaudit("report", "render", str(report), "--format", "markdown")
+    assert proc.returncode == 0 and "EBS-001" in proc.stdout
+
+
+def test_cfn_params_and_region(tmp_path: Path):
+    code, doc = json_report(str(CFN_EXAMPLE), "--cfn-param", "GpuInstanceType=m5.large",
+                            "--cfn-param", "TrainingNodes=10")
+    asg = next(f for f in doc["findings"]
+               if f["policy_id"] == "ASG-001" and f["resource"]["id"] == "TrainingGroup")
+    assert asg["evidence"]["desired"] == 10
+
+
+@pytest.mark.parametrize("target", [TF_EXAMPLE])
+def test_terraform_example(target: Path):
+    code, doc = json_report(str(target))
+    assert ("EBS-001", "aws_ebs_volume.models") in fails(doc)
+    assert ("EBS-002", "aws_ebs_encryption_by_default.this") in fails(doc)
+    assert ("SPOT-001", "aws_launch_template.inference") in fails(doc)
+    assert ("VPC-002", "aws_subnet.gpu") in fails(doc)
+    assert ("ASG-002", "aws_autoscaling_group.inference") in fails(doc)
