@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from collections import Counter
+from html.parser import HTMLParser
 from typing import Any
 
 TOOL = {"name": "gpuaudit", "version": "0.1.0"}
@@ -484,3 +486,64 @@ SAMPLES = {"iac": iac_doc, "live": live_doc, "hostile": hostile_doc, "empty": em
 def sample(name: str) -> dict[str, Any]:
     """A fresh deep copy, so a renderer that mutates its input cannot affect other tests."""
     return copy.deepcopy(SAMPLES[name]())
+
+
+class HtmlInspector(HTMLParser):
+    """What a browser would see in an HTML page: its elements, attributes and text."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.chunks: list[str] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.chunks.append(data)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.chunks)
+
+    def problems(self) -> list[str]:
+        """Active content or anything that could load from elsewhere."""
+        out = []
+        for tag, attrs in self.tags:
+            if tag in (
+                "script",
+                "img",
+                "iframe",
+                "object",
+                "embed",
+                "link",
+                "base",
+                "form",
+                "svg",
+                "video",
+                "audio",
+                "source",
+                "a",
+            ):
+                out.append(f"<{tag}> element")
+            for name, value in attrs.items():
+                if name.startswith("on") or name in (
+                    "src",
+                    "href",
+                    "srcset",
+                    "action",
+                    "formaction",
+                ):
+                    out.append(f"<{tag} {name}={value!r}>")
+                if (
+                    value
+                    and re.search(r"(?i)(https?:|javascript:|//)", value)
+                    and name != "content"
+                ):
+                    out.append(f"<{tag} {name}={value!r}>")
+        return out

@@ -1,0 +1,527 @@
+"""Renderers and the findings JSON Schema, on the sample documents of tests/report_samples.py."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reports import FORMATS, default_filename, render
+from reports.csv_report import COLUMNS
+from reports.html import CSP
+from reports.sarif import artifact_uri
+from reports.schema import load_schema, validate_report
+from reports.table import text_width
+from tests.report_samples import HOSTILE, SAMPLES, HtmlInspector, document, finding, sample
+
+ROOT = Path(__file__).resolve().parents[1]
+SARIF_SCHEMA = ROOT / ".." / "shared" / "reference" / "sarif-schema-2.1.0.json"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+HIDDEN = ("\x1b", "\x07", "\u202e")
+
+
+# --- schema ---------------------------------------------------------------------------------
+
+
+def test_schema_is_a_valid_draft_2020_12_schema() -> None:
+    import jsonschema
+
+    schema = load_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_samples_validate(name: str) -> None:
+    assert validate_report(sample(name)) == []
+
+
+def _break(doc: dict[str, Any], how: str) -> None:
+    f0 = doc["findings"][0]
+    if how == "severity":
+        f0["severity"] = "urgent"
+    elif how == "status":
+        f0["status"] = "MAYBE"
+    elif how == "missing-summary":
+        del doc["summary"]
+    elif how == "finding-extra":
+        f0["extra"] = 1
+    elif how == "top-extra":
+        doc["surprise"] = True
+    elif how == "negative-saving":
+        f0["savings"] = {"usd_month": -1, "basis": "x", "kind": "idle"}
+    elif how == "suppressed-without-suppression":
+        f0["status"], f0["suppression"] = "SUPPRESSED", None
+    elif how == "error-kind":
+        doc["errors"][0]["kind"] = "oops"
+    elif how == "line-zero":
+        f0["location"] = {"file": "main.tf", "start_line": 0, "end_line": 1}
+    elif how == "schema-version":
+        doc["schema_version"] = 2
+
+
+@pytest.mark.parametrize(
+    ("how", "expected"),
+    [
+        ("severity", "$.findings[0].severity: 'urgent' is not one of"),
+        ("status", "$.findings[0].status: 'MAYBE' is not one of"),
+        ("missing-summary", "$: 'summary' is a required property"),
+        ("finding-extra", "$.findings[0]: Additional properties are not allowed ('extra'"),
+        ("top-extra", "$: Additional properties are not allowed ('surprise'"),
+        ("negative-saving", "$.findings[0].savings.usd_month: -1 is less than the minimum of 0"),
+        ("suppressed-without-suppression", "$.findings[0].suppression: None is not of type"),
+        ("error-kind", "$.errors[0].kind: 'oops' is not one of"),
+        ("line-zero", "$.findings[0].location.start_line: 0 is less than the minimum of 1"),
+        ("schema-version", "$.schema_version: 1 was expected"),
+    ],
+)
+def test_invalid_document_is_rejected_with_a_json_path(how: str, expected: str) -> None:
+    doc = sample("iac")
+    _break(doc, how)
+    errors = validate_report(doc)
+    assert any(e.startswith(expected) for e in errors), errors
+
+
+def test_engine_report_validates_and_renders() -> None:
+    """Contract with the lead's engine: a real evaluation's document fits the schema."""
+    pytest.importorskip("scanner.engine")
+    from scanner.catalog import default_catalog
+    from scanner.engine import run
+    from scanner.model import Gap, Provenance, Resource, Skip, SourceKind, Unknown
+    from scanner.report import build_report
+
+    def vol(rid: str, encrypted: Any, **kw: Any) -> Resource:
+        prov = Provenance(SourceKind.TERRAFORM_HCL, file="infra/main.tf", start_line=3, end_line=9)
+        return Resource(
+            "ec2.volume", rid, {"Encrypted": encrypted, "Size": 100}, prov, scope="infra", **kw
+        )
+
+    live = Resource(
+        "ec2.volume",
+        "vol-1",
+        {"Encrypted": False},
+        Provenance(
+            SourceKind.AWS,
+            account="123456789012",
+            region="us-east-1",
+            arn="arn:aws:ec2:us-east-1:123456789012:volume/vol-1",
+        ),
+        scope="123456789012/us-east-1",
+        declared=False,
+        tags={"Name": HOSTILE["script"]},
+    )
+    resources = [
+        vol("aws_ebs_volume.a", False),
+        vol("aws_ebs_volume.b", True),
+        vol("aws_ebs_volume.c", Unknown("var.enc has no default")),
+        vol("aws_ebs_volume.d", False, skips=(Skip("EBS-001", "scratch only", "comment"),)),
+        live,
+    ]
+    gap = Gap(
+        "123456789012/eu-west-1", ("ec2.volume",), "AccessDenied", "123456789012", "eu-west-1"
+    )
+    evaluation = run(resources, gaps=[gap])
+    doc = build_report(
+        evaluation.findings,
+        errors=[],
+        notices=evaluation.notices,
+        inputs={"paths": ["infra"]},
+        catalog=default_catalog(),
+        resources=len(resources),
+    )
+    assert validate_report(doc) == []
+    statuses = {f["status"] for f in doc["findings"]}
+    assert {"FAIL", "PASS", "SUPPRESSED", "ERROR"} <= statuses
+    for fmt in FORMATS:
+        assert render(fmt, doc).strip()
+
+
+# --- dispatch -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_renderer_on_every_sample(fmt: str, name: str) -> None:
+    doc = sample(name)
+    before = copy.deepcopy(doc)
+    out = render(fmt, doc)
+    assert isinstance(out, str) and out.endswith("\n") and out.strip()
+    assert doc == before, "renderers must not mutate the document"
+
+
+def test_formats_and_filenames() -> None:
+    assert FORMATS == ("table", "json", "html", "sarif", "junit", "markdown", "csv")
+    assert [default_filename(f) for f in FORMATS] == [
+        "report.txt",
+        "report.json",
+        "report.html",
+        "report.sarif",
+        "report.junit.xml",
+        "report.md",
+        "report.csv",
+    ]
+    with pytest.raises(ValueError, match="unknown report format 'pdf'"):
+        render("pdf", sample("empty"))
+    with pytest.raises(ValueError):
+        default_filename("pdf")
+
+
+def test_table_does_not_import_jinja2() -> None:
+    code = (
+        "import sys\nfrom reports import render\nfrom tests.report_samples import sample\n"
+        "render('table', sample('iac'))\nassert 'jinja2' not in sys.modules, 'jinja2 imported'\n"
+        "assert 'jsonschema' not in sys.modules\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+# --- table ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+@pytest.mark.parametrize("color", [False, True])
+def test_table_fits_100_columns(name: str, color: bool) -> None:
+    out = render("table", sample(name), color=color)
+    for line in ANSI.sub("", out).splitlines():
+        assert len(line) <= 100 and text_width(line) <= 100, repr(line)
+    assert ("\x1b[" in out) == (color and name != "empty")
+
+
+def test_table_content_and_order() -> None:
+    out = render("table", sample("iac"))
+    severity = re.compile(r"^(critical|high|medium|low|info) ")
+    rows = [line for line in out.splitlines() if severity.match(line)]
+    assert [r.split()[0] for r in rows] == ["high", "high", "medium", "medium", "medium", "low"]
+    assert rows[1].split()[1:4] == ["FAIL", "EBS-001", "infra/gpu/main.tf:12-20"]
+    assert "All block device mappings are encrypted" not in out  # PASS is not listed
+    assert "$21,535" in out  # saving column, compact
+    assert "suppressed by comment at infra/gpu/modules/train/main.tf:49" in out
+    assert "[input] infra/gpu/broken.tf:3: Invalid block definition" in out
+    assert 'module "vpc" from the registry was not fetched' in out
+    summary = out[out.index("Summary:") :]
+    assert "4 FAIL, 1 UNKNOWN, 1 SUPPRESSED, 1 PASS" in summary
+    assert "$21,534.60/month" in summary and "2025-06-01" in summary
+
+
+def test_table_live_shows_account_region_and_error() -> None:
+    out = render("table", sample("live"))
+    assert "123456789012/us-east-1" in out
+    assert re.search(r"^medium\s+ERROR\s+SPOT-002", out, re.M)
+    assert "[aws] 123456789012/eu-west-1/ec2: AccessDenied" in out
+
+
+def test_table_neutralises_terminal_escapes() -> None:
+    out = render("table", sample("hostile"))
+    assert not any(ch in out for ch in HIDDEN)
+    assert "invoice<U+202E>exe.pdf" in out and "<U+001B>[2J" in out
+    assert "No failing" in render("table", sample("empty"))
+
+
+# --- json -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_json_is_byte_identical_and_round_trips(name: str) -> None:
+    a, b = render("json", sample(name)), render("json", sample(name))
+    assert a == b
+    reordered = json.loads(a, object_pairs_hook=lambda pairs: dict(reversed(pairs)))
+    assert render("json", reordered) == a
+    assert json.loads(a) == sample(name)
+    assert validate_report(json.loads(a)) == []
+    if name == "hostile":
+        assert HOSTILE["rtl"] in a  # JSON is data: kept verbatim, not neutralised
+
+
+# --- sarif ----------------------------------------------------------------------------------
+
+
+def _sarif(name: str) -> dict[str, Any]:
+    return json.loads(render("sarif", sample(name)))
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sarif_validates_against_the_official_schema(name: str) -> None:
+    if not SARIF_SCHEMA.is_file():
+        pytest.skip(f"{SARIF_SCHEMA} not found")
+    import jsonschema
+
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    errors = [
+        f"{list(e.absolute_path)}: {e.message}"
+        for e in jsonschema.Draft4Validator(schema).iter_errors(_sarif(name))
+    ]
+    assert errors == []
+
+
+def test_sarif_rules_results_and_locations() -> None:
+    doc, log = sample("iac"), _sarif("iac")
+    assert log["version"] == "2.1.0" and len(log["runs"]) == 1
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == sorted({f["policy_id"] for f in doc["findings"]})
+    by_id = {r["id"]: r for r in rules}
+    assert by_id["EBS-001"]["properties"]["security-severity"] == "8.0"
+    assert by_id["SPOT-001"]["properties"]["security-severity"] == "5.5"
+    assert by_id["ASG-002"]["defaultConfiguration"]["level"] == "note"
+    assert by_id["EBS-001"]["help"]["text"].startswith("Encrypt the volume")
+    assert "```hcl" in by_id["EBS-001"]["help"]["markdown"]
+    results = run["results"]
+    expected = {f["id"] for f in doc["findings"] if f["status"] in ("FAIL", "SUPPRESSED")}
+    assert {r["partialFingerprints"]["gpuaudit/v1"] for r in results} == expected
+    for r in results:
+        assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
+    ebs = next(r for r in results if r["ruleId"] == "EBS-001")
+    assert ebs["level"] == "error"
+    phys = ebs["locations"][0]["physicalLocation"]
+    assert phys["artifactLocation"] == {"uri": "infra/gpu/main.tf", "uriBaseId": "%SRCROOT%"}
+    assert phys["region"] == {"startLine": 12, "endLine": 20}
+    spot = next(r for r in results if r["ruleId"] == "SPOT-001")
+    assert spot["level"] == "warning" and "$21,534.60/month" in spot["message"]["text"]
+    sup = next(r for r in results if r["ruleId"] == "ASG-002")
+    assert sup["suppressions"][0]["kind"] == "inSource"
+    assert sup["suppressions"][0]["justification"] == "p4d is the only type with EFA in this AZ"
+    inv = run["invocations"][0]
+    assert inv["executionSuccessful"] is False  # broken.tf could not be read
+    assert any("broken.tf" in n["message"]["text"] for n in inv["toolExecutionNotifications"])
+
+
+def test_sarif_live_uses_logical_locations() -> None:
+    run = _sarif("live")["runs"][0]
+    idle = next(r for r in run["results"] if r["ruleId"] == "RS-002")
+    assert "physicalLocation" not in idle["locations"][0]
+    logical = idle["locations"][0]["logicalLocations"][0]
+    assert logical["fullyQualifiedName"] == (
+        "arn:aws:ec2:us-east-1:123456789012:instance/i-0123456789abcdef0"
+    )
+    asg_error = [
+        n
+        for n in run["invocations"][0]["toolExecutionNotifications"]
+        if n["descriptor"]["id"] == "SPOT-002"
+    ]
+    assert asg_error and asg_error[0]["level"] == "error"
+    assert asg_error[0]["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == (
+        "123456789012/us-east-1/train-workers"
+    )
+    muted = next(r for r in run["results"] if r["ruleId"] == "VPC-003")
+    assert muted["suppressions"][0]["kind"] == "external"
+    assert not any(r["ruleId"] == "SPOT-002" for r in run["results"])  # ERROR is not a result
+
+
+def test_sarif_clean_run_is_successful() -> None:
+    run = _sarif("empty")["runs"][0]
+    assert run["results"] == [] and run["invocations"][0]["executionSuccessful"] is True
+
+
+@pytest.mark.parametrize(
+    ("path", "uri", "base"),
+    [
+        ("infra\\gpu\\main.tf", "infra/gpu/main.tf", "%SRCROOT%"),
+        ("./a/b c.tf", "a/b%20c.tf", "%SRCROOT%"),
+        ("a b/c|d`e.tf", "a%20b/c%7Cd%60e.tf", "%SRCROOT%"),
+        ("/abs/main.tf", "file:///abs/main.tf", None),
+        ("C:\\repo\\main.tf", "file:///C:/repo/main.tf", None),
+    ],
+)
+def test_sarif_artifact_uri(path: str, uri: str, base: str | None) -> None:
+    assert artifact_uri(path) == (uri, base)
+
+
+# --- junit ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_junit_parses_and_counts_add_up(name: str) -> None:
+    root = ET.fromstring(render("junit", sample(name)).encode("utf-8"))
+    assert root.tag == "testsuites"
+    for key in ("tests", "failures", "errors", "skipped"):
+        assert int(root.get(key)) == sum(int(s.get(key)) for s in root.iter("testsuite"))
+    for suite in root.iter("testsuite"):
+        cases = suite.findall("testcase")
+        assert int(suite.get("tests")) == len(cases)
+        assert int(suite.get("failures")) == sum(1 for c in cases if c.find("failure") is not None)
+        assert int(suite.get("skipped")) == sum(1 for c in cases if c.find("skipped") is not None)
+
+
+def test_junit_structure() -> None:
+    root = ET.fromstring(render("junit", sample("iac")).encode("utf-8"))
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert set(suites) == {
+        "ASG-001",
+        "ASG-002",
+        "EBS-001",
+        "SPOT-001",
+        "VPC-001",
+        "VPC-004",
+        "inputs",
+    }
+    ebs = {c.get("name"): c for c in suites["EBS-001"].findall("testcase")}
+    assert ebs["aws_ebs_volume.scratch"].find("failure").get("type") == "FAIL high"
+    assert len(list(ebs["module.train.aws_launch_template.gpu"])) == 0  # PASS
+    assert suites["ASG-001"].find("testcase/skipped") is not None  # UNKNOWN
+    skipped = suites["ASG-002"].find("testcase/skipped")
+    assert skipped.get("message").startswith("suppressed by comment at")
+    assert suites["inputs"].find("testcase/error").get("message").startswith("Invalid block")
+    live = ET.fromstring(render("junit", sample("live")).encode("utf-8"))
+    spot = next(s for s in live.iter("testsuite") if s.get("name") == "SPOT-002")
+    assert spot.get("errors") == "1" and spot.find("testcase/error") is not None
+
+
+def test_junit_one_case_per_policy_and_resource() -> None:
+    res = {
+        "kind": "ec2.launch_template",
+        "id": "aws_launch_template.lt",
+        "address": "aws_launch_template.lt",
+    }
+    loc = {"file": "main.tf", "start_line": 1, "end_line": 9}
+    doc = document(
+        [
+            finding("EBS-001", "t", "high", "PASS", "root ok", res, location=loc, path="root"),
+            finding(
+                "EBS-001",
+                "t",
+                "high",
+                "FAIL",
+                "/dev/sdf unencrypted",
+                res,
+                location=loc,
+                path="sdf",
+            ),
+        ],
+        inputs={"paths": ["."]},
+    )
+    root = ET.fromstring(render("junit", doc).encode("utf-8"))
+    cases = root.findall("testsuite/testcase")
+    assert len(cases) == 1 and cases[0].find("failure").get("message") == "/dev/sdf unencrypted"
+
+
+def test_junit_hostile_is_valid_xml_without_control_characters() -> None:
+    text = render("junit", sample("hostile"))
+    ET.fromstring(text.encode("utf-8"))
+    assert not any(ch in text for ch in HIDDEN)
+    assert "&lt;script&gt;" in text and "<script" not in text
+
+
+# --- csv ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_csv_round_trips(name: str) -> None:
+    doc = sample(name)
+    rows = list(csv.DictReader(io.StringIO(render("csv", doc), newline="")))
+    assert len(rows) == len(doc["findings"])
+    by_id = {f["id"]: f for f in doc["findings"]}
+    for row in rows:
+        assert tuple(row) == COLUMNS
+        f = by_id[row["id"]]
+        for col, value in (
+            ("status", f["status"]),
+            ("policy_id", f["policy_id"]),
+            ("account", f["resource"]["account"] or ""),
+        ):
+            assert row[col] == value
+        msg = f["message"]
+        assert row["message"] == ("'" + msg if msg.startswith("=") else msg)
+        assert json.loads(row["evidence"] or "{}") == f["evidence"]
+        sav = f["savings"]
+        assert row["savings_usd_month"] == ("" if sav is None else str(sav["usd_month"]))
+        loc = f["location"] or {}
+        assert row["start_line"] == str(loc.get("start_line") or "")
+
+
+def test_csv_guards_spreadsheet_formulas() -> None:
+    rows = list(csv.DictReader(io.StringIO(render("csv", sample("hostile")), newline="")))
+    cells = [v for row in rows for v in row.values()]
+    assert not any(v.startswith(("=", "+", "@")) for v in cells)
+    assert "'" + HOSTILE["formula"] in cells
+
+
+# --- markdown -------------------------------------------------------------------------------
+
+
+def _unescaped_pipes(line: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+def test_markdown_escapes_table_cells() -> None:
+    out = render("markdown", sample("hostile"))
+    table_lines = [line for line in out.splitlines() if line.startswith("|")]
+    assert table_lines
+    blocks: list[list[str]] = []
+    for line in out.splitlines():
+        if line.startswith("|"):
+            if not blocks or not blocks[-1]:
+                blocks.append([])
+            blocks[-1].append(line)
+        elif blocks and blocks[-1]:
+            blocks.append([])
+    for block in filter(None, blocks):
+        columns = _unescaped_pipes(block[0])
+        assert all(_unescaped_pipes(line) == columns for line in block), block
+        assert not any(re.search(r"(?<!\\)`", line) for line in block)
+    body = out[: out.rindex("<sub>")]
+    assert not re.search(r"(?<!\\)<", body) and "\\<script\\>" in body
+    assert not any(ch in out for ch in HIDDEN)
+    assert "a\\|b \\`code\\` \\*\\*bold\\*\\*" in out
+
+
+def test_markdown_summary_and_savings() -> None:
+    out = render("markdown", sample("live"))
+    assert "| FAIL | 4 |" in out and "| ERROR | 1 |" in out
+    assert "**$20,683.89/month**" in out
+    savings = out[out.index("### Savings") :]
+    assert savings.index("$16,548.44") < savings.index("$4,135.45")  # largest first
+    assert "### Failing findings (4)" in out and "### Input errors (1)" in out
+
+
+# --- html (static checks; tests/test_html_chromium.py renders it in a real browser) ---------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_html_is_self_contained(name: str) -> None:
+    out = render("html", sample(name))
+    page = HtmlInspector(out)
+    assert page.problems() == []
+    assert CSP.startswith("default-src 'none'; style-src 'unsafe-inline';")
+    assert "url(" not in out and "@import" not in out
+    assert [a.get("content") for t, a in page.tags if t == "meta" and "http-equiv" in a] == [CSP]
+
+
+def test_html_escapes_hostile_strings() -> None:
+    out = render("html", sample("hostile"))
+    assert "&lt;script&gt;alert(&#39;xss&#39;)&lt;/script&gt;" in out
+    assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in out
+    assert "<img" not in out and "onerror=alert(1)>" not in out
+    page = HtmlInspector(out)
+    assert page.problems() == []
+    for text in (HOSTILE["script"], HOSTILE["img"], HOSTILE["js_url"], HOSTILE["formula"]):
+        assert text in page.text
+    assert not any(ch in out for ch in HIDDEN)
+    assert "invoice&lt;U+202E&gt;exe.pdf" in out
+
+
+def test_html_shows_everything_a_reader_needs() -> None:
+    doc = sample("iac")
+    out = render("html", doc)
+    for f in doc["findings"]:
+        assert f'id="f-{f["id"]}"' in out
+    assert out.count('<tbody class="finding st-PASS') == 1
+    assert "$21,534.60" in out and "(98.32 - 68.82) $/h x 730 h, per instance" in out
+    assert "<pre>resource &#34;aws_ebs_volume&#34; &#34;x&#34; {" in out
+    assert "Suppressed by comment at infra/gpu/modules/train/main.tf:49" in out
+    assert "infra/gpu/broken.tf:3" in out and "was not fetched" in out
+    assert "2025-06-01" in out
+    live = render("html", sample("live"))
+    assert "Coverage gaps (1 of 2)" in live
+    assert "arn:aws:ec2:us-east-1:123456789012:instance/i-0123456789abcdef0" in live
