@@ -1,0 +1,392 @@
+"""Read a CloudFormation template (YAML or JSON) into plain Python values, with line numbers.
+
+* Short-form tags (``!Ref``, ``!GetAtt A.B``, ``!Sub`` ...) become the long forms
+  (``{"Ref": ...}``, ``{"Fn::GetAtt": ["A", "B"]}``, ``{"Fn::Sub": ...}``).
+* YAML anchors and aliases are refused (CloudFormation does not support them), so an alias bomb
+  never expands. Nesting depth and file size are limited.
+* Timestamps are not resolved (``AWSTemplateFormatVersion: 2010-09-09`` stays a string).
+* JSON (``{`` first) is parsed with the json module; line spans come from a cheap token scan.
+
+Every problem is a :class:`TemplateError` with a reason and, where known, a 1-based line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+try:  # libyaml: composition in C (about 10x faster than the pure-Python parser)
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml.composer import Composer
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+
+
+MAX_BYTES = 10 * 1024 * 1024
+MAX_DEPTH = 100
+
+SHORT_TAGS: dict[str, str] = {
+    "!Ref": "Ref",
+    "!Condition": "Condition",
+    "!GetAtt": "Fn::GetAtt",
+    "!Sub": "Fn::Sub",
+    "!Join": "Fn::Join",
+    "!Select": "Fn::Select",
+    "!Split": "Fn::Split",
+    "!If": "Fn::If",
+    "!Equals": "Fn::Equals",
+    "!Not": "Fn::Not",
+    "!And": "Fn::And",
+    "!Or": "Fn::Or",
+    "!FindInMap": "Fn::FindInMap",
+    "!GetAZs": "Fn::GetAZs",
+    "!ImportValue": "Fn::ImportValue",
+    "!Base64": "Fn::Base64",
+    "!Cidr": "Fn::Cidr",
+    "!Transform": "Fn::Transform",
+    "!ToJsonString": "Fn::ToJsonString",
+    "!Length": "Fn::Length",
+    # Rules-only functions
+    "!Contains": "Fn::Contains",
+    "!EachMemberEquals": "Fn::EachMemberEquals",
+    "!EachMemberIn": "Fn::EachMemberIn",
+    "!RefAll": "Fn::RefAll",
+    "!ValueOf": "Fn::ValueOf",
+    "!ValueOfAll": "Fn::ValueOfAll",
+}
+
+_T = "tag:yaml.org,2002:"
+_TIMESTAMP = _T + "timestamp"
+
+
+class TemplateError(Exception):
+    """The template cannot be read."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+
+@dataclass
+class LoadedTemplate:
+    """A parsed template: its data, and where each resource sits (1-based, inclusive lines)."""
+
+    data: Any
+    resource_lines: dict[str, tuple[int, int]] = field(default_factory=dict)
+    resources_line: int | None = None  # the line of the ``Resources`` key
+
+
+class _Resolver(yaml.resolver.Resolver):
+    """The YAML 1.1 implicit types minus timestamps (CloudFormation keeps dates as text)."""
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+        for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    }
+
+
+class _Composer(_Parser, _Resolver):  # type: ignore[misc, valid-type]
+    def __init__(self, stream: str) -> None:
+        _Parser.__init__(self, stream)
+        _Resolver.__init__(self)
+
+
+_SCALARS = yaml.constructor.SafeConstructor()
+
+# An anchor (&name) or alias (*name) token could start here; only then do we scan events.
+_ANCHOR_HINT = re.compile(r"(?:^|[\s\[{,])[&*][^\s,\[\]{}]", re.MULTILINE)
+
+
+def load_bytes(data: bytes) -> LoadedTemplate:
+    """Parse template bytes. Raises :class:`TemplateError`."""
+    if len(data) > MAX_BYTES:
+        raise TemplateError(f"file is larger than the {MAX_BYTES // (1024 * 1024)} MiB limit")
+    if b"\x00" in data:
+        raise TemplateError("binary file (contains NUL bytes)", _line_of(data, data.index(b"\x00")))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TemplateError(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x})", _line_of(data, exc.start)
+        ) from None
+    return load_text(text)
+
+
+def load_text(text: str) -> LoadedTemplate:
+    """Parse template text (YAML, or JSON when it starts with ``{``)."""
+    if len(text) > MAX_BYTES:
+        raise TemplateError(f"file is larger than the {MAX_BYTES // (1024 * 1024)} MiB limit")
+    if text.lstrip()[:1] == "{":
+        try:
+            return _load_json(text)
+        except _NotJson as exc:
+            try:  # flow-style YAML also starts with "{"
+                return _load_yaml(text)
+            except TemplateError:
+                raise TemplateError(exc.reason, exc.line) from None
+    return _load_yaml(text)
+
+
+# --------------------------------------------------------------------------------------- JSON
+
+
+class _NotJson(TemplateError):
+    pass
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:]')
+
+
+def _load_json(text: str) -> LoadedTemplate:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _NotJson(f"JSON syntax error: {exc.msg}", exc.lineno) from None
+    except RecursionError:
+        raise _NotJson(f"nesting deeper than {MAX_DEPTH} levels") from None
+    _check_depth(data)
+    lines, res_line = _json_resource_lines(text) if isinstance(data, dict) else ({}, None)
+    return LoadedTemplate(data, lines, res_line)
+
+
+def _check_depth(value: Any) -> None:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        cur, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise TemplateError(f"nesting deeper than {MAX_DEPTH} levels")
+        if isinstance(cur, dict):
+            stack.extend((v, depth + 1) for v in cur.values())
+        elif isinstance(cur, list):
+            stack.extend((v, depth + 1) for v in cur)
+
+
+def _json_resource_lines(text: str) -> tuple[dict[str, tuple[int, int]], int | None]:
+    """Line spans of the top-level ``Resources`` entries, from a string/bracket token scan."""
+    spans: dict[str, tuple[int, int]] = {}
+    res_line: int | None = None
+    depth = 0
+    line, pos = 1, 0
+    last_str, last_str_line = "", 0
+    in_resources = expect_resources = False
+    current: tuple[str, int] | None = None
+    for m in _JSON_TOKEN.finditer(text):
+        start = m.start()
+        line += text.count("\n", pos, start)
+        pos = start
+        tok = m.group()
+        if tok[0] == '"':
+            last_str, last_str_line = tok, line
+            expect_resources = False
+            continue
+        if tok == ":":
+            if depth == 1 and last_str == '"Resources"':
+                res_line, expect_resources = last_str_line, True
+                continue
+            elif depth == 2 and in_resources:
+                current = (_json_str(last_str), last_str_line)
+                spans[current[0]] = (last_str_line, last_str_line)
+        elif tok in "{[":
+            depth += 1
+            in_resources = in_resources or (expect_resources and tok == "{")
+        else:
+            if depth == 3 and current is not None:
+                spans[current[0]] = (current[1], line)
+            elif depth == 2:
+                in_resources = False
+            depth -= 1
+        last_str = ""
+        expect_resources = False
+    return spans, res_line
+
+
+def _json_str(token: str) -> str:
+    try:
+        value = json.loads(token)
+    except ValueError:
+        return token.strip('"')
+    return value if isinstance(value, str) else token
+
+
+# --------------------------------------------------------------------------------------- YAML
+
+
+def _load_yaml(text: str) -> LoadedTemplate:
+    if _ANCHOR_HINT.search(text):
+        _refuse_anchors(text)
+    composer = _Composer(text)
+    try:
+        root = composer.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "syntax error"
+        raise TemplateError(f"YAML syntax error: {problem}", _mark_line(mark)) from None
+    except yaml.YAMLError as exc:
+        raise TemplateError(f"YAML error: {exc}") from None
+    except RecursionError:
+        raise TemplateError(f"nesting deeper than {MAX_DEPTH} levels") from None
+    finally:
+        dispose = getattr(composer, "dispose", None)
+        if dispose is not None:
+            dispose()
+    if root is None:
+        return LoadedTemplate(None)
+    data = _Builder().build(root)
+    lines, res_line = _yaml_resource_lines(root, text)
+    return LoadedTemplate(data, lines, res_line)
+
+
+def _refuse_anchors(text: str) -> None:
+    """Scan events (cheap, never expands aliases) and refuse the first anchor or alias."""
+    try:
+        for event in yaml.parse(text, Loader=_Composer):
+            if isinstance(event, yaml.AliasEvent):
+                raise TemplateError(
+                    f"YAML alias *{event.anchor} is not supported by CloudFormation",
+                    _mark_line(event.start_mark),
+                )
+            anchor = getattr(event, "anchor", None)
+            if anchor is not None:
+                raise TemplateError(
+                    f"YAML anchor &{anchor} is not supported by CloudFormation",
+                    _mark_line(event.start_mark),
+                )
+    except yaml.YAMLError:
+        return  # the composer reports syntax errors with their line
+
+
+class _Builder:
+    """Turns composed nodes into Python values; refuses shared nodes (aliases) and deep nesting."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+
+    def build(self, node: Node, depth: int = 1) -> Any:
+        if depth > MAX_DEPTH:
+            raise TemplateError(
+                f"nesting deeper than {MAX_DEPTH} levels", _mark_line(node.start_mark)
+            )
+        if id(node) in self.seen:
+            raise TemplateError(
+                "YAML aliases are not supported by CloudFormation", _mark_line(node.start_mark)
+            )
+        self.seen.add(id(node))
+        tag = node.tag
+        if isinstance(node, ScalarNode):
+            value: Any = self._scalar(node)
+        elif isinstance(node, SequenceNode):
+            value = [self.build(child, depth + 1) for child in node.value]
+        elif isinstance(node, MappingNode):
+            value = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, ScalarNode):
+                    raise TemplateError(
+                        "a mapping key is not a plain value", _mark_line(key_node.start_mark)
+                    )
+                if id(key_node) in self.seen:
+                    raise TemplateError(
+                        "YAML aliases are not supported by CloudFormation",
+                        _mark_line(key_node.start_mark),
+                    )
+                self.seen.add(id(key_node))
+                value[str(key_node.value)] = self.build(value_node, depth + 1)
+        else:  # pragma: no cover - no other node types exist
+            raise TemplateError("unexpected YAML node", _mark_line(node.start_mark))
+        if tag.startswith("!"):
+            return self._intrinsic(node, tag, value)
+        return value
+
+    def _scalar(self, node: ScalarNode) -> Any:
+        tag = node.tag
+        if not tag.startswith(_T):
+            return node.value
+        kind = tag[len(_T) :]
+        try:
+            if kind == "int":
+                return _SCALARS.construct_yaml_int(node)
+            if kind == "float":
+                return _SCALARS.construct_yaml_float(node)
+            if kind == "bool":
+                return _SCALARS.construct_yaml_bool(node)
+            if kind == "null":
+                return None
+        except (ValueError, KeyError, TypeError):
+            return node.value
+        return node.value  # str, timestamp, binary, merge ("<<"), value ("=")
+
+    def _intrinsic(self, node: Node, tag: str, value: Any) -> Any:
+        name = SHORT_TAGS.get(tag)
+        if name is None and tag.startswith("!Rain::"):
+            raise TemplateError(
+                f"{tag} is a rain directive, not CloudFormation; run `rain pkg` and scan its "
+                "output",
+                _mark_line(node.start_mark),
+            )
+        if name is None:
+            raise TemplateError(
+                f"unsupported YAML tag {tag} (not a CloudFormation intrinsic function)",
+                _mark_line(node.start_mark),
+            )
+        if name == "Fn::GetAtt" and isinstance(value, str):
+            logical_id, _, attr = value.partition(".")
+            value = [logical_id, attr]
+        return {name: value}
+
+
+def _yaml_resource_lines(root: Node, text: str) -> tuple[dict[str, tuple[int, int]], int | None]:
+    if not isinstance(root, MappingNode):
+        return {}, None
+    for key_node, value_node in root.value:
+        if key_node.value == "Resources":
+            spans: dict[str, tuple[int, int]] = {}
+            if isinstance(value_node, MappingNode):
+                lines = text.splitlines()
+                for rkey, rvalue in value_node.value:
+                    start = _mark_line(rkey.start_mark) or 1
+                    end = max(start, _last_line(rvalue))
+                    while end > start and _is_blank(lines, end):
+                        end -= 1
+                    spans[str(rkey.value)] = (start, end)
+            return spans, _mark_line(key_node.start_mark)
+    return {}, None
+
+
+def _last_line(node: Node) -> int:
+    """The last line holding content of ``node`` (block collections end at the next key)."""
+    while isinstance(node, (MappingNode, SequenceNode)) and not node.flow_style and node.value:
+        last = node.value[-1]
+        node = last[1] if isinstance(node, MappingNode) else last
+    mark = node.end_mark
+    if mark.column == 0 and mark.line > node.start_mark.line:
+        return int(mark.line)  # block scalars end at column 0 of the following line
+    return int(mark.line) + 1
+
+
+def _is_blank(lines: list[str], line: int) -> bool:
+    if line > len(lines):
+        return True
+    content = lines[line - 1].strip()
+    return not content or content.startswith("#")
+
+
+def _mark_line(mark: Any) -> int | None:
+    return None if mark is None else int(mark.line) + 1
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1

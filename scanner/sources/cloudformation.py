@@ -1,0 +1,841 @@
+"""CloudFormation templates (YAML, JSON, CDK synth output) → normalized Resources.
+
+Intrinsic functions are evaluated where the template alone decides them (parameters with defaults
+or overrides, pseudo parameters given by the caller, conditions, mappings, ``Fn::Sub`` / ``Join`` /
+``Select`` / ``Split``); references to resources become :class:`~scanner.model.Ref`; everything
+else becomes :class:`~scanner.model.Unknown` with a reason.
+
+One exception, documented in docs: in a VPC endpoint's ``ServiceName`` an unknown pseudo
+parameter is kept as its literal ``${AWS::Region}`` text, so that
+``!Sub com.amazonaws.${AWS::Region}.s3`` is still recognised as the S3 service by pattern.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from scanner.model import (
+    InputError,
+    Notice,
+    Provenance,
+    Ref,
+    Resource,
+    Skip,
+    SourceKind,
+    SourceResult,
+    Unknown,
+)
+from scanner.sources import cfn_yaml
+
+KINDS: dict[str, str] = {
+    "AWS::EC2::Volume": "ec2.volume",
+    "AWS::EC2::Instance": "ec2.instance",
+    "AWS::EC2::LaunchTemplate": "ec2.launch_template",
+    "AWS::AutoScaling::LaunchConfiguration": "autoscaling.launch_configuration",
+    "AWS::AutoScaling::AutoScalingGroup": "autoscaling.group",
+    "AWS::EC2::SpotFleet": "ec2.spot_fleet",
+    "AWS::EC2::EC2Fleet": "ec2.fleet",
+    "AWS::EC2::VPC": "ec2.vpc",
+    "AWS::EC2::Subnet": "ec2.subnet",
+    "AWS::EC2::RouteTable": "ec2.route_table",
+    "AWS::EC2::Route": "ec2.route",
+    "AWS::EC2::SubnetRouteTableAssociation": "ec2.route_table_association",
+    "AWS::EC2::InternetGateway": "ec2.internet_gateway",
+    "AWS::EC2::VPCGatewayAttachment": "ec2.gateway_attachment",
+    "AWS::EC2::VPCEndpoint": "ec2.vpc_endpoint",
+}
+
+_RENAMES: dict[str, dict[str, str]] = {
+    "AWS::EC2::SpotFleet": {"SpotFleetRequestConfigData": "SpotFleetRequestConfig"},
+}
+
+_NAME_PROPERTY: dict[str, str] = {
+    "AWS::EC2::LaunchTemplate": "LaunchTemplateName",
+    "AWS::AutoScaling::AutoScalingGroup": "AutoScalingGroupName",
+    "AWS::AutoScaling::LaunchConfiguration": "LaunchConfigurationName",
+}
+
+# Resource tags written as TagSpecifications (the resource's own, not its instances').
+_OWN_TAG_SPEC_TYPES = frozenset({"launch-template", "fleet", "spot-fleet-request"})
+
+_BOOL_KEYS = frozenset(
+    {
+        "Encrypted",
+        "DeleteOnTermination",
+        "AssociatePublicIpAddress",
+        "MapPublicIpOnLaunch",
+        "CapacityRebalance",
+        "EbsOptimized",
+    }
+)
+_INT_KEYS = frozenset(
+    {
+        "Size",
+        "VolumeSize",
+        "Iops",
+        "Throughput",
+        "MinSize",
+        "MaxSize",
+        "DesiredCapacity",
+        "DeviceIndex",
+        "OnDemandBaseCapacity",
+        "OnDemandPercentageAboveBaseCapacity",
+        "TargetCapacity",
+        "OnDemandTargetCapacity",
+        "TotalTargetCapacity",
+        "SpotTargetCapacity",
+        "InstanceCount",
+    }
+)
+_NUMBER_KEYS = frozenset({"WeightedCapacity"})
+_LIST_KEYS = frozenset({"VPCZoneIdentifier", "RouteTableIds"})
+_JSON_KEYS = frozenset({"PolicyDocument"})
+
+_PSEUDO = frozenset(
+    {
+        "AWS::Region",
+        "AWS::AccountId",
+        "AWS::Partition",
+        "AWS::URLSuffix",
+        "AWS::StackName",
+        "AWS::StackId",
+        "AWS::NotificationARNs",
+    }
+)
+
+_SNIFF = re.compile(r"AWSTemplateFormatVersion|\bType[\"']?\s*:\s*[\"']?AWS::")
+_SUB_VAR = re.compile(r"\$\{([^}]*)\}")
+
+
+class _NoValue:
+    """``AWS::NoValue``: the key (or list element) is removed."""
+
+
+NO_VALUE = _NoValue()
+
+
+def looks_like_cloudformation(head: str) -> bool:
+    """The text sniff: ``AWSTemplateFormatVersion``, or a ``Type: AWS::…`` (YAML or JSON)."""
+    return _SNIFF.search(head) is not None
+
+
+def load_template(
+    path: Path,
+    *,
+    params: Mapping[str, str] = {},
+    region: str | None = None,
+    account_id: str | None = None,
+) -> SourceResult:
+    """Read one template. Never raises: unreadable input becomes an ``InputError``."""
+    result = SourceResult()
+    where = str(path)
+    try:
+        if path.stat().st_size > cfn_yaml.MAX_BYTES:
+            limit = cfn_yaml.MAX_BYTES // (1024 * 1024)
+            result.errors.append(InputError(where, f"file is larger than the {limit} MiB limit"))
+            return result
+        data = path.read_bytes()
+    except OSError as exc:
+        result.errors.append(InputError(where, f"cannot read file: {exc.strerror or exc}"))
+        return result
+    try:
+        loaded = cfn_yaml.load_bytes(data)
+    except cfn_yaml.TemplateError as exc:
+        result.errors.append(InputError(where, exc.reason, exc.line))
+        return result
+    try:
+        _Reader(where, loaded, params, region, account_id, result).read()
+    except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        # A bug must not cost the user the rest of the run; the fuzz test looks for these.
+        result.errors.append(
+            InputError(where, f"internal error while reading template: {type(exc).__name__}: {exc}")
+        )
+    return result
+
+
+class _Reader:
+    def __init__(
+        self,
+        where: str,
+        loaded: cfn_yaml.LoadedTemplate,
+        params: Mapping[str, str],
+        region: str | None,
+        account_id: str | None,
+        result: SourceResult,
+    ) -> None:
+        self.where = where
+        self.loaded = loaded
+        self.overrides = params
+        self.region = region
+        self.account_id = account_id
+        self.result = result
+
+    def error(self, reason: str, line: int | None = None) -> None:
+        self.result.errors.append(InputError(self.where, reason, line))
+
+    def notice(self, message: str, line: int | None = None) -> None:
+        self.result.notices.append(Notice(self.where, message, line))
+
+    def read(self) -> None:
+        tpl = self.loaded.data
+        if not isinstance(tpl, dict):
+            self.error("template is not a mapping", 1)
+            return
+        if "Resources" not in tpl:
+            if "AWSTemplateFormatVersion" in tpl:
+                self.error("template has no Resources section")
+            else:  # e.g. a macro event or a stack-set config that mentions a resource type
+                self.notice("not a CloudFormation template (no Resources section); skipped")
+            return
+        resources = tpl["Resources"]
+        if not isinstance(resources, dict):
+            self.error("Resources is not a mapping", self.loaded.resources_line)
+            return
+        sections = {}
+        for section in ("Parameters", "Mappings", "Conditions"):
+            value = tpl.get(section)
+            if value is None:
+                value = {}
+            if not isinstance(value, dict):
+                self.error(f"{section} is not a mapping")
+                return
+            sections[section] = value
+        self._transform_notice(tpl.get("Transform"))
+        ev = Evaluator(
+            parameters=sections["Parameters"],
+            mappings=sections["Mappings"],
+            conditions=sections["Conditions"],
+            resource_ids=frozenset(resources),
+            overrides=self.overrides,
+            region=self.region,
+            account_id=self.account_id,
+        )
+        for logical_id, body in resources.items():
+            self._resource(ev, logical_id, body)
+
+    def _transform_notice(self, transform: Any) -> None:
+        names = transform if isinstance(transform, list) else [transform]
+        for name in names:
+            if name is None or name in ("AWS::Serverless-2016-10-31", "AWS::LanguageExtensions"):
+                continue
+            self.notice(
+                f"template uses the transform {name!r}; resources it adds or changes are not "
+                "scanned"
+            )
+
+    def _resource(self, ev: Evaluator, logical_id: str, body: Any) -> None:
+        start, end = self.loaded.resource_lines.get(logical_id, (None, None))
+        if logical_id.startswith("Fn::ForEach::"):
+            self.notice(
+                f"{logical_id} is not expanded; resources it creates are not scanned", start
+            )
+            return
+        if not isinstance(body, dict):
+            self.error(f"resource {logical_id} is not a mapping", start)
+            return
+        rtype = body.get("Type")
+        if not isinstance(rtype, str):
+            if isinstance(rtype, dict) and any(str(k).startswith("Rain::") for k in rtype):
+                self.error(
+                    f"resource {logical_id} is a rain module; run `rain pkg` and scan its output",
+                    start,
+                )
+            else:
+                self.error(f"resource {logical_id} has no Type (or it is not a string)", start)
+            return
+        kind = KINDS.get(rtype)
+        if kind is None:
+            return
+        cond = body.get("Condition")
+        if cond is not None:
+            created = ev.condition(cond) if isinstance(cond, str) else None
+            if created is False:
+                return
+            if created is None:
+                self.notice(
+                    f"{logical_id}: condition {cond!r} is not known statically; "
+                    "scanned as if the resource were created",
+                    start,
+                )
+        props = body.get("Properties")
+        if props is None:
+            props = {}
+        if not isinstance(props, dict):
+            self.error(f"Properties of resource {logical_id} is not a mapping", start)
+            return
+        renames = _RENAMES.get(rtype, {})
+        attrs: dict[str, Any] = {}
+        for key, raw in props.items():
+            literal = key == "ServiceName" and kind == "ec2.vpc_endpoint"
+            value = ev.value(raw, literal_pseudo=literal)
+            if value is NO_VALUE:
+                continue
+            attrs[renames.get(key, key)] = value
+        attrs = _coerce(attrs, "", lambda msg: self.notice(f"{logical_id}: {msg}", start))
+        tags = _tags(attrs)
+        name_prop = _NAME_PROPERTY.get(rtype)
+        physical = attrs.get(name_prop) if name_prop else None
+        name = physical if isinstance(physical, str) else tags.get("Name")
+        self.result.resources.append(
+            Resource(
+                kind=kind,
+                id=logical_id,
+                attrs=attrs,
+                provenance=Provenance(
+                    SourceKind.CLOUDFORMATION, file=self.where, start_line=start, end_line=end
+                ),
+                scope=self.where,
+                name=name,
+                tags=tags,
+                aliases=(physical,) if isinstance(physical, str) else (),
+                skips=self._skips(logical_id, body.get("Metadata"), start),
+                declared=True,
+            )
+        )
+
+    def _skips(self, logical_id: str, metadata: Any, line: int | None) -> tuple[Skip, ...]:
+        if not isinstance(metadata, dict) or "gpuaudit" not in metadata:
+            return ()
+        block = metadata["gpuaudit"]
+        entries = block.get("skip") if isinstance(block, dict) else None
+        if not isinstance(entries, list):
+            self.notice(
+                f"{logical_id}: Metadata gpuaudit must be {{skip: [{{id, reason}}]}}; ignored", line
+            )
+            return ()
+        skips: list[Skip] = []
+        for n, entry in enumerate(entries, 1):
+            pid = entry.get("id") if isinstance(entry, dict) else None
+            reason = entry.get("reason") if isinstance(entry, dict) else None
+            expires = entry.get("expires") if isinstance(entry, dict) else None
+            if not isinstance(pid, str) or not pid.strip():
+                self.notice(f"{logical_id}: gpuaudit skip #{n} has no policy id; ignored", line)
+                continue
+            if not isinstance(reason, str) or not reason.strip():
+                self.notice(
+                    f"{logical_id}: gpuaudit skip of {pid.strip()} has no reason; not suppressed",
+                    line,
+                )
+                continue
+            skips.append(
+                Skip(
+                    policy_id=pid.strip(),
+                    reason=reason.strip(),
+                    by=f"Metadata of {logical_id}",
+                    expires=None if expires is None else str(expires),
+                )
+            )
+        return tuple(skips)
+
+
+# ------------------------------------------------------------------------------- evaluation
+
+
+class Evaluator:
+    """Evaluates intrinsic functions against one template's parameters, mappings, conditions."""
+
+    def __init__(
+        self,
+        *,
+        parameters: dict[str, Any],
+        mappings: dict[str, Any],
+        conditions: dict[str, Any],
+        resource_ids: frozenset[str],
+        overrides: Mapping[str, str],
+        region: str | None,
+        account_id: str | None,
+    ) -> None:
+        self.parameters = parameters
+        self.mappings = mappings
+        self.conditions = conditions
+        self.resource_ids = resource_ids
+        self.overrides = overrides
+        self.region = region
+        self.account_id = account_id
+        self._params: dict[str, Any] = {}
+        self._conds: dict[str, bool | None] = {}
+        self._cond_stack: set[str] = set()
+
+    # ---- values
+
+    def value(self, v: Any, *, literal_pseudo: bool = False) -> Any:
+        """Resolve ``v``; returns :data:`NO_VALUE` where ``AWS::NoValue`` removes it."""
+        if isinstance(v, dict):
+            if len(v) == 1:
+                ((key, arg),) = v.items()
+                if key == "Ref" or key.startswith("Fn::"):
+                    return self._intrinsic(key, arg, literal_pseudo)
+            out = {}
+            for k, item in v.items():
+                r = self.value(item, literal_pseudo=literal_pseudo)
+                if r is not NO_VALUE:
+                    out[k] = r
+            return out
+        if isinstance(v, list):
+            items = (self.value(item, literal_pseudo=literal_pseudo) for item in v)
+            return [item for item in items if item is not NO_VALUE]
+        return v
+
+    def _intrinsic(self, fn: str, arg: Any, lit: bool) -> Any:
+        handler = _HANDLERS.get(fn)
+        if handler is None:
+            return Unknown(f"{fn} is not evaluated")
+        return handler(self, arg, lit)
+
+    def ref(self, name: Any, lit: bool = False) -> Any:
+        if not isinstance(name, str):
+            return Unknown("Ref: malformed argument")
+        if name == "AWS::NoValue":
+            return NO_VALUE
+        if name in _PSEUDO:
+            return self.pseudo(name, lit)
+        if name in self.parameters:
+            return self.parameter(name)
+        if name in self.resource_ids:
+            return Ref(name)
+        return Unknown(f"Ref to {name}, which the template does not define")
+
+    def pseudo(self, name: str, lit: bool = False) -> Any:
+        region = self.region
+        value: str | None = None
+        if name == "AWS::Region":
+            value = region
+        elif name == "AWS::AccountId":
+            value = self.account_id
+        elif name == "AWS::Partition":
+            value = _partition(region)
+        elif name == "AWS::URLSuffix":
+            value = "amazonaws.com.cn" if region and region.startswith("cn-") else "amazonaws.com"
+        if value is not None:
+            return value
+        if lit:
+            return "${" + name + "}"
+        hint = {"AWS::Region": " (pass --region)", "AWS::AccountId": " (pass --account-id)"}
+        return Unknown(f"{name} is not known{hint.get(name, '')}")
+
+    def parameter(self, name: str) -> Any:
+        if name not in self._params:
+            self._params[name] = self._parameter(name)
+        return self._params[name]
+
+    def _parameter(self, name: str) -> Any:
+        spec = self.parameters.get(name)
+        spec = spec if isinstance(spec, dict) else {}
+        ptype = spec.get("Type")
+        ptype = ptype if isinstance(ptype, str) else "String"
+        if name in self.overrides:
+            raw: Any = self.overrides[name]
+        elif "Default" in spec:
+            raw = spec["Default"]
+        else:
+            return Unknown(f"parameter {name} has no default")
+        if ptype.startswith("AWS::SSM::Parameter::Value"):
+            return Unknown(f"parameter {name} is read from SSM Parameter Store ({_text(raw)})")
+        if ptype.startswith("List<") or ptype == "CommaDelimitedList":
+            if isinstance(raw, list):
+                return [_text(item) for item in raw]
+            text = _text(raw)
+            return [part.strip() for part in text.split(",")] if text else []
+        if isinstance(raw, (dict, list)):
+            return Unknown(f"parameter {name} has a malformed default")
+        return _text(raw)
+
+    # ---- conditions
+
+    def condition(self, name: str) -> bool | None:
+        """True / False, or None when it cannot be decided statically."""
+        if name in self._conds:
+            return self._conds[name]
+        if name in self._cond_stack or name not in self.conditions:
+            return None
+        self._cond_stack.add(name)
+        try:
+            value = self.truth(self.conditions[name])
+        finally:
+            self._cond_stack.discard(name)
+        self._conds[name] = value
+        return value
+
+    def truth(self, expr: Any) -> bool | None:
+        if isinstance(expr, bool):
+            return expr
+        if isinstance(expr, str):
+            return self.condition(expr)
+        if not isinstance(expr, dict) or len(expr) != 1:
+            return None
+        ((fn, arg),) = expr.items()
+        if fn == "Condition":
+            return self.condition(arg) if isinstance(arg, str) else None
+        if fn == "Fn::Equals":
+            if not isinstance(arg, list) or len(arg) != 2:
+                return None
+            left, right = (_plain(self.value(a)) for a in arg)
+            if left is None or right is None:
+                return None
+            return left == right
+        items = arg if isinstance(arg, list) else None
+        if items is None:
+            return None
+        values = [self.truth(item) for item in items]
+        if fn == "Fn::Not":
+            return None if len(values) != 1 or values[0] is None else not values[0]
+        if fn == "Fn::And":
+            return False if False in values else (None if None in values else True)
+        if fn == "Fn::Or":
+            return True if True in values else (None if None in values else False)
+        return None
+
+
+def _partition(region: str | None) -> str:
+    if region and region.startswith("cn-"):
+        return "aws-cn"
+    if region and region.startswith("us-gov-"):
+        return "aws-us-gov"
+    return "aws"
+
+
+def _text(value: Any) -> str:
+    """A scalar as CloudFormation's string form."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _plain(value: Any) -> Any:
+    """A fully known value in comparable string form, else None."""
+    if isinstance(value, (str, int, float, bool)):
+        return _text(value)
+    if isinstance(value, list):
+        items = [_plain(item) for item in value]
+        return None if any(item is None for item in items) else tuple(items)
+    return None
+
+
+def _first_unknown(value: Any) -> Unknown | None:
+    if isinstance(value, Unknown):
+        return value
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            found = _first_unknown(item)
+            if found is not None:
+                return found
+    return None
+
+
+def _as_string(fn: str, value: Any) -> str | Unknown:
+    if isinstance(value, Unknown):
+        return value
+    if isinstance(value, Ref):
+        return Unknown(f"{fn}: the {'attribute' if value.attr else 'id'} of {value} is not known")
+    if isinstance(value, (str, int, float, bool)):
+        return _text(value)
+    return Unknown(f"{fn}: a part is not a string")
+
+
+def _fn_ref(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    return ev.ref(arg, lit)
+
+
+def _fn_getatt(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    if isinstance(arg, str):
+        logical_id, _, attr = arg.partition(".")
+        arg = [logical_id, attr]
+    if not isinstance(arg, list) or len(arg) != 2 or not isinstance(arg[0], str):
+        return Unknown("Fn::GetAtt: malformed arguments")
+    attr = ev.value(arg[1])
+    if not isinstance(attr, str) or not attr:
+        return Unknown("Fn::GetAtt: attribute name is not known")
+    if arg[0] not in ev.resource_ids:
+        return Unknown(f"Fn::GetAtt of {arg[0]}, which the template does not define")
+    return Ref(arg[0], attr)
+
+
+def _fn_sub(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    variables: dict[str, Any] = {}
+    if isinstance(arg, list) and len(arg) == 2 and isinstance(arg[1], dict):
+        arg, variables = arg[0], arg[1]
+    if not isinstance(arg, str):
+        return Unknown("Fn::Sub: malformed arguments")
+    whole = _SUB_VAR.fullmatch(arg)
+    parts: list[str] = []
+    pos = 0
+    for m in _SUB_VAR.finditer(arg):
+        parts.append(arg[pos : m.start()])
+        pos = m.end()
+        name = m.group(1).strip()
+        if name.startswith("!"):
+            parts.append("${" + name[1:] + "}")
+            continue
+        if name in variables:
+            value = ev.value(variables[name], literal_pseudo=lit)
+        elif name in _PSEUDO or name in ev.parameters or name in ev.resource_ids:
+            value = ev.ref(name, lit)
+        elif "." in name and name.partition(".")[0] in ev.resource_ids:
+            value = Ref(*name.split(".", 1))
+        else:
+            return Unknown(f"Fn::Sub: ${{{name}}} is not defined")
+        if whole is not None and isinstance(value, Ref):
+            return value
+        text = _as_string("Fn::Sub", value)
+        if isinstance(text, Unknown):
+            return text
+        parts.append(text)
+    parts.append(arg[pos:])
+    return "".join(parts)
+
+
+def _fn_join(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    if not isinstance(arg, list) or len(arg) != 2 or not isinstance(arg[0], str):
+        return Unknown("Fn::Join: malformed arguments")
+    items = ev.value(arg[1], literal_pseudo=lit)
+    if isinstance(items, Unknown):
+        return items
+    if not isinstance(items, list):
+        return Unknown("Fn::Join: the list is not a list")
+    texts = [_as_string("Fn::Join", item) for item in items]
+    for text in texts:
+        if isinstance(text, Unknown):
+            return text
+    return arg[0].join(str(t) for t in texts)
+
+
+def _fn_select(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    if not isinstance(arg, list) or len(arg) != 2:
+        return Unknown("Fn::Select: malformed arguments")
+    index = ev.value(arg[0])
+    items = ev.value(arg[1], literal_pseudo=lit)
+    if isinstance(index, Unknown):
+        return index
+    if isinstance(items, Unknown):
+        return items
+    try:
+        i = int(index)
+    except (TypeError, ValueError):
+        return Unknown("Fn::Select: the index is not a number")
+    if not isinstance(items, list) or not 0 <= i < len(items):
+        return Unknown("Fn::Select: index out of range")
+    return items[i]
+
+
+def _fn_split(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    if not isinstance(arg, list) or len(arg) != 2 or not isinstance(arg[0], str) or not arg[0]:
+        return Unknown("Fn::Split: malformed arguments")
+    text = _as_string("Fn::Split", ev.value(arg[1], literal_pseudo=lit))
+    if isinstance(text, Unknown):
+        return text
+    return text.split(arg[0])
+
+
+def _fn_if(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    if not isinstance(arg, list) or len(arg) != 3 or not isinstance(arg[0], str):
+        return Unknown("Fn::If: malformed arguments")
+    truth = ev.condition(arg[0])
+    if truth is None:
+        return Unknown(f"condition {arg[0]} is not known statically")
+    return ev.value(arg[1] if truth else arg[2], literal_pseudo=lit)
+
+
+def _fn_logic(fn: str) -> Any:
+    def handler(ev: Evaluator, arg: Any, lit: bool) -> Any:
+        truth = ev.truth({fn: arg})
+        return Unknown(f"{fn} is not known statically") if truth is None else truth
+
+    return handler
+
+
+def _fn_find_in_map(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    if not isinstance(arg, list) or len(arg) not in (3, 4):
+        return Unknown("Fn::FindInMap: malformed arguments")
+    keys = [ev.value(a) for a in arg[:3]]
+    default = (
+        arg[3].get("DefaultValue", NO_VALUE)
+        if len(arg) == 4 and isinstance(arg[3], dict)
+        else NO_VALUE
+    )
+    for key in keys:
+        if isinstance(key, Unknown):
+            return Unknown(f"Fn::FindInMap: a key is not known ({key.reason})")
+        if not isinstance(key, (str, int, float, bool)):
+            return Unknown("Fn::FindInMap: a key is not a string")
+    node: Any = ev.mappings
+    for key in keys:
+        node = node.get(_text(key)) if isinstance(node, dict) else None
+        if node is None:
+            if default is not NO_VALUE:
+                return ev.value(default, literal_pseudo=lit)
+            return Unknown(f"Fn::FindInMap: {'/'.join(_text(k) for k in keys)} is not in Mappings")
+    return ev.value(node, literal_pseudo=lit)
+
+
+def _fn_base64(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    text = _as_string("Fn::Base64", ev.value(arg))
+    if isinstance(text, Unknown):
+        return text
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+def _fn_to_json(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    value = ev.value(arg)
+    missing = _first_unknown(value)
+    if missing is not None:
+        return missing
+    try:
+        return json.dumps(value, separators=(",", ":"), default=_reject)
+    except TypeError:
+        return Unknown("Fn::ToJsonString: a value is a resource reference")
+
+
+def _reject(value: Any) -> Any:
+    raise TypeError(repr(value))
+
+
+def _fn_length(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    value = ev.value(arg)
+    return len(value) if isinstance(value, list) else Unknown("Fn::Length: not a known list")
+
+
+def _fn_unknown(reason: str) -> Any:
+    def handler(ev: Evaluator, arg: Any, lit: bool) -> Any:
+        return Unknown(reason)
+
+    return handler
+
+
+_HANDLERS: dict[str, Any] = {
+    "Ref": _fn_ref,
+    "Fn::GetAtt": _fn_getatt,
+    "Fn::Sub": _fn_sub,
+    "Fn::Join": _fn_join,
+    "Fn::Select": _fn_select,
+    "Fn::Split": _fn_split,
+    "Fn::If": _fn_if,
+    "Fn::Equals": _fn_logic("Fn::Equals"),
+    "Fn::Not": _fn_logic("Fn::Not"),
+    "Fn::And": _fn_logic("Fn::And"),
+    "Fn::Or": _fn_logic("Fn::Or"),
+    "Fn::FindInMap": _fn_find_in_map,
+    "Fn::Base64": _fn_base64,
+    "Fn::ToJsonString": _fn_to_json,
+    "Fn::Length": _fn_length,
+    "Fn::GetAZs": _fn_unknown("Fn::GetAZs: the availability zones of the account are not known"),
+    "Fn::ImportValue": _fn_unknown("Fn::ImportValue: the value is exported by another stack"),
+    "Fn::Cidr": _fn_unknown("Fn::Cidr is not evaluated"),
+    "Fn::Transform": _fn_unknown("Fn::Transform: a macro decides the value"),
+}
+
+
+# --------------------------------------------------------------------------------- coercion
+
+
+def _coerce(value: Any, key: str, notice: Any) -> Any:
+    """Coerce values to the AWS types by key name (see docs/resource-model.md)."""
+    if isinstance(value, dict):
+        return {k: _coerce(v, k, notice) for k, v in value.items()}
+    if isinstance(value, list):
+        if key in _LIST_KEYS:
+            return _flat_list(value)
+        return [_coerce(item, key, notice) for item in value]
+    if value is None or isinstance(value, (Unknown, Ref)):
+        return value
+    if key in _BOOL_KEYS:
+        return _to_bool(key, value, notice)
+    if key in _INT_KEYS:
+        return _to_int(key, value, notice)
+    if key in _NUMBER_KEYS:
+        return _to_number(key, value, notice)
+    if key in _LIST_KEYS and isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if key in _JSON_KEYS and isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            notice(f"{key} is not valid JSON; treated as unknown")
+            return Unknown(f"{key} is not valid JSON")
+    return value
+
+
+def _flat_list(items: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, list):
+            out.extend(item)
+        elif isinstance(item, str) and "," in item:
+            out.extend(part.strip() for part in item.split(",") if part.strip())
+        else:
+            out.append(item)
+    return out
+
+
+def _garbage(key: str, value: Any, what: str, notice: Any) -> Unknown:
+    notice(f"{key} {value!r} is not {what}; treated as unknown")
+    return Unknown(f"{key} {value!r} is not {what}")
+
+
+def _to_bool(key: str, value: Any, notice: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return _garbage(key, value, "a boolean", notice)
+
+
+def _to_int(key: str, value: Any, notice: Any) -> Any:
+    if isinstance(value, bool):
+        return _garbage(key, value, "an integer", notice)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    return _garbage(key, value, "an integer", notice)
+
+
+def _to_number(key: str, value: Any, notice: Any) -> Any:
+    if isinstance(value, bool):
+        return _garbage(key, value, "a number", notice)
+    if isinstance(value, (int, float)):
+        number: float = value
+    else:
+        try:
+            number = float(str(value).strip())
+        except ValueError:
+            return _garbage(key, value, "a number", notice)
+    if number != number or number in (float("inf"), float("-inf")):
+        return _garbage(key, value, "a number", notice)
+    return int(number) if float(number).is_integer() else number
+
+
+def _tags(attrs: dict[str, Any]) -> dict[str, str]:
+    """Known tags as a plain dict (a tag whose value is not known is left out)."""
+    lists = [attrs.get("Tags")]
+    specs = attrs.get("TagSpecifications")
+    if isinstance(specs, list):
+        lists += [
+            spec.get("Tags")
+            for spec in specs
+            if isinstance(spec, dict) and spec.get("ResourceType") in _OWN_TAG_SPEC_TYPES
+        ]
+    tags: dict[str, str] = {}
+    for items in lists:
+        if isinstance(items, dict):  # some templates write a plain mapping
+            items = [{"Key": k, "Value": v} for k, v in items.items()]
+        if not isinstance(items, list):
+            continue
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            key, value = item.get("Key"), item.get("Value")
+            if isinstance(key, str) and isinstance(value, (str, int, float, bool)):
+                tags[key] = _text(value)
+    return tags
