@@ -1,0 +1,193 @@
+"""`gpuaudit audit` (live accounts) and `gpuaudit iam-policy` (the minimal read-only policy).
+
+Thin: parse options, resolve targets, collect, hand the result to ``scanner.runner.finish``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from scanner.cli_options import build_report_options, report_options
+from scanner.runner import EXIT_ERROR, UsageError, finish
+
+
+def needed_kinds(
+    config_path: Path | None, policy_ids: Collection[str], skip_ids: Collection[str]
+) -> frozenset[str]:
+    """Every kind the selected policies read: only the calls they need are made."""
+    from scanner.config import load_config
+    from scanner.engine import select_policies
+
+    config = load_config(config_path)
+    chosen = select_policies(config, policy_ids or None, skip_ids)
+    return frozenset(k for pol in chosen for k in pol.needs)
+
+
+class Progress:
+    """One line per (account, region) on stderr: a bar on a terminal, plain lines otherwise."""
+
+    WIDTH = 24
+
+    def __init__(self, stream: IO[str] | None = None, *, enabled: bool = True) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        isatty = getattr(self.stream, "isatty", None)
+        self.tty = bool(isatty and isatty())
+        self._last = 0
+
+    def start(self, total: int) -> None:
+        if self.enabled and not self.tty:
+            self._write(f"gpuaudit: auditing {total} account/region pair(s)\n")
+
+    def __call__(self, done: int, total: int, target: Any, status: str) -> None:
+        if not self.enabled:
+            return
+        label = f"{target.account}/{target.region} {status}"
+        if self.tty:
+            filled = self.WIDTH * done // max(total, 1)
+            bar = "#" * filled + "-" * (self.WIDTH - filled)
+            line = f"\r[{bar}] {done}/{total} {label}"
+            pad = max(self._last - len(line), 0)
+            self._last = len(line)
+            self._write(line + " " * pad + ("\n" if done == total else ""))
+        else:
+            self._write(f"gpuaudit: [{done}/{total}] {label}\n")
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+
+@click.command()
+@click.option(
+    "--profile",
+    "profiles",
+    multiple=True,
+    metavar="NAME",
+    help="AWS profile (repeatable). Default: the standard boto3 credential chain.",
+)
+@click.option(
+    "--regions",
+    "--region",
+    "regions",
+    multiple=True,
+    metavar="R1,R2|all",
+    help="Regions to audit, comma-separated or repeated; 'all' = the account's enabled "
+    "regions. Default: the profile's region.",
+)
+@click.option("--role-arn", metavar="ARN", help="Assume this role (in the audited account).")
+@click.option("--external-id", metavar="ID", help="External id for --role-arn / --role-name.")
+@click.option(
+    "--org", is_flag=True, help="Audit every ACTIVE account of the Organization (ListAccounts)."
+)
+@click.option("--role-name", metavar="NAME", help="With --org: role to assume in each account.")
+@click.option(
+    "--endpoint-url",
+    metavar="URL",
+    help="One endpoint for every service (moto server, LocalStack). Per-service endpoints: "
+    "AWS_ENDPOINT_URL_<SERVICE>.",
+)
+@click.option(
+    "--max-workers",
+    type=click.IntRange(1, 64),
+    default=8,
+    show_default=True,
+    help="Parallel (account, region) pairs.",
+)
+@click.option(
+    "--max-attempts",
+    type=click.IntRange(1, 20),
+    default=None,
+    help="Attempts per API call (adaptive retries; default 6 or AWS_MAX_ATTEMPTS).",
+)
+@click.option(
+    "--shard", metavar="K/N", help="Audit only shard K of N of the sorted (account, region) pairs."
+)
+@report_options
+def audit(
+    profiles: tuple[str, ...],
+    regions: tuple[str, ...],
+    role_arn: str | None,
+    external_id: str | None,
+    org: bool,
+    role_name: str | None,
+    endpoint_url: str | None,
+    max_workers: int,
+    max_attempts: int | None,
+    shard: str | None,
+    **kwargs: Any,
+) -> None:
+    """Audit live AWS accounts (read-only) with the same policies as `scan`."""
+    from scanner.aws.targets import TargetSpec, TargetSpecError, parse_regions, parse_shard
+
+    opts = build_report_options(kwargs)
+    try:
+        spec = TargetSpec(
+            profiles=tuple(profiles),
+            regions=parse_regions(regions),
+            role_arn=role_arn,
+            external_id=external_id,
+            org=org,
+            role_name=role_name,
+            shard=parse_shard(shard) if shard else None,
+        )
+    except TargetSpecError as exc:
+        raise click.UsageError(str(exc)) from exc
+    try:
+        kinds = needed_kinds(opts.config_path, opts.policy_ids, opts.skip_ids)
+    except KeyError as exc:
+        _die(exc.args[0] if exc.args else str(exc))
+    except Exception as exc:  # ConfigError and friends: a usage problem, not a traceback
+        _die(str(exc))
+
+    from scanner.aws.clients import ClientFactory
+    from scanner.aws.collect import collect_targets, inputs_of, plan
+
+    progress = Progress(enabled=not opts.quiet)
+    factory = ClientFactory(endpoint_url=endpoint_url, max_attempts=max_attempts)
+    targets = plan(spec, factory, max_workers=max_workers)
+    progress.start(len(targets))
+    result = collect_targets(
+        targets, kinds=kinds, factory=factory, max_workers=max_workers, progress=progress
+    )
+    try:
+        code = finish(result, inputs=inputs_of(targets), opts=opts)
+    except UsageError as exc:
+        _die(str(exc))
+    sys.exit(code)
+
+
+def _die(message: str) -> None:
+    click.echo(f"gpuaudit: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+@click.command("iam-policy")
+@click.option(
+    "--policy",
+    "policy_ids",
+    multiple=True,
+    metavar="ID",
+    help="Only what these policies need (repeatable). Default: every policy, including "
+    "off-by-default ones.",
+)
+def iam_policy(policy_ids: tuple[str, ...]) -> None:
+    """Print the minimal read-only IAM policy for `gpuaudit audit`."""
+    from scanner.aws.iam_policy import render
+
+    kinds: frozenset[str] | None = None
+    if policy_ids:
+        from policies import all_policies
+
+        catalogue = all_policies()
+        wanted = [p.strip().upper() for p in policy_ids]
+        unknown = [p for p in wanted if p not in catalogue]
+        if unknown:
+            _die(f"unknown policy id {unknown[0]} (known: {', '.join(catalogue)})")
+        kinds = frozenset(k for p in wanted for k in catalogue[p].needs)
+    click.echo(render(kinds), nl=False)
