@@ -58,6 +58,9 @@ def render(doc: dict[str, Any]) -> str:
         f" (prices: {cell(cat.get('source', '?'))}, as of {cell(cat.get('as_of', '?'))})",
     ]
 
+    if cat.get("note"):
+        out[-1] += "  "
+        out.append(f"Note: {cell(cat['note'])}")
     failing = by_severity(f for f in findings if f.get("status") == "FAIL")
     out += ["", f"### Failing findings ({len(failing)})", ""]
     if failing:

@@ -182,4 +182,6 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     money_line = f"Estimated saving: {money(summary.get('savings_usd_month') or 0)}/month"
     if cat:
         money_line += f". Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}."
+        if cat.get("note"):
+            money_line += f" Note: {cat['note']}."
     return [line, money_line]

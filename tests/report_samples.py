@@ -15,7 +15,11 @@ from html.parser import HTMLParser
 from typing import Any
 
 TOOL = {"name": "gpuaudit", "version": "0.1.0"}
-CATALOG = {"source": "gpuaudit catalogue (us-east-1 on-demand)", "as_of": "2025-06-01"}
+CATALOG = {
+    "source": "gpuaudit catalogue (us-east-1 on-demand)",
+    "as_of": "2025-06-01",
+    "region": "us-east-1",
+}
 REMEDIATION_EBS = {
     "text": "Encrypt the volume: set Encrypted = true (and KmsKeyId for a customer-managed key).",
     "terraform": 'resource "aws_ebs_volume" "x" {\n  encrypted = true\n}',
@@ -82,6 +86,7 @@ def document(
     notices: list[dict[str, Any]] | None = None,
     coverage: list[dict[str, Any]] | None = None,
     resources: int | None = None,
+    catalog_note: str | None = None,
 ) -> dict[str, Any]:
     """A whole report with the summary computed from ``findings``, as the runner does."""
     by_policy: dict[str, Counter[str]] = {}
@@ -93,7 +98,7 @@ def document(
         "schema_version": 1,
         "tool": dict(TOOL),
         "inputs": inputs,
-        "catalog": dict(CATALOG),
+        "catalog": dict(CATALOG, **({"note": catalog_note} if catalog_note else {})),
         "summary": {
             "by_status": dict(Counter(f["status"] for f in findings)),
             "by_severity": dict(Counter(f["severity"] for f in fails)),
@@ -387,6 +392,7 @@ def live_doc() -> dict[str, Any]:
             },
         ],
         resources=42,
+        catalog_note="prices are us-east-1 on-demand prices, used for eu-west-1 too",
     )
 
 

@@ -220,6 +220,7 @@ def test_table_live_shows_account_region_and_error() -> None:
     assert "123456789012/us-east-1" in out
     assert re.search(r"^medium\s+ERROR\s+SPOT-002", out, re.M)
     assert "[aws] 123456789012/eu-west-1/ec2: AccessDenied" in out
+    assert "Note: prices are us-east-1 on-demand prices, used for eu-west-1 too." in out
 
 
 def test_table_neutralises_terminal_escapes() -> None:
@@ -483,6 +484,7 @@ def test_markdown_summary_and_savings() -> None:
     savings = out[out.index("### Savings") :]
     assert savings.index("$16,548.44") < savings.index("$4,135.45")  # largest first
     assert "### Failing findings (4)" in out and "### Input errors (1)" in out
+    assert "Note: prices are us-east-1 on-demand prices, used for eu-west-1 too" in out
 
 
 # --- html (static checks; tests/test_html_chromium.py renders it in a real browser) ---------
@@ -523,5 +525,5 @@ def test_html_shows_everything_a_reader_needs() -> None:
     assert "infra/gpu/broken.tf:3" in out and "was not fetched" in out
     assert "2025-06-01" in out
     live = render("html", sample("live"))
-    assert "Coverage gaps (1 of 2)" in live
+    assert "Coverage gaps (1 of 2)" in live and "used for eu-west-1 too" in live
     assert "arn:aws:ec2:us-east-1:123456789012:instance/i-0123456789abcdef0" in live
