@@ -228,14 +228,14 @@ def _suppress(finding: Finding, resource: Resource, mutes: _Mutes,
     for skip in resource.skips:
         if skip.policy_id in (finding.policy_id, "ALL") and skip.reason.strip():
             return _with(finding, {"by": skip.by, "reason": skip.reason,
-                                   "expires": skip.expires})
+                                   "expires": skip.expires, "kind": "inSource"})
     entry, expired = mutes.match(finding)
     if entry is not None and not expired:
         return _with(finding, {"by": "mute list", "reason": entry["reason"],
-                               "expires": entry.get("expires")})
+                               "expires": entry.get("expires"), "kind": "external"})
     if finding.id in baseline:
         return _with(finding, {"by": "baseline", "reason": "present in the baseline report",
-                               "expires": None})
+                               "expires": None, "kind": "external"})
     if entry is not None and expired:
         return Finding(**{**finding.__dict__,
                           "message": f"{finding.message} (mute expired {entry.get('expires')})"})
