@@ -5,7 +5,7 @@ or overrides, pseudo parameters given by the caller, conditions, mappings, ``Fn:
 ``Select`` / ``Split``); references to resources become :class:`~scanner.model.Ref`; everything
 else becomes :class:`~scanner.model.Unknown` with a reason.
 
-One exception, documented in docs: in a VPC endpoint's ``ServiceName`` an unknown pseudo
+One deliberate exception: in a VPC endpoint's ``ServiceName`` an unknown pseudo
 parameter is kept as its literal ``${AWS::Region}`` text, so that
 ``!Sub com.amazonaws.${AWS::Region}.s3`` is still recognised as the S3 service by pattern.
 """

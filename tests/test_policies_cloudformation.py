@@ -1,0 +1,212 @@
+"""Each policy the CloudFormation source supports, on real templates, through the engine.
+
+One failing and one passing template per policy (tests/fixtures/cfn/policies/); the exact
+(policy, resource, status) results are asserted, so a resource the policy should not look at
+(no GPU, no spot) must give no result at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scanner.config import Config
+from scanner.engine import evaluate
+from scanner.model import Status
+from scanner.sources.cloudformation import load_template
+
+POLICIES = Path(__file__).resolve().parent / "fixtures" / "cfn" / "policies"
+
+F, P, U, S = Status.FAIL, Status.PASS, Status.UNKNOWN, Status.SUPPRESSED
+
+CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
+    (
+        "ebs001_fail.yaml",
+        ("EBS-001",),
+        [
+            ("EBS-001", "PlainVolume", F),
+            ("EBS-001", "DefaultVolume", F),  # absent Encrypted; no default encryption in CFN
+            ("EBS-001", "ParamVolume", U),  # parameter with no default
+            ("EBS-001", "SkippedVolume", S),  # Metadata skip with a reason
+            ("EBS-001", "NoReasonVolume", F),  # a skip without a reason does not mute
+            ("EBS-001", "Instance", F),  # second device has no Encrypted
+            ("EBS-001", "Template", F),  # "false" as a string
+            ("EBS-001", "Config", F),  # no mappings: the AMI's root volume, unencrypted
+            ("EBS-001", "Fleet", F),
+        ],
+    ),
+    (
+        "ebs001_pass.yaml",
+        ("EBS-001",),
+        [
+            ("EBS-001", "Volume", P),  # "true" from a parameter default
+            ("EBS-001", "Instance", P),
+            ("EBS-001", "Template", P),
+            ("EBS-001", "Config", P),  # "True"
+            ("EBS-001", "Fleet", P),
+        ],
+    ),
+    (
+        "ebs003_fail.yaml",
+        ("EBS-003",),
+        [
+            ("EBS-003", "DefaultKeyVolume", F),
+            ("EBS-003", "AwsManagedKeyVolume", F),
+            ("EBS-003", "Template", F),
+        ],
+    ),
+    (
+        "ebs003_pass.yaml",
+        ("EBS-003",),
+        [("EBS-003", "Volume", P), ("EBS-003", "Template", P)],
+    ),
+    ("vpc001_fail.yaml", ("VPC-001",), [("VPC-001", "GpuVpc", F)]),
+    ("vpc001_pass.yaml", ("VPC-001",), [("VPC-001", "GpuVpc", P)]),
+    (
+        "vpc002_fail.yaml",
+        ("VPC-002",),
+        [("VPC-002", "ExplicitSubnet", F), ("VPC-002", "MainTableSubnet", F)],
+    ),
+    ("vpc002_pass.yaml", ("VPC-002",), [("VPC-002", "GpuSubnet", P)]),
+    (
+        "vpc003_fail.yaml",
+        ("VPC-003",),
+        [("VPC-003", "NoPolicy", F), ("VPC-003", "OpenPolicy", F)],
+    ),
+    (
+        "vpc003_pass.yaml",
+        ("VPC-003",),
+        [("VPC-003", "Restricted", P), ("VPC-003", "Conditional", P)],
+    ),
+    (
+        "vpc004_fail.yaml",
+        ("VPC-004",),
+        [
+            ("VPC-004", "ExplicitInstance", F),
+            ("VPC-004", "Template", P),  # the template itself sets no public IP
+            ("VPC-004", "Workers", F),  # public subnet: MapPublicIpOnLaunch + route to the IGW
+            ("VPC-004", "PublicConfig", F),
+        ],
+    ),
+    (
+        "vpc004_pass.yaml",
+        ("VPC-004",),
+        [
+            ("VPC-004", "ExplicitInstance", P),
+            ("VPC-004", "Workers", P),  # maps public IPs, but routes to a NAT gateway
+            ("VPC-004", "PrivateConfig", P),
+        ],
+    ),
+    (
+        "spot_fail.yaml",
+        ("SPOT-001", "SPOT-002"),
+        [
+            ("SPOT-001", "TooHigh", F),
+            ("SPOT-002", "TooHigh", P),
+            ("SPOT-001", "NoCap", F),  # require_explicit_cap: no max price = on-demand
+            ("SPOT-002", "NoCap", P),
+            ("SPOT-001", "TooLow", P),
+            ("SPOT-002", "TooLow", F),
+            ("SPOT-001", "LowConfig", P),
+            ("SPOT-002", "LowConfig", F),
+            ("SPOT-001", "Mixed", F),  # SpotMaxPrice 1.00 over both override types' caps
+            ("SPOT-002", "Mixed", P),
+        ],
+    ),
+    (
+        "spot_pass.yaml",
+        ("SPOT-001", "SPOT-002"),
+        [
+            ("SPOT-001", "Capped", P),
+            ("SPOT-002", "Capped", P),
+            ("SPOT-001", "Config", P),
+            ("SPOT-002", "Config", P),
+            ("SPOT-001", "Fleet", P),
+            ("SPOT-002", "Fleet", P),
+        ],
+    ),
+    (
+        "asg_fail.yaml",
+        ("ASG-001", "ASG-002"),
+        [
+            ("ASG-001", "AllOnDemand", F),  # no spot: ASG-002 does not apply
+            ("ASG-001", "AllSpot", F),
+            ("ASG-002", "AllSpot", F),
+            ("ASG-001", "LowestPrice", F),
+            ("ASG-002", "LowestPrice", F),
+        ],
+    ),
+    (
+        "asg_pass.yaml",
+        ("ASG-001", "ASG-002"),
+        [("ASG-001", "Workers", P), ("ASG-002", "Workers", P)],
+    ),
+]
+
+
+def _results(name: str, policy_ids: tuple[str, ...]) -> list[tuple[str, str, Status]]:
+    source = load_template(POLICIES / name)
+    assert source.errors == []
+    findings = evaluate(source.resources, policy_ids=policy_ids)
+    return [(f.policy_id, f.resource["id"], f.status) for f in findings]
+
+
+@pytest.mark.parametrize(("name", "policy_ids", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_policy_results(
+    name: str, policy_ids: tuple[str, ...], expected: list[tuple[str, str, Status]]
+) -> None:
+    assert sorted(_results(name, policy_ids)) == sorted(expected)
+
+
+def test_every_supported_policy_has_a_failing_and_a_passing_case() -> None:
+    supported = {
+        "EBS-001",
+        "EBS-003",
+        "VPC-001",
+        "VPC-002",
+        "VPC-003",
+        "VPC-004",
+        "SPOT-001",
+        "SPOT-002",
+        "ASG-001",
+        "ASG-002",
+    }
+    failing = {pid for _, _, exp in CASES for pid, _, status in exp if status is F}
+    passing = {pid for _, _, exp in CASES for pid, _, status in exp if status is P}
+    assert supported <= failing and supported <= passing
+
+
+def test_findings_point_at_the_template_lines() -> None:
+    source = load_template(POLICIES / "ebs001_fail.yaml")
+    findings = evaluate(source.resources, policy_ids=["EBS-001"])
+    by_id = {f.resource["id"]: f for f in findings}
+    loc = by_id["PlainVolume"].location
+    assert loc is not None and loc["start_line"] == 6 and loc["end_line"] == 8
+    assert loc["file"].endswith("ebs001_fail.yaml")
+    skipped = by_id["SkippedVolume"]
+    assert skipped.suppression is not None
+    assert skipped.suppression["by"] == "Metadata of SkippedVolume"
+    assert skipped.suppression["reason"] == "scratch space wiped on every run"
+    assert [n.message for n in source.notices] == [
+        "NoReasonVolume: gpuaudit skip of EBS-001 has no reason; not suppressed"
+    ]
+
+
+def test_ebs003_is_off_unless_enabled_in_the_config() -> None:
+    source = load_template(POLICIES / "ebs003_fail.yaml")
+    assert not [f for f in evaluate(source.resources) if f.policy_id == "EBS-003"]
+    config = Config(policies={"EBS-003": {"enabled": True}})
+    on = [
+        (f.resource["id"], f.status)
+        for f in evaluate(source.resources, config=config)
+        if f.policy_id == "EBS-003"
+    ]
+    assert sorted(on) == [("AwsManagedKeyVolume", F), ("DefaultKeyVolume", F), ("Template", F)]
+
+
+def test_region_given_or_not_the_s3_endpoint_is_recognised() -> None:
+    for region in (None, "eu-central-1"):
+        source = load_template(POLICIES / "vpc001_pass.yaml", region=region)
+        findings = evaluate(source.resources, policy_ids=["VPC-001"])
+        assert [(f.resource["id"], f.status) for f in findings] == [("GpuVpc", P)]
