@@ -192,6 +192,34 @@ def test_yaml_and_json_forms_give_the_same_resources() -> None:
     assert len(yaml_result.resources) == len(EXPECTED_KINDS)
 
 
+def test_cdk_synth_output() -> None:
+    cdk = FIXTURES / "cdk.out"
+    sniffed = [f.name for f in sorted(cdk.iterdir()) if looks_like_cloudformation(f.read_text())]
+    assert sniffed == ["GpuStack.template.json"]  # not tree.json / manifest.json
+    result = load_template(cdk / "GpuStack.template.json")
+    assert result.errors == [] and result.notices == []  # AWS::CDK::Metadata is ignored quietly
+    res = by_id(result)
+    assert sorted(r.kind for r in res.values()) == sorted(
+        [
+            "ec2.vpc",
+            "ec2.subnet",
+            "ec2.route_table",
+            "ec2.route_table_association",
+            "ec2.vpc_endpoint",
+            "ec2.launch_template",
+            "autoscaling.group",
+        ]
+    )
+    assert res["VpcS3Endpoint1C4D4E67"].attrs["ServiceName"] == "com.amazonaws.${AWS::Region}.s3"
+    lt = res["WorkersLaunchTemplate5D5A5B1F"]
+    assert lt.tags == {"Name": "GpuStack/Workers/LaunchTemplate"}  # not the instance's tags
+    assert "SSM" in unknown_reason(lt.get("LaunchTemplateData.ImageId"))
+    asg = res["WorkersASG8D4A2F11"]
+    assert (asg.attrs["MinSize"], asg.attrs["MaxSize"], asg.attrs["DesiredCapacity"]) == (0, 10, 10)
+    assert asg.attrs["VPCZoneIdentifier"] == [Ref("VpcPrivateSubnet1Subnet536B997A")]
+    assert (asg.provenance.start_line, asg.provenance.end_line) == (60, 84)
+
+
 # ------------------------------------------------------------------------------ intrinsics
 
 
