@@ -1,0 +1,809 @@
+"""Terraform resource type -> normalized Resource (docs/resource-model.md).
+
+Shared by both Terraform sources (HCL and plan JSON). ``values`` are a resource's attributes in
+the shape of terraform's plan JSON: snake_case keys, nested blocks as lists of dicts (a single
+dict is accepted too), where any value at any depth may be an :class:`Unknown` or a :class:`Ref`.
+Both pass through untouched; only real values are coerced to the AWS types:
+
+- booleans become ``bool`` (launch templates spell them "true"/"false"/"" in plans);
+- counts and sizes become ``int`` ("2" -> 2);
+- prices stay as given (AWS uses strings), and so does ``""`` for an ASG's ``spot_max_price``;
+- other empty strings mean "not set" and are dropped (terraform's zero value for unset strings);
+- sets of ids become lists, and a single ``Ref`` where a list is expected becomes ``[Ref]``.
+
+Absent or ``None`` means "not set": the AWS default applies. The only provider default filled in
+is ``aws_ebs_encryption_by_default.enabled`` (true when omitted), because the HCL source cannot
+know it otherwise. Stdlib only (the pre-commit path imports this).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from scanner.model import Provenance, Ref, Resource, Skip, Unknown
+
+Attrs = dict[str, Any]
+# A translator returns (kind, attrs, name, extra aliases).
+Translator = Callable[[Mapping[str, Any]], tuple[str, Attrs, Any, tuple[str, ...]]]
+
+_OPAQUE = (Unknown, Ref)
+
+
+# -- coercions ------------------------------------------------------------------------------------
+
+
+def _s(value: Any) -> Any:
+    """A string-ish value; "" is terraform's "unset"."""
+    if value is None or value == "":
+        return None
+    return value
+
+
+def _bool(value: Any) -> Any:
+    if value is None or isinstance(value, bool | Unknown | Ref):
+        return value
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "":
+            return None
+        if text == "true":
+            return True
+        if text == "false":
+            return False
+    elif isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    return Unknown(f"not a boolean: {value!r}")
+
+
+def _int(value: Any) -> Any:
+    if value is None or isinstance(value, Unknown | Ref):
+        return value
+    if isinstance(value, bool):
+        return Unknown(f"not a number: {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, str):
+        text = value.strip()
+        if text == "":
+            return None
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                number = float(text)
+            except ValueError:
+                return Unknown(f"not a number: {value!r}")
+            return int(number) if number.is_integer() else number
+    return Unknown(f"not a number: {value!r}")
+
+
+def _price(value: Any) -> Any:
+    """Prices stay as given (strings, like the AWS API); numbers become their string form."""
+    if isinstance(value, bool):
+        return Unknown(f"not a price: {value!r}")
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+def _list(value: Any) -> Any:
+    """A list of scalars (ids, names): sets become lists; a lone Ref or string a 1-item list."""
+    if value is None or isinstance(value, Unknown):
+        return value
+    if isinstance(value, Ref):
+        return [value]
+    if isinstance(value, list | tuple | set | frozenset):
+        return [v for v in value if v is not None and v != ""]
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return Unknown(f"not a list: {value!r}")
+
+
+def _blocks(value: Any) -> Any:
+    """Nested blocks: a list of dicts, an Unknown, or None."""
+    if value is None or isinstance(value, Unknown):
+        return value
+    if isinstance(value, Ref):
+        return Unknown(f"block given as a reference to {value}")
+    if isinstance(value, Mapping):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [b for b in value if isinstance(b, Mapping | Unknown)]
+    return Unknown(f"not a block: {value!r}")
+
+
+def _one(value: Any) -> Any:
+    """A single nested block (MaxItems 1): a dict, an Unknown, or None."""
+    blocks = _blocks(value)
+    if isinstance(blocks, Unknown):
+        return blocks
+    if not blocks:
+        return None
+    return blocks[0]
+
+
+def _json_doc(value: Any) -> Any:
+    """A policy document: JSON text parsed into a dict."""
+    if value is None or value == "" or isinstance(value, Unknown | Ref | dict):
+        return None if value == "" else value
+    if isinstance(value, str):
+        try:
+            doc = json.loads(value)
+        except ValueError:
+            return Unknown("policy document is not valid JSON")
+        return doc if isinstance(doc, dict) else Unknown("policy document is not a JSON object")
+    return Unknown(f"not a policy document: {type(value).__name__}")
+
+
+def _put(d: Attrs, key: str, value: Any) -> None:
+    if value is not None:
+        d[key] = value
+
+
+def _pairs(d: Attrs, src: Mapping[str, Any], spec: tuple[tuple[str, str, Any], ...]) -> Attrs:
+    for tf_key, aws_key, conv in spec:
+        value = src.get(tf_key)
+        if value is not None:
+            value = conv(value) if conv is not None else _s(value)
+            if value is not None:
+                d[aws_key] = value
+    return d
+
+
+def _sub(src: Mapping[str, Any], spec: tuple[tuple[str, str, Any], ...]) -> Any:
+    """Translate one optional nested block with a flat spec; None when absent or empty."""
+    block = _one(src)
+    if block is None or isinstance(block, Unknown):
+        return block
+    out = _pairs({}, block, spec)
+    return out or None
+
+
+# -- shared pieces --------------------------------------------------------------------------------
+
+_EBS = (
+    ("encrypted", "Encrypted", _bool),
+    ("kms_key_id", "KmsKeyId", None),
+    ("volume_size", "VolumeSize", _int),
+    ("volume_type", "VolumeType", None),
+    ("iops", "Iops", _int),
+    ("throughput", "Throughput", _int),
+    ("snapshot_id", "SnapshotId", None),
+    ("delete_on_termination", "DeleteOnTermination", _bool),
+)
+
+
+def _instance_devices(v: Mapping[str, Any]) -> Any:
+    """aws_instance-style root/ebs/ephemeral blocks -> BlockDeviceMappings (root first)."""
+    out: list[Any] = []
+    root = _one(v.get("root_block_device"))
+    if isinstance(root, Unknown):
+        out.append({"DeviceName": "root", "Ebs": root})
+    elif root is not None:
+        out.append({"DeviceName": "root", "Ebs": _pairs({}, root, _EBS)})
+    ebs = _blocks(v.get("ebs_block_device"))
+    if isinstance(ebs, Unknown):
+        return ebs
+    for block in ebs or ():
+        if isinstance(block, Unknown):
+            out.append({"Ebs": block})
+            continue
+        m: Attrs = {}
+        _put(m, "DeviceName", _s(block.get("device_name")))
+        m["Ebs"] = _pairs({}, block, _EBS)
+        out.append(m)
+    eph = _blocks(v.get("ephemeral_block_device"))
+    for block in eph if isinstance(eph, list) else ():
+        if isinstance(block, Mapping):
+            out.append(_pairs({}, block, (("device_name", "DeviceName", None),
+                                          ("virtual_name", "VirtualName", None),
+                                          ("no_device", "NoDevice", _bool))))
+    return out or None
+
+
+def _market_options(v: Mapping[str, Any]) -> Any:
+    block = _one(v.get("instance_market_options"))
+    if block is None or isinstance(block, Unknown):
+        return block
+    out = _pairs({}, block, (("market_type", "MarketType", None),))
+    spot = _sub(block.get("spot_options"), (
+        ("max_price", "MaxPrice", _price),
+        ("spot_instance_type", "SpotInstanceType", None),
+        ("instance_interruption_behavior", "InstanceInterruptionBehavior", None),
+        ("valid_until", "ValidUntil", None),
+        ("block_duration_minutes", "BlockDurationMinutes", _int),
+    ))
+    _put(out, "SpotOptions", spot)
+    return out or None
+
+
+_LT_SPEC = (
+    ("id", "LaunchTemplateId", None),
+    ("launch_template_id", "LaunchTemplateId", None),
+    ("name", "LaunchTemplateName", None),
+    ("launch_template_name", "LaunchTemplateName", None),
+    ("version", "Version", None),
+)
+
+
+def _lt_spec(value: Any) -> Any:
+    spec = _sub(value, _LT_SPEC)
+    if isinstance(spec, dict) and spec.get("LaunchTemplateId") == "unknown":
+        # The AWS provider plans launch_template_id = "unknown" when only a name is given.
+        del spec["LaunchTemplateId"]
+        spec = spec or None
+    return spec
+
+
+def _instance_like(v: Mapping[str, Any]) -> Attrs:
+    """The instance arguments shared by aws_instance and aws_spot_instance_request."""
+    a = _pairs({}, v, (
+        ("instance_type", "InstanceType", None),
+        ("ami", "ImageId", None),
+        ("subnet_id", "SubnetId", None),
+        ("associate_public_ip_address", "AssociatePublicIpAddress", _bool),
+        ("availability_zone", "AvailabilityZone", None),
+        ("key_name", "KeyName", None),
+        ("iam_instance_profile", "IamInstanceProfile", None),
+        ("vpc_security_group_ids", "SecurityGroupIds", _list),
+        ("security_groups", "SecurityGroups", _list),
+        ("private_ip", "PrivateIpAddress", None),
+        ("tenancy", "Tenancy", None),
+        ("ebs_optimized", "EbsOptimized", _bool),
+        ("placement_group", "PlacementGroup", None),
+    ))
+    nis = _blocks(v.get("network_interface"))
+    if isinstance(nis, Unknown):
+        a["NetworkInterfaces"] = nis
+    elif nis:
+        a["NetworkInterfaces"] = [
+            b if isinstance(b, Unknown) else _pairs({}, b, (
+                ("device_index", "DeviceIndex", _int),
+                ("network_interface_id", "NetworkInterfaceId", None),
+                ("network_card_index", "NetworkCardIndex", _int),
+                ("delete_on_termination", "DeleteOnTermination", _bool),
+            )) for b in nis]
+    _put(a, "BlockDeviceMappings", _instance_devices(v))
+    _put(a, "InstanceMarketOptions", _market_options(v))
+    _put(a, "LaunchTemplate", _lt_spec(v.get("launch_template")))
+    return a
+
+
+def _public_ip_interface(spec: Attrs) -> None:
+    """AWS puts a launch specification's public IP flag on the primary network interface."""
+    flag = spec.get("AssociatePublicIpAddress")
+    if flag is None:
+        return
+    nis = spec.get("NetworkInterfaces")
+    if isinstance(nis, Unknown):
+        return
+    nis = list(nis or [])
+    if any(isinstance(n, dict) and n.get("DeviceIndex") == 0 for n in nis):
+        return
+    primary: Attrs = {"DeviceIndex": 0, "AssociatePublicIpAddress": flag}
+    _put(primary, "SubnetId", spec.get("SubnetId"))
+    spec["NetworkInterfaces"] = [primary, *nis]
+
+
+# -- per type -------------------------------------------------------------------------------------
+
+
+def _ebs_volume(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (
+        ("encrypted", "Encrypted", _bool),
+        ("kms_key_id", "KmsKeyId", None),
+        ("size", "Size", _int),
+        ("type", "VolumeType", None),
+        ("availability_zone", "AvailabilityZone", None),
+        ("iops", "Iops", _int),
+        ("throughput", "Throughput", _int),
+        ("snapshot_id", "SnapshotId", None),
+        ("multi_attach_enabled", "MultiAttachEnabled", _bool),
+    ))
+    return "ec2.volume", a, None, ()
+
+
+def _ebs_encryption_by_default(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    enabled = v.get("enabled")
+    return "ec2.ebs_defaults", {"EbsEncryptionByDefault": True if enabled is None
+                                else _bool(enabled)}, None, ()
+
+
+def _ebs_default_kms_key(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    return "ec2.ebs_defaults", _pairs({}, v, (("key_arn", "KmsKeyId", None),)), None, ()
+
+
+def _instance(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    return "ec2.instance", _instance_like(v), None, ()
+
+
+_LT_NI = (
+    ("associate_public_ip_address", "AssociatePublicIpAddress", _bool),
+    ("device_index", "DeviceIndex", _int),
+    ("network_card_index", "NetworkCardIndex", _int),
+    ("subnet_id", "SubnetId", None),
+    ("network_interface_id", "NetworkInterfaceId", None),
+    ("security_groups", "Groups", _list),
+    ("delete_on_termination", "DeleteOnTermination", _bool),
+    ("interface_type", "InterfaceType", None),
+    ("private_ip_address", "PrivateIpAddress", None),
+)
+
+
+def _lt_devices(value: Any) -> Any:
+    blocks = _blocks(value)
+    if blocks is None or isinstance(blocks, Unknown):
+        return blocks
+    out: list[Any] = []
+    for block in blocks:
+        if isinstance(block, Unknown):
+            out.append(block)
+            continue
+        m = _pairs({}, block, (("device_name", "DeviceName", None),
+                               ("virtual_name", "VirtualName", None),
+                               ("no_device", "NoDevice", None)))
+        ebs = _one(block.get("ebs"))
+        if isinstance(ebs, Unknown):
+            m["Ebs"] = ebs
+        elif ebs is not None:
+            m["Ebs"] = _pairs({}, ebs, _EBS)
+        out.append(m)
+    return out or None
+
+
+def _launch_template(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    data = _pairs({}, v, (
+        ("instance_type", "InstanceType", None),
+        ("image_id", "ImageId", None),
+        ("key_name", "KeyName", None),
+        ("vpc_security_group_ids", "SecurityGroupIds", _list),
+        ("security_group_names", "SecurityGroups", _list),
+        ("ebs_optimized", "EbsOptimized", _bool),
+    ))
+    _put(data, "BlockDeviceMappings", _lt_devices(v.get("block_device_mappings")))
+    _put(data, "InstanceMarketOptions", _market_options(v))
+    nis = _blocks(v.get("network_interfaces"))
+    if isinstance(nis, Unknown):
+        data["NetworkInterfaces"] = nis
+    elif nis:
+        data["NetworkInterfaces"] = [b if isinstance(b, Unknown) else _pairs({}, b, _LT_NI)
+                                     for b in nis]
+    _put(data, "IamInstanceProfile", _sub(v.get("iam_instance_profile"),
+                                          (("arn", "Arn", None), ("name", "Name", None))))
+    _put(data, "Placement", _sub(v.get("placement"), (
+        ("availability_zone", "AvailabilityZone", None),
+        ("group_name", "GroupName", None),
+        ("tenancy", "Tenancy", None))))
+    if v.get("instance_requirements"):
+        data["InstanceRequirements"] = v.get("instance_requirements")
+    a: Attrs = {"LaunchTemplateData": data}
+    name = _s(v.get("name"))
+    _put(a, "LaunchTemplateName", name)
+    _put(a, "DefaultVersionNumber", _int(v.get("default_version")))
+    _put(a, "LatestVersionNumber", _int(v.get("latest_version")))
+    return "ec2.launch_template", a, name, ()
+
+
+def _launch_configuration(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (
+        ("instance_type", "InstanceType", None),
+        ("image_id", "ImageId", None),
+        ("spot_price", "SpotPrice", _price),
+        ("associate_public_ip_address", "AssociatePublicIpAddress", _bool),
+        ("key_name", "KeyName", None),
+        ("iam_instance_profile", "IamInstanceProfile", None),
+        ("security_groups", "SecurityGroups", _list),
+        ("ebs_optimized", "EbsOptimized", _bool),
+    ))
+    _put(a, "BlockDeviceMappings", _instance_devices(v))
+    name = _s(v.get("name"))
+    _put(a, "LaunchConfigurationName", name)
+    return "autoscaling.launch_configuration", a, name, ()
+
+
+_DISTRIBUTION = (
+    ("on_demand_allocation_strategy", "OnDemandAllocationStrategy", None),
+    ("on_demand_base_capacity", "OnDemandBaseCapacity", _int),
+    ("on_demand_percentage_above_base_capacity", "OnDemandPercentageAboveBaseCapacity", _int),
+    ("spot_allocation_strategy", "SpotAllocationStrategy", None),
+    ("spot_instance_pools", "SpotInstancePools", _int),
+)
+
+
+def _mixed_policy(value: Any) -> Any:
+    block = _one(value)
+    if block is None or isinstance(block, Unknown):
+        return block
+    out: Attrs = {}
+    dist = _one(block.get("instances_distribution"))
+    if isinstance(dist, Unknown):
+        out["InstancesDistribution"] = dist
+    elif dist is not None:
+        d = _pairs({}, dist, _DISTRIBUTION)
+        if d.get("SpotInstancePools") == 0:  # the provider's "unset"
+            del d["SpotInstancePools"]
+        max_price = dist.get("spot_max_price")
+        if max_price is not None:
+            d["SpotMaxPrice"] = _price(max_price)  # "" kept: AWS's "cap at on-demand"
+        out["InstancesDistribution"] = d
+    lt = _one(block.get("launch_template"))
+    if isinstance(lt, Unknown):
+        out["LaunchTemplate"] = lt
+    elif lt is not None:
+        lt_out: Attrs = {}
+        _put(lt_out, "LaunchTemplateSpecification",
+             _lt_spec(lt.get("launch_template_specification")))
+        overrides = _blocks(lt.get("override"))
+        if isinstance(overrides, Unknown):
+            lt_out["Overrides"] = overrides
+        elif overrides:
+            rows: list[Any] = []
+            for o in overrides:
+                if isinstance(o, Unknown):
+                    rows.append(o)
+                    continue
+                row = _pairs({}, o, (("instance_type", "InstanceType", None),
+                                     ("weighted_capacity", "WeightedCapacity", _int)))
+                _put(row, "LaunchTemplateSpecification",
+                     _lt_spec(o.get("launch_template_specification")))
+                if o.get("instance_requirements"):
+                    row["InstanceRequirements"] = o.get("instance_requirements")
+                rows.append(row)
+            lt_out["Overrides"] = rows
+        out["LaunchTemplate"] = lt_out
+    return out or None
+
+
+def _asg_tags(v: Mapping[str, Any]) -> dict[str, str]:
+    tags: dict[str, str] = {}
+    for block in v.get("tag") or ():
+        if isinstance(block, Mapping):
+            key, value = block.get("key"), block.get("value")
+            if isinstance(key, str) and isinstance(value, str):
+                tags[key] = value
+    return tags
+
+
+def _autoscaling_group(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (
+        ("min_size", "MinSize", _int),
+        ("max_size", "MaxSize", _int),
+        ("desired_capacity", "DesiredCapacity", _int),
+        ("vpc_zone_identifier", "VPCZoneIdentifier", _list),
+        ("availability_zones", "AvailabilityZones", _list),
+        ("launch_configuration", "LaunchConfigurationName", None),
+        ("capacity_rebalance", "CapacityRebalance", _bool),
+        ("health_check_type", "HealthCheckType", None),
+        ("target_group_arns", "TargetGroupARNs", _list),
+    ))
+    _put(a, "LaunchTemplate", _lt_spec(v.get("launch_template")))
+    _put(a, "MixedInstancesPolicy", _mixed_policy(v.get("mixed_instances_policy")))
+    name = _s(v.get("name"))
+    _put(a, "AutoScalingGroupName", name)
+    return "autoscaling.group", a, name, ()
+
+
+def _spot_instance_request(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    spec = _instance_like(v)
+    _public_ip_interface(spec)
+    a = _pairs({}, v, (
+        ("spot_price", "SpotPrice", _price),
+        ("spot_type", "Type", None),
+        ("instance_interruption_behavior", "InstanceInterruptionBehavior", None),
+        ("valid_until", "ValidUntil", None),
+        ("launch_group", "LaunchGroup", None),
+        ("block_duration_minutes", "BlockDurationMinutes", _int),
+    ))
+    a["InstanceCount"] = 1  # one terraform resource is one instance request
+    a["LaunchSpecification"] = spec
+    return "ec2.spot_request", a, None, ()
+
+
+def _spot_fleet_spec(b: Any) -> Any:
+    if isinstance(b, Unknown):
+        return b
+    spec = _pairs({}, b, (
+        ("instance_type", "InstanceType", None),
+        ("ami", "ImageId", None),
+        ("subnet_id", "SubnetId", None),
+        ("availability_zone", "AvailabilityZone", None),
+        ("spot_price", "SpotPrice", _price),
+        ("weighted_capacity", "WeightedCapacity", _int),
+        ("associate_public_ip_address", "AssociatePublicIpAddress", _bool),
+        ("key_name", "KeyName", None),
+        ("iam_instance_profile", "IamInstanceProfile", None),
+        ("vpc_security_group_ids", "SecurityGroupIds", _list),
+        ("ebs_optimized", "EbsOptimized", _bool),
+    ))
+    _put(spec, "BlockDeviceMappings", _instance_devices(b))
+    _public_ip_interface(spec)
+    return spec
+
+
+def _template_configs(value: Any, overrides_key: str, price_key: tuple[str, str]) -> Any:
+    blocks = _blocks(value)
+    if blocks is None or isinstance(blocks, Unknown):
+        return blocks
+    out: list[Any] = []
+    for cfg in blocks:
+        if isinstance(cfg, Unknown):
+            out.append(cfg)
+            continue
+        row: Attrs = {}
+        _put(row, "LaunchTemplateSpecification", _lt_spec(cfg.get("launch_template_specification")))
+        overrides = _blocks(cfg.get(overrides_key))
+        if isinstance(overrides, Unknown):
+            row["Overrides"] = overrides
+        elif overrides:
+            row["Overrides"] = [o if isinstance(o, Unknown) else _pairs({}, o, (
+                ("instance_type", "InstanceType", None),
+                ("subnet_id", "SubnetId", None),
+                ("availability_zone", "AvailabilityZone", None),
+                (price_key[0], price_key[1], _price),
+                ("weighted_capacity", "WeightedCapacity", _int),
+                ("priority", "Priority", None),
+            )) for o in overrides]
+        out.append(row)
+    return out or None
+
+
+def _spot_fleet_request(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    cfg = _pairs({}, v, (
+        ("spot_price", "SpotPrice", _price),
+        ("target_capacity", "TargetCapacity", _int),
+        ("on_demand_target_capacity", "OnDemandTargetCapacity", _int),
+        ("allocation_strategy", "AllocationStrategy", None),
+        ("on_demand_allocation_strategy", "OnDemandAllocationStrategy", None),
+        ("fleet_type", "Type", None),
+        ("iam_fleet_role", "IamFleetRole", None),
+        ("instance_pools_to_use_count", "InstancePoolsToUseCount", _int),
+        ("instance_interruption_behaviour", "InstanceInterruptionBehavior", None),
+        ("valid_until", "ValidUntil", None),
+    ))
+    specs = _blocks(v.get("launch_specification"))
+    if isinstance(specs, Unknown):
+        cfg["LaunchSpecifications"] = specs
+    elif specs:
+        cfg["LaunchSpecifications"] = [_spot_fleet_spec(b) for b in specs]
+    _put(cfg, "LaunchTemplateConfigs", _template_configs(v.get("launch_template_config"),
+                                                         "overrides", ("spot_price", "SpotPrice")))
+    return "ec2.spot_fleet", {"SpotFleetRequestConfig": cfg}, None, ()
+
+
+def _ec2_fleet(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (("type", "Type", None),))
+    _put(a, "TargetCapacitySpecification", _sub(v.get("target_capacity_specification"), (
+        ("total_target_capacity", "TotalTargetCapacity", _int),
+        ("on_demand_target_capacity", "OnDemandTargetCapacity", _int),
+        ("spot_target_capacity", "SpotTargetCapacity", _int),
+        ("default_target_capacity_type", "DefaultTargetCapacityType", None),
+        ("target_capacity_unit_type", "TargetCapacityUnitType", None))))
+    _put(a, "SpotOptions", _sub(v.get("spot_options"), (
+        ("allocation_strategy", "AllocationStrategy", None),
+        ("instance_interruption_behavior", "InstanceInterruptionBehavior", None),
+        ("instance_pools_to_use_count", "InstancePoolsToUseCount", _int))))
+    _put(a, "OnDemandOptions", _sub(v.get("on_demand_options"), (
+        ("allocation_strategy", "AllocationStrategy", None),)))
+    _put(a, "LaunchTemplateConfigs", _template_configs(v.get("launch_template_config"),
+                                                       "override", ("max_price", "MaxPrice")))
+    return "ec2.fleet", a, None, ()
+
+
+def _vpc(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (
+        ("cidr_block", "CidrBlock", None),
+        ("instance_tenancy", "InstanceTenancy", None),
+        ("enable_dns_support", "EnableDnsSupport", _bool),
+        ("enable_dns_hostnames", "EnableDnsHostnames", _bool),
+        ("default_route_table_id", "DefaultRouteTableId", None),
+        ("main_route_table_id", "MainRouteTableId", None),
+    ))
+    return "ec2.vpc", a, None, ()
+
+
+def _subnet(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (
+        ("vpc_id", "VpcId", None),
+        ("cidr_block", "CidrBlock", None),
+        ("availability_zone", "AvailabilityZone", None),
+        ("availability_zone_id", "AvailabilityZoneId", None),
+        ("map_public_ip_on_launch", "MapPublicIpOnLaunch", _bool),
+    ))
+    return "ec2.subnet", a, None, ()
+
+
+_ROUTE = (
+    ("cidr_block", "DestinationCidrBlock", None),
+    ("destination_cidr_block", "DestinationCidrBlock", None),
+    ("ipv6_cidr_block", "DestinationIpv6CidrBlock", None),
+    ("destination_ipv6_cidr_block", "DestinationIpv6CidrBlock", None),
+    ("destination_prefix_list_id", "DestinationPrefixListId", None),
+    ("gateway_id", "GatewayId", None),
+    ("nat_gateway_id", "NatGatewayId", None),
+    ("transit_gateway_id", "TransitGatewayId", None),
+    ("vpc_endpoint_id", "VpcEndpointId", None),
+    ("network_interface_id", "NetworkInterfaceId", None),
+    ("vpc_peering_connection_id", "VpcPeeringConnectionId", None),
+    ("egress_only_gateway_id", "EgressOnlyInternetGatewayId", None),
+    ("carrier_gateway_id", "CarrierGatewayId", None),
+    ("local_gateway_id", "LocalGatewayId", None),
+    ("core_network_arn", "CoreNetworkArn", None),
+)
+
+
+def _routes(value: Any) -> Any:
+    blocks = _blocks(value)
+    if blocks is None or isinstance(blocks, Unknown):
+        return blocks
+    return [b if isinstance(b, Unknown) else _pairs({}, b, _ROUTE) for b in blocks]
+
+
+def _route_table(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (("vpc_id", "VpcId", None),))
+    _put(a, "Routes", _routes(v.get("route")))
+    return "ec2.route_table", a, None, ()
+
+
+def _default_route_table(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (("vpc_id", "VpcId", None),))
+    _put(a, "Routes", _routes(v.get("route")))
+    a["Main"] = True
+    table = v.get("default_route_table_id")
+    if isinstance(table, Ref) and "VpcId" not in a:  # aws_vpc.x.default_route_table_id
+        a["VpcId"] = Ref(table.target, "id")
+    aliases = (table,) if isinstance(table, str) and table else ()
+    return "ec2.route_table", a, None, aliases
+
+
+def _route(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (("route_table_id", "RouteTableId", None), *_ROUTE))
+    return "ec2.route", a, None, ()
+
+
+def _route_table_association(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (("route_table_id", "RouteTableId", None),
+                       ("subnet_id", "SubnetId", None),
+                       ("gateway_id", "GatewayId", None)))
+    return "ec2.route_table_association", a, None, ()
+
+
+def _main_route_table_association(
+        v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (("vpc_id", "VpcId", None), ("route_table_id", "RouteTableId", None)))
+    return "ec2.main_route_table_association", a, None, ()
+
+
+def _internet_gateway(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    return "ec2.internet_gateway", _pairs({}, v, (("vpc_id", "VpcId", None),)), None, ()
+
+
+def _internet_gateway_attachment(
+        v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (("vpc_id", "VpcId", None),
+                       ("internet_gateway_id", "InternetGatewayId", None)))
+    return "ec2.gateway_attachment", a, None, ()
+
+
+def _vpc_endpoint(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (
+        ("vpc_id", "VpcId", None),
+        ("service_name", "ServiceName", None),
+        ("vpc_endpoint_type", "VpcEndpointType", None),
+        ("route_table_ids", "RouteTableIds", _list),
+        ("subnet_ids", "SubnetIds", _list),
+        ("security_group_ids", "SecurityGroupIds", _list),
+        ("private_dns_enabled", "PrivateDnsEnabled", _bool),
+        ("policy", "PolicyDocument", _json_doc),
+    ))
+    return "ec2.vpc_endpoint", a, None, ()
+
+
+def _vpc_endpoint_route_table_association(
+        v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (("vpc_endpoint_id", "VpcEndpointId", None),
+                       ("route_table_id", "RouteTableId", None)))
+    return "ec2.vpc_endpoint_route_table_association", a, None, ()
+
+
+_TRANSLATORS: dict[str, Translator] = {
+    "aws_ebs_volume": _ebs_volume,
+    "aws_ebs_encryption_by_default": _ebs_encryption_by_default,
+    "aws_ebs_default_kms_key": _ebs_default_kms_key,
+    "aws_instance": _instance,
+    "aws_launch_template": _launch_template,
+    "aws_launch_configuration": _launch_configuration,
+    "aws_autoscaling_group": _autoscaling_group,
+    "aws_spot_instance_request": _spot_instance_request,
+    "aws_spot_fleet_request": _spot_fleet_request,
+    "aws_ec2_fleet": _ec2_fleet,
+    "aws_vpc": _vpc,
+    "aws_subnet": _subnet,
+    "aws_route_table": _route_table,
+    "aws_default_route_table": _default_route_table,
+    "aws_route": _route,
+    "aws_route_table_association": _route_table_association,
+    "aws_main_route_table_association": _main_route_table_association,
+    "aws_internet_gateway": _internet_gateway,
+    "aws_internet_gateway_attachment": _internet_gateway_attachment,
+    "aws_vpc_endpoint": _vpc_endpoint,
+    "aws_vpc_endpoint_route_table_association": _vpc_endpoint_route_table_association,
+}
+
+SUPPORTED_TYPES: frozenset[str] = frozenset(_TRANSLATORS)
+
+
+def _tags(values: Mapping[str, Any]) -> dict[str, str]:
+    tags: dict[str, str] = {}
+    for key in ("tags_all", "tags"):  # explicit tags win over provider default tags
+        raw = values.get(key)
+        if isinstance(raw, Mapping):
+            for k, v in raw.items():
+                if isinstance(k, str) and isinstance(v, str):
+                    tags[k] = v
+    return tags
+
+
+def translate(
+    tf_type: str,
+    address: str,
+    values: Mapping[str, Any],
+    *,
+    provenance: Provenance,
+    scope: str,
+    skips: tuple[Skip, ...] = (),
+) -> list[Resource]:
+    """The normalized Resource(s) for one Terraform resource instance; [] for other types."""
+    fn = _TRANSLATORS.get(tf_type)
+    if fn is None:
+        return []
+    if not isinstance(values, Mapping):
+        values = {}
+    kind, attrs, name, extra = fn(values)
+    tags = _tags(values)
+    if tf_type == "aws_autoscaling_group":
+        tags.update(_asg_tags(values))
+    if not isinstance(name, str):
+        name = tags.get("Name")
+    aliases: list[str] = []
+    for candidate in (values.get("id"), values.get("arn"), name, *extra):
+        if isinstance(candidate, str) and candidate and candidate != address \
+                and candidate not in aliases:
+            aliases.append(candidate)
+    return [Resource(kind=kind, id=address, attrs=attrs, provenance=provenance, scope=scope,
+                     name=name, tags=tags, aliases=tuple(aliases), skips=tuple(skips),
+                     declared=True)]
+
+
+def merge_ebs_defaults(resources: list[Resource]) -> list[Resource]:
+    """Fold each scope's ``aws_ebs_default_kms_key`` into its ``aws_ebs_encryption_by_default``.
+
+    Both translate to ``ec2.ebs_defaults``; the key-only one (no ``EbsEncryptionByDefault``)
+    gives its ``KmsKeyId`` to the scope's encryption-by-default resource and disappears (its
+    address becomes an alias). Without such a resource in the scope it stays on its own.
+    Order is kept otherwise.
+    """
+    flags: dict[str, Resource] = {}
+    keys: list[Resource] = []
+    for r in resources:
+        if r.kind == "ec2.ebs_defaults":
+            if "EbsEncryptionByDefault" in r.attrs:
+                flags.setdefault(r.scope, r)
+            else:
+                keys.append(r)
+    if not keys:
+        return resources
+    merged: set[int] = set()
+    for key in keys:
+        target = flags.get(key.scope)
+        if target is None:
+            continue
+        if "KmsKeyId" in key.attrs and target.attrs.get("KmsKeyId") is None:
+            target.attrs["KmsKeyId"] = key.attrs["KmsKeyId"]
+        target.aliases = (*target.aliases, key.id)
+        target.skips = (*target.skips, *key.skips)
+        merged.add(id(key))
+    return [r for r in resources if id(r) not in merged]
