@@ -176,7 +176,8 @@ def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
     if str(statement.get("Effect", "")).lower() != "allow" or statement.get("Condition"):
         return False
     actions = as_list(statement.get("Action"))
-    wide_action = any(a in ("*", "s3:*") for a in actions if isinstance(a, str))
+    # "*", "s3:*" or any other whole-service wildcard ("dynamodb:*") on an interface endpoint
+    wide_action = any(a == "*" or a.endswith(":*") for a in actions if isinstance(a, str))
     return bool(wide_action and _is_star(statement.get("Principal")))
 
 
@@ -187,7 +188,8 @@ def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
     kinds=("ec2.vpc_endpoint",),
     needs=COMPUTE_KINDS + NETWORK_KINDS,
     description="An endpoint in a VPC with GPU compute must have a policy narrower than full "
-                "access: no policy, or an Allow of * (or s3:*) to * without a Condition, fails.",
+                "access: no policy, or an Allow of * (or s3:*, or any service:*) to * without a "
+                "Condition, fails.",
     remediation=Remediation(
         text="Attach an endpoint policy that allows only the buckets (and principals) the "
              "workloads need, or add a Condition such as aws:PrincipalOrgID.",

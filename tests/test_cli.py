@@ -61,8 +61,12 @@ def test_deterministic_json_is_byte_identical():
 def test_fail_on_and_skip_policy_change_exit_code():
     assert gpuaudit("scan", str(CFN_EXAMPLE), "--fail-on", "none").returncode == 0
     assert gpuaudit("scan", str(CFN_EXAMPLE), "--fail-on", "critical").returncode == 0
-    only_low = gpuaudit("scan", str(CFN_EXAMPLE), "--policy", "ASG-002", "--fail-on", "low")
-    assert only_low.returncode == 1, only_low.stdout
+    medium = gpuaudit("scan", str(CFN_EXAMPLE), "--policy", "ASG-001", "--fail-on", "medium")
+    assert medium.returncode == 1, medium.stdout
+    high = gpuaudit("scan", str(CFN_EXAMPLE), "--policy", "ASG-001", "--fail-on", "high")
+    assert high.returncode == 0, high.stdout
+    skipped = gpuaudit("scan", str(CFN_EXAMPLE), "--skip-policy", "VPC-004")
+    assert skipped.returncode == 1  # EBS-001 (high) still fails
 
 
 def test_table_fits_100_columns():
