@@ -90,6 +90,7 @@ def collect_one(target: Target, wanted: frozenset[str], factory: ClientFactory) 
     except Exception as exc:
         _unreachable(result, target, "session", faults.describe(exc), wanted)
         return result
+    collectors = selected(wanted)
     ctx = RegionContext(
         account=target.account,
         region=target.region,
@@ -97,8 +98,9 @@ def collect_one(target: Target, wanted: frozenset[str], factory: ClientFactory) 
         factory=factory,
         wanted=wanted,
         result=result,
+        collectors=collectors,
     )
-    for collector in selected(wanted):
+    for collector in collectors:
         ctx.collector = collector
         try:
             collector.run(ctx)

@@ -10,6 +10,7 @@ becomes failed pairs, so that its error is reported by exactly one shard.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from botocore.credentials import (
     Credentials,
     DeferredRefreshableCredentials,
 )
+from botocore.loaders import Loader, create_loader
 
 from scanner.aws import faults
 from scanner.aws.clients import ClientFactory
@@ -105,6 +107,19 @@ class _SharedCredentials(CredentialProvider):
 
 SessionMaker = Callable[[str | None], botocore.session.Session]
 
+_LOADERS: dict[str, Loader] = {}
+_LOADERS_LOCK = threading.Lock()
+
+
+def _shared_loader(bs: botocore.session.Session) -> Loader:
+    """One botocore data loader per data path for every session: each (account, region) gets
+    its own session (sessions are not thread-safe) without re-reading the service models."""
+    key = str(bs.get_config_variable("data_path") or "")
+    with _LOADERS_LOCK:
+        if key not in _LOADERS:
+            _LOADERS[key] = create_loader(bs.get_config_variable("data_path"))
+        return _LOADERS[key]
+
 
 def default_session_maker(profile: str | None) -> botocore.session.Session:
     return botocore.session.Session(profile=profile)
@@ -124,6 +139,7 @@ class Principal:
 
     def session(self, region: str) -> boto3.Session:
         bs = self.maker(self.profile)
+        bs.register_component("data_loader", _shared_loader(bs))
         bs.get_component("credential_provider").providers.insert(
             0, _SharedCredentials(self.credentials)
         )

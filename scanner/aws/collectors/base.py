@@ -8,7 +8,7 @@ so a denied list is never mistaken for "no resources".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +70,7 @@ class RegionContext:
         factory: ClientFactory,
         wanted: Collection[str],
         result: SourceResult,
+        collectors: Sequence[Collector] = (),
     ) -> None:
         self.account = account
         self.region = region
@@ -80,7 +81,13 @@ class RegionContext:
         self.result = result
         self.collector: Collector | None = None
         self.coverage: dict[str, Coverage] = {}
-        self._clients: dict[tuple[str, str], BaseClient] = {}
+        # One client per service for this (account, region), restricted to the operations the
+        # collectors that run here declared (building a botocore client is the costly part).
+        self._declared: dict[str, set[str]] = {}
+        for c in collectors:
+            for call in c.calls:
+                self._declared.setdefault(call.service, set()).add(call.operation)
+        self._clients: dict[str, BaseClient] = {}
         self.shared: dict[str, Any] = {}  # in-memory joins between collectors of this region
 
     # -- selection -----------------------------------------------------------------------------
@@ -100,21 +107,19 @@ class RegionContext:
 
     def client(self, service: str) -> BaseClient:
         assert self.collector is not None
-        key = (self.collector.name, service)
-        if key not in self._clients:
-            cov = self._cov()
-
-            def on_call(_service: str, _op: str) -> None:
-                cov.calls += 1
-
-            self._clients[key] = self.factory.client(
+        if service not in self._clients:
+            declared = self._declared.get(service) or set(self.collector.operations(service))
+            self._clients[service] = self.factory.client(
                 self.session,
                 service,
-                self.collector.operations(service),
+                sorted(declared),
                 region=self.region,
-                on_call=on_call,
+                on_call=self._on_call,
             )
-        return self._clients[key]
+        return self._clients[service]
+
+    def _on_call(self, _service: str, _operation: str) -> None:
+        self._cov().calls += 1  # collectors of one region run one after another
 
     def call(self, service: str, operation: str, **params: Any) -> dict[str, Any] | None:
         """One unpaginated call; None (with the failure recorded) when it fails."""
