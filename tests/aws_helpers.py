@@ -233,8 +233,9 @@ def session_maker(faults: dict[str, Callable[..., Any]]) -> Callable[[str | None
 
     def make(profile: str | None) -> botocore.session.Session:
         bs = botocore.session.Session(profile=profile)
+        events = bs.get_component("event_emitter")
         for event, handler in faults.items():
-            bs.register_first(event, handler)
+            events.register_first(event, handler)
         return bs
 
     return make

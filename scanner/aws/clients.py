@@ -93,7 +93,8 @@ class ClientFactory:
             attempts = int(env) if env.isdigit() and int(env) > 0 else DEFAULT_MAX_ATTEMPTS
         self.max_attempts = attempts
         self.config = Config(
-            retries={"mode": "adaptive", "max_attempts": attempts},
+            # total_max_attempts counts the first try (botocore's max_attempts counts retries).
+            retries={"mode": "adaptive", "total_max_attempts": attempts},
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
             max_pool_connections=max_pool_connections,

@@ -66,7 +66,8 @@ def _describe(exc: BaseException) -> str:
         message = str(err.get("Message") or "").strip()
         attempts = exc.response.get("ResponseMetadata", {}).get("RetryAttempts") or 0
         if code in THROTTLE_CODES:
-            return f"throttled ({code}) after {attempts + 1} attempts"
+            n = attempts + 1
+            return f"throttled ({code}) after {n} attempt{'s' if n > 1 else ''}"
         if code in DENIED_CODES:
             return f"access denied ({code}): {message}" if message else f"access denied ({code})"
         return f"{code}: {message}" if message else code
