@@ -195,8 +195,9 @@ class _Raw:
 
 
 def http_response(status: int, body: str, content_type: str = "text/xml") -> AWSResponse:
-    return AWSResponse("https://fault.invalid/", status, {"Content-Type": content_type},
-                       _Raw(body.encode()))
+    return AWSResponse(
+        "https://fault.invalid/", status, {"Content-Type": content_type}, _Raw(body.encode())
+    )
 
 
 def ec2_error(code: str, message: str = "injected by the test") -> str:

@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - pytest fixtures are imported from tests.aws_helpers
 """Each live collector against moto in-process: every normalized attribute checked."""
 
 from __future__ import annotations
@@ -60,9 +61,17 @@ def test_volumes_are_normalized(aws: None) -> None:
     ec2 = client("ec2")
     key = client("kms").create_key()["KeyMetadata"]["Arn"]
     enc = ec2.create_volume(
-        Size=100, AvailabilityZone="us-east-1a", VolumeType="gp3", Encrypted=True, KmsKeyId=key,
-        TagSpecifications=[{"ResourceType": "volume", "Tags": [
-            {"Key": "Name", "Value": "scratch"}, {"Key": "team", "Value": "ml"}]}],
+        Size=100,
+        AvailabilityZone="us-east-1a",
+        VolumeType="gp3",
+        Encrypted=True,
+        KmsKeyId=key,
+        TagSpecifications=[
+            {
+                "ResourceType": "volume",
+                "Tags": [{"Key": "Name", "Value": "scratch"}, {"Key": "team", "Value": "ml"}],
+            }
+        ],
     )["VolumeId"]
     plain = ec2.create_volume(Size=8, AvailabilityZone="us-east-1b")["VolumeId"]
     inst = ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
@@ -87,15 +96,18 @@ def test_volumes_are_normalized(aws: None) -> None:
     assert p.attrs["Encrypted"] is False
     assert p.attrs["Size"] == 8
     assert p.attrs["Attachments"] == [
-        {"InstanceId": inst, "Device": "/dev/sdf", "State": "attached"}]
+        {"InstanceId": inst, "Device": "/dev/sdf", "State": "attached"}
+    ]
 
 
 def test_skip_tag_becomes_skips_and_notices(aws: None) -> None:
     tag = "EBS-001:scratch disk, wiped nightly;SPOT-001;nonsense;ebs-003: lower case id"
     vid = client("ec2").create_volume(
-        Size=1, AvailabilityZone="us-east-1a",
-        TagSpecifications=[{"ResourceType": "volume",
-                            "Tags": [{"Key": "gpuaudit:skip", "Value": tag}]}],
+        Size=1,
+        AvailabilityZone="us-east-1a",
+        TagSpecifications=[
+            {"ResourceType": "volume", "Tags": [{"Key": "gpuaudit:skip", "Value": tag}]}
+        ],
     )["VolumeId"]
     result = run({"ec2.volume"})
     v = one(result.resources, "ec2.volume", vid)
@@ -133,10 +145,12 @@ def test_default_kms_key_is_read_only_when_needed_and_its_failure_is_a_narrow_ga
     aws_key = next(a["TargetKeyId"] for a in aliases if a["AliasName"] == "alias/aws/ebs")
     aws_arn = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/{aws_key}"
     cmk = client("kms").create_key()["KeyMetadata"]["Arn"]
-    managed = ec2.create_volume(Size=1, AvailabilityZone="us-east-1a", Encrypted=True,
-                                KmsKeyId=aws_arn)["VolumeId"]
-    custom = ec2.create_volume(Size=1, AvailabilityZone="us-east-1a", Encrypted=True,
-                               KmsKeyId=cmk)["VolumeId"]
+    managed = ec2.create_volume(
+        Size=1, AvailabilityZone="us-east-1a", Encrypted=True, KmsKeyId=aws_arn
+    )["VolumeId"]
+    custom = ec2.create_volume(Size=1, AvailabilityZone="us-east-1a", Encrypted=True, KmsKeyId=cmk)[
+        "VolumeId"
+    ]
     plain = ec2.create_volume(Size=1, AvailabilityZone="us-east-1a")["VolumeId"]
 
     mark = RECORDER.mark()
@@ -172,23 +186,38 @@ def test_instances_are_normalized(aws: None) -> None:
     net = network()
     ec2 = client("ec2")
     lt = ec2.create_launch_template(
-        LaunchTemplateName="gpu-lt", LaunchTemplateData={"InstanceType": "g5.xlarge",
-                                                         "ImageId": AMI})["LaunchTemplate"]
+        LaunchTemplateName="gpu-lt",
+        LaunchTemplateData={"InstanceType": "g5.xlarge", "ImageId": AMI},
+    )["LaunchTemplate"]
     private = ec2.run_instances(
-        ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="p4d.24xlarge", SubnetId=net["a"],
-        TagSpecifications=[{"ResourceType": "instance", "Tags": [
-            {"Key": "Name", "Value": "trainer"}]}],
+        ImageId=AMI,
+        MinCount=1,
+        MaxCount=1,
+        InstanceType="p4d.24xlarge",
+        SubnetId=net["a"],
+        TagSpecifications=[
+            {"ResourceType": "instance", "Tags": [{"Key": "Name", "Value": "trainer"}]}
+        ],
     )["Instances"][0]["InstanceId"]
     public = ec2.run_instances(
-        ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="g5.xlarge",
-        NetworkInterfaces=[{"DeviceIndex": 0, "SubnetId": net["b"],
-                            "AssociatePublicIpAddress": True}],
+        ImageId=AMI,
+        MinCount=1,
+        MaxCount=1,
+        InstanceType="g5.xlarge",
+        NetworkInterfaces=[
+            {"DeviceIndex": 0, "SubnetId": net["b"], "AssociatePublicIpAddress": True}
+        ],
     )["Instances"][0]["InstanceId"]
-    from_lt = ec2.run_instances(MinCount=1, MaxCount=1, LaunchTemplate={
-        "LaunchTemplateId": lt["LaunchTemplateId"]})["Instances"][0]["InstanceId"]
+    from_lt = ec2.run_instances(
+        MinCount=1, MaxCount=1, LaunchTemplate={"LaunchTemplateId": lt["LaunchTemplateId"]}
+    )["Instances"][0]["InstanceId"]
     spot = ec2.run_instances(
-        ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="g4dn.xlarge",
-        InstanceMarketOptions={"MarketType": "spot"})["Instances"][0]["InstanceId"]
+        ImageId=AMI,
+        MinCount=1,
+        MaxCount=1,
+        InstanceType="g4dn.xlarge",
+        InstanceMarketOptions={"MarketType": "spot"},
+    )["Instances"][0]["InstanceId"]
     gone = ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
     ec2.terminate_instances(InstanceIds=[gone])
     stopped = ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
@@ -214,8 +243,11 @@ def test_instances_are_normalized(aws: None) -> None:
     assert "InstanceLifecycle" not in p.attrs and "LaunchTemplate" not in p.attrs
     # block devices, with the volume's own facts joined in memory
     (bdm,) = p.attrs["BlockDeviceMappings"]
-    root = next(v for v in by_kind(result.resources, "ec2.volume")
-                if v.attrs["Attachments"] and v.attrs["Attachments"][0]["InstanceId"] == private)
+    root = next(
+        v
+        for v in by_kind(result.resources, "ec2.volume")
+        if v.attrs["Attachments"] and v.attrs["Attachments"][0]["InstanceId"] == private
+    )
     assert bdm["DeviceName"] == "/dev/sda1"
     assert bdm["Ebs"]["VolumeId"] == root.id
     assert bdm["Ebs"]["Encrypted"] is False
@@ -229,8 +261,7 @@ def test_instances_are_normalized(aws: None) -> None:
     assert pub.attrs["NetworkInterfaces"][0]["PublicIp"] == pub.attrs["PublicIpAddress"]
 
     t = one(result.resources, "ec2.instance", from_lt)
-    assert t.attrs["LaunchTemplate"] == {"LaunchTemplateId": lt["LaunchTemplateId"],
-                                         "Version": "1"}
+    assert t.attrs["LaunchTemplate"] == {"LaunchTemplateId": lt["LaunchTemplateId"], "Version": "1"}
     assert t.attrs["InstanceType"] == "g5.xlarge"
 
     s = one(result.resources, "ec2.instance", spot)
@@ -240,7 +271,8 @@ def test_instances_are_normalized(aws: None) -> None:
 
 def test_instance_block_devices_without_volumes_stay_as_listed(aws: None) -> None:
     iid = client("ec2").run_instances(ImageId=AMI, MinCount=1, MaxCount=1)["Instances"][0][
-        "InstanceId"]
+        "InstanceId"
+    ]
     result = run({"ec2.instance"})
     (bdm,) = one(result.resources, "ec2.instance", iid).attrs["BlockDeviceMappings"]
     assert bdm["Ebs"]["VolumeId"].startswith("vol-")
@@ -256,18 +288,22 @@ def test_launch_templates_default_and_latest_versions(aws: None) -> None:
     data = {
         "InstanceType": "g5.12xlarge",
         "ImageId": AMI,
-        "BlockDeviceMappings": [{"DeviceName": "/dev/xvda",
-                                 "Ebs": {"Encrypted": True, "VolumeSize": 200}}],
+        "BlockDeviceMappings": [
+            {"DeviceName": "/dev/xvda", "Ebs": {"Encrypted": True, "VolumeSize": 200}}
+        ],
         "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "2.50"}},
         "NetworkInterfaces": [{"DeviceIndex": 0, "AssociatePublicIpAddress": False}],
     }
     lt = ec2.create_launch_template(
-        LaunchTemplateName="train", LaunchTemplateData=data,
-        TagSpecifications=[{"ResourceType": "launch-template",
-                            "Tags": [{"Key": "team", "Value": "ml"}]}],
+        LaunchTemplateName="train",
+        LaunchTemplateData=data,
+        TagSpecifications=[
+            {"ResourceType": "launch-template", "Tags": [{"Key": "team", "Value": "ml"}]}
+        ],
     )["LaunchTemplate"]
     ec2.create_launch_template_version(
-        LaunchTemplateName="train", LaunchTemplateData={**data, "InstanceType": "p5.48xlarge"})
+        LaunchTemplateName="train", LaunchTemplateData={**data, "InstanceType": "p5.48xlarge"}
+    )
     single = ec2.create_launch_template(
         LaunchTemplateName="single", LaunchTemplateData={"InstanceType": "g4dn.xlarge"}
     )["LaunchTemplate"]
@@ -285,8 +321,7 @@ def test_launch_templates_default_and_latest_versions(aws: None) -> None:
     assert d["ImageId"] == AMI
     assert d["BlockDeviceMappings"][0]["Ebs"]["Encrypted"] is True
     assert d["BlockDeviceMappings"][0]["Ebs"]["VolumeSize"] == 200
-    assert d["InstanceMarketOptions"] == {"MarketType": "spot",
-                                          "SpotOptions": {"MaxPrice": "2.50"}}
+    assert d["InstanceMarketOptions"] == {"MarketType": "spot", "SpotOptions": {"MaxPrice": "2.50"}}
     assert d["NetworkInterfaces"][0]["AssociatePublicIpAddress"] is False
     assert r.attrs["LatestLaunchTemplateData"]["InstanceType"] == "p5.48xlarge"
 
@@ -306,44 +341,68 @@ def test_auto_scaling_groups_configurations_and_policies(aws: None) -> None:
     net = network()
     ec2 = client("ec2")
     asg = client("autoscaling")
-    lt = ec2.create_launch_template(LaunchTemplateName="gpu-lt", LaunchTemplateData={
-        "InstanceType": "g5.xlarge", "ImageId": AMI})["LaunchTemplate"]
+    lt = ec2.create_launch_template(
+        LaunchTemplateName="gpu-lt",
+        LaunchTemplateData={"InstanceType": "g5.xlarge", "ImageId": AMI},
+    )["LaunchTemplate"]
     asg.create_auto_scaling_group(
-        AutoScalingGroupName="mixed", MinSize=0, MaxSize=10, DesiredCapacity=0,
-        VPCZoneIdentifier=f"{net['a']},{net['b']}", CapacityRebalance=True,
+        AutoScalingGroupName="mixed",
+        MinSize=0,
+        MaxSize=10,
+        DesiredCapacity=0,
+        VPCZoneIdentifier=f"{net['a']},{net['b']}",
+        CapacityRebalance=True,
         MixedInstancesPolicy={
             "LaunchTemplate": {
-                "LaunchTemplateSpecification": {"LaunchTemplateName": "gpu-lt",
-                                                "Version": "$Latest"},
-                "Overrides": [{"InstanceType": "g5.xlarge", "WeightedCapacity": "1"},
-                              {"InstanceType": "g5.2xlarge", "WeightedCapacity": "2"}],
+                "LaunchTemplateSpecification": {
+                    "LaunchTemplateName": "gpu-lt",
+                    "Version": "$Latest",
+                },
+                "Overrides": [
+                    {"InstanceType": "g5.xlarge", "WeightedCapacity": "1"},
+                    {"InstanceType": "g5.2xlarge", "WeightedCapacity": "2"},
+                ],
             },
-            "InstancesDistribution": {"OnDemandBaseCapacity": 1,
-                                      "OnDemandPercentageAboveBaseCapacity": 30,
-                                      "SpotAllocationStrategy": "price-capacity-optimized",
-                                      "SpotMaxPrice": "0.9"},
+            "InstancesDistribution": {
+                "OnDemandBaseCapacity": 1,
+                "OnDemandPercentageAboveBaseCapacity": 30,
+                "SpotAllocationStrategy": "price-capacity-optimized",
+                "SpotMaxPrice": "0.9",
+            },
         },
         Tags=[{"Key": "Name", "Value": "gpu-pool", "PropagateAtLaunch": True}],
     )
     asg.create_auto_scaling_group(
-        AutoScalingGroupName="plain", MinSize=1, MaxSize=2,
+        AutoScalingGroupName="plain",
+        MinSize=1,
+        MaxSize=2,
         LaunchTemplate={"LaunchTemplateId": lt["LaunchTemplateId"], "Version": "$Default"},
         VPCZoneIdentifier=net["a"],
     )
     asg.create_launch_configuration(
-        LaunchConfigurationName="old-lc", ImageId=AMI, InstanceType="p3.2xlarge",
-        SpotPrice="1.20", AssociatePublicIpAddress=True, UserData="c2VjcmV0",
-        BlockDeviceMappings=[{"DeviceName": "/dev/xvda",
-                              "Ebs": {"VolumeSize": 50, "Encrypted": False}}],
+        LaunchConfigurationName="old-lc",
+        ImageId=AMI,
+        InstanceType="p3.2xlarge",
+        SpotPrice="1.20",
+        AssociatePublicIpAddress=True,
+        UserData="c2VjcmV0",
+        BlockDeviceMappings=[
+            {"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 50, "Encrypted": False}}
+        ],
     )
     asg.put_scaling_policy(
-        AutoScalingGroupName="mixed", PolicyName="cpu50", PolicyType="TargetTrackingScaling",
-        TargetTrackingConfiguration={"PredefinedMetricSpecification": {
-            "PredefinedMetricType": "ASGAverageCPUUtilization"}, "TargetValue": 50.0},
+        AutoScalingGroupName="mixed",
+        PolicyName="cpu50",
+        PolicyType="TargetTrackingScaling",
+        TargetTrackingConfiguration={
+            "PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"},
+            "TargetValue": 50.0,
+        },
     )
 
-    result = run({"autoscaling.group", "autoscaling.launch_configuration",
-                  "autoscaling.scaling_policy"})
+    result = run(
+        {"autoscaling.group", "autoscaling.launch_configuration", "autoscaling.scaling_policy"}
+    )
     assert result.errors == []
     g = one(result.resources, "autoscaling.group", "mixed")
     arn = g.provenance.arn
@@ -359,7 +418,8 @@ def test_auto_scaling_groups_configurations_and_policies(aws: None) -> None:
     assert spec["LaunchTemplateName"] == "gpu-lt" and spec["Version"] == "$Latest"
     assert mip["LaunchTemplate"]["Overrides"] == [
         {"InstanceType": "g5.xlarge", "WeightedCapacity": 1},
-        {"InstanceType": "g5.2xlarge", "WeightedCapacity": 2}]
+        {"InstanceType": "g5.2xlarge", "WeightedCapacity": 2},
+    ]
     dist = mip["InstancesDistribution"]
     assert dist["OnDemandBaseCapacity"] == 1
     assert dist["OnDemandPercentageAboveBaseCapacity"] == 30
@@ -395,11 +455,16 @@ def test_auto_scaling_groups_configurations_and_policies(aws: None) -> None:
 def test_auto_scaling_lists_follow_next_token(aws: None) -> None:
     asg = client("autoscaling")
     for n in range(52):  # moto pages Auto Scaling lists by 50
-        asg.create_launch_configuration(LaunchConfigurationName=f"lc-{n:02}", ImageId=AMI,
-                                        InstanceType="g5.xlarge")
-        asg.create_auto_scaling_group(AutoScalingGroupName=f"asg-{n:02}",
-                                      LaunchConfigurationName=f"lc-{n:02}", MinSize=0,
-                                      MaxSize=1, AvailabilityZones=["us-east-1a"])
+        asg.create_launch_configuration(
+            LaunchConfigurationName=f"lc-{n:02}", ImageId=AMI, InstanceType="g5.xlarge"
+        )
+        asg.create_auto_scaling_group(
+            AutoScalingGroupName=f"asg-{n:02}",
+            LaunchConfigurationName=f"lc-{n:02}",
+            MinSize=0,
+            MaxSize=1,
+            AvailabilityZones=["us-east-1a"],
+        )
     mark = RECORDER.mark()
     result = run({"autoscaling.group", "autoscaling.launch_configuration"})
     assert len(by_kind(result.resources, "autoscaling.group")) == 52
@@ -408,8 +473,13 @@ def test_auto_scaling_lists_follow_next_token(aws: None) -> None:
     assert sent.count("DescribeAutoScalingGroups") == 2
     assert sent.count("DescribeLaunchConfigurations") == 2
     row = next(c for c in result.coverage if c["service"] == "autoscaling")
-    assert row == {"account": ACCOUNT, "region": REGION, "service": "autoscaling",
-                   "status": "ok", "calls": 4}
+    assert row == {
+        "account": ACCOUNT,
+        "region": REGION,
+        "service": "autoscaling",
+        "status": "ok",
+        "calls": 4,
+    }
 
 
 # -- spot ----------------------------------------------------------------------------------------
@@ -419,42 +489,76 @@ def test_spot_requests_fleets_and_ec2_fleets(aws: None) -> None:
     net = network()
     ec2 = client("ec2")
     req = ec2.request_spot_instances(
-        SpotPrice="0.50", InstanceCount=1,
-        LaunchSpecification={"ImageId": AMI, "InstanceType": "g5.xlarge", "SubnetId": net["a"],
-                             "UserData": "c2VjcmV0",
-                             "BlockDeviceMappings": [{"DeviceName": "/dev/xvda", "Ebs": {
-                                 "VolumeSize": 20, "Encrypted": True}}]},
+        SpotPrice="0.50",
+        InstanceCount=1,
+        LaunchSpecification={
+            "ImageId": AMI,
+            "InstanceType": "g5.xlarge",
+            "SubnetId": net["a"],
+            "UserData": "c2VjcmV0",
+            "BlockDeviceMappings": [
+                {"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 20, "Encrypted": True}}
+            ],
+        },
     )["SpotInstanceRequests"][0]["SpotInstanceRequestId"]
     cancelled = ec2.request_spot_instances(
         SpotPrice="0.40", LaunchSpecification={"ImageId": AMI, "InstanceType": "g5.xlarge"}
     )["SpotInstanceRequests"][0]["SpotInstanceRequestId"]
     ec2.cancel_spot_instance_requests(SpotInstanceRequestIds=[cancelled])
-    lt = ec2.create_launch_template(LaunchTemplateName="fleet-lt", LaunchTemplateData={
-        "ImageId": AMI, "InstanceType": "g5.xlarge"})["LaunchTemplate"]
-    sfr = ec2.request_spot_fleet(SpotFleetRequestConfig={
-        "IamFleetRole": f"arn:aws:iam::{ACCOUNT}:role/fleet",
-        "SpotPrice": "3.00", "TargetCapacity": 4, "AllocationStrategy": "lowestPrice",
-        "LaunchSpecifications": [
-            {"ImageId": AMI, "InstanceType": "g5.xlarge", "SubnetId": net["a"],
-             "WeightedCapacity": 1.0, "SpotPrice": "1.00", "UserData": "c2VjcmV0"},
-            {"ImageId": AMI, "InstanceType": "g5.2xlarge", "SubnetId": net["b"],
-             "WeightedCapacity": 2.0},
-        ],
-    })["SpotFleetRequestId"]
+    lt = ec2.create_launch_template(
+        LaunchTemplateName="fleet-lt",
+        LaunchTemplateData={"ImageId": AMI, "InstanceType": "g5.xlarge"},
+    )["LaunchTemplate"]
+    sfr = ec2.request_spot_fleet(
+        SpotFleetRequestConfig={
+            "IamFleetRole": f"arn:aws:iam::{ACCOUNT}:role/fleet",
+            "SpotPrice": "3.00",
+            "TargetCapacity": 4,
+            "AllocationStrategy": "lowestPrice",
+            "LaunchSpecifications": [
+                {
+                    "ImageId": AMI,
+                    "InstanceType": "g5.xlarge",
+                    "SubnetId": net["a"],
+                    "WeightedCapacity": 1.0,
+                    "SpotPrice": "1.00",
+                    "UserData": "c2VjcmV0",
+                },
+                {
+                    "ImageId": AMI,
+                    "InstanceType": "g5.2xlarge",
+                    "SubnetId": net["b"],
+                    "WeightedCapacity": 2.0,
+                },
+            ],
+        }
+    )["SpotFleetRequestId"]
     fleet = ec2.create_fleet(
         Type="maintain",
-        TargetCapacitySpecification={"TotalTargetCapacity": 6, "OnDemandTargetCapacity": 2,
-                                     "SpotTargetCapacity": 4,
-                                     "DefaultTargetCapacityType": "spot"},
+        TargetCapacitySpecification={
+            "TotalTargetCapacity": 6,
+            "OnDemandTargetCapacity": 2,
+            "SpotTargetCapacity": 4,
+            "DefaultTargetCapacityType": "spot",
+        },
         SpotOptions={"AllocationStrategy": "capacity-optimized"},
-        LaunchTemplateConfigs=[{
-            "LaunchTemplateSpecification": {"LaunchTemplateId": lt["LaunchTemplateId"],
-                                            "Version": "1"},
-            "Overrides": [{"InstanceType": "g5.xlarge", "SubnetId": net["a"],
-                           "MaxPrice": "0.80", "WeightedCapacity": 2.0}],
-        }],
-        TagSpecifications=[{"ResourceType": "fleet", "Tags": [
-            {"Key": "Name", "Value": "batch"}]}],
+        LaunchTemplateConfigs=[
+            {
+                "LaunchTemplateSpecification": {
+                    "LaunchTemplateId": lt["LaunchTemplateId"],
+                    "Version": "1",
+                },
+                "Overrides": [
+                    {
+                        "InstanceType": "g5.xlarge",
+                        "SubnetId": net["a"],
+                        "MaxPrice": "0.80",
+                        "WeightedCapacity": 2.0,
+                    }
+                ],
+            }
+        ],
+        TagSpecifications=[{"ResourceType": "fleet", "Tags": [{"Key": "Name", "Value": "batch"}]}],
     )["FleetId"]
 
     result = run({"ec2.spot_request", "ec2.spot_fleet", "ec2.fleet"})
@@ -487,13 +591,22 @@ def test_spot_requests_fleets_and_ec2_fleets(aws: None) -> None:
     assert_live_identity(e, fleet, "batch", ec2_arn("fleet", fleet))
     assert e.attrs["Type"] == "maintain"
     assert e.attrs["TargetCapacitySpecification"] == {
-        "TotalTargetCapacity": 6, "OnDemandTargetCapacity": 2, "SpotTargetCapacity": 4,
-        "DefaultTargetCapacityType": "spot"}
+        "TotalTargetCapacity": 6,
+        "OnDemandTargetCapacity": 2,
+        "SpotTargetCapacity": 4,
+        "DefaultTargetCapacityType": "spot",
+    }
     assert e.attrs["SpotOptions"]["AllocationStrategy"] == "capacity-optimized"
     (ltc,) = e.attrs["LaunchTemplateConfigs"]
     assert ltc["LaunchTemplateSpecification"]["LaunchTemplateId"] == lt["LaunchTemplateId"]
-    assert ltc["Overrides"] == [{"InstanceType": "g5.xlarge", "SubnetId": net["a"],
-                                 "MaxPrice": "0.80", "WeightedCapacity": 2}]
+    assert ltc["Overrides"] == [
+        {
+            "InstanceType": "g5.xlarge",
+            "SubnetId": net["a"],
+            "MaxPrice": "0.80",
+            "WeightedCapacity": 2,
+        }
+    ]
 
 
 # -- networking ----------------------------------------------------------------------------------
@@ -509,18 +622,28 @@ def test_vpcs_subnets_route_tables_gateways_endpoints(aws: None) -> None:
     public_rt = ec2.create_route_table(VpcId=net["vpc"])["RouteTable"]["RouteTableId"]
     ec2.create_route(RouteTableId=public_rt, DestinationCidrBlock="0.0.0.0/0", GatewayId=igw)
     ec2.associate_route_table(RouteTableId=public_rt, SubnetId=net["b"])
-    main_rt = ec2.describe_route_tables(Filters=[
-        {"Name": "vpc-id", "Values": [net["vpc"]]},
-        {"Name": "association.main", "Values": ["true"]}])["RouteTables"][0]["RouteTableId"]
-    policy = ('{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*",'
-              '"Action":"s3:GetObject","Resource":"arn:aws:s3:::data/*"}]}')
+    main_rt = ec2.describe_route_tables(
+        Filters=[
+            {"Name": "vpc-id", "Values": [net["vpc"]]},
+            {"Name": "association.main", "Values": ["true"]},
+        ]
+    )["RouteTables"][0]["RouteTableId"]
+    policy = (
+        '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*",'
+        '"Action":"s3:GetObject","Resource":"arn:aws:s3:::data/*"}]}'
+    )
     ep = ec2.create_vpc_endpoint(
-        VpcId=net["vpc"], ServiceName=f"com.amazonaws.{REGION}.s3", VpcEndpointType="Gateway",
-        RouteTableIds=[main_rt], PolicyDocument=policy)["VpcEndpoint"]["VpcEndpointId"]
+        VpcId=net["vpc"],
+        ServiceName=f"com.amazonaws.{REGION}.s3",
+        VpcEndpointType="Gateway",
+        RouteTableIds=[main_rt],
+        PolicyDocument=policy,
+    )["VpcEndpoint"]["VpcEndpointId"]
 
     mark = RECORDER.mark()
-    result = run({"ec2.vpc", "ec2.subnet", "ec2.route_table", "ec2.internet_gateway",
-                  "ec2.vpc_endpoint"})
+    result = run(
+        {"ec2.vpc", "ec2.subnet", "ec2.route_table", "ec2.internet_gateway", "ec2.vpc_endpoint"}
+    )
     assert result.errors == []
     sent = [op for _, op in RECORDER.since(mark)]
     assert sent.count("DescribeRouteTables") == 1  # once per region, joined in memory
@@ -542,10 +665,10 @@ def test_vpcs_subnets_route_tables_gateways_endpoints(aws: None) -> None:
     assert pub.provenance.arn == ec2_arn("route-table", public_rt)
     assert pub.attrs["VpcId"] == net["vpc"]
     assert pub.attrs["Main"] is False
-    assert [(x["SubnetId"], x["Main"]) for x in pub.attrs["Associations"]] == [
-        (net["b"], False)]
+    assert [(x["SubnetId"], x["Main"]) for x in pub.attrs["Associations"]] == [(net["b"], False)]
     assert {"DestinationCidrBlock": "0.0.0.0/0", "GatewayId": igw}.items() <= next(
-        r for r in pub.attrs["Routes"] if r.get("DestinationCidrBlock") == "0.0.0.0/0").items()
+        r for r in pub.attrs["Routes"] if r.get("DestinationCidrBlock") == "0.0.0.0/0"
+    ).items()
     main = one(result.resources, "ec2.route_table", main_rt)
     assert main.attrs["Main"] is True
     assert [x["Main"] for x in main.attrs["Associations"]] == [True]
@@ -562,8 +685,15 @@ def test_vpcs_subnets_route_tables_gateways_endpoints(aws: None) -> None:
     assert e.attrs["RouteTableIds"] == [main_rt]
     assert e.attrs["PolicyDocument"] == {
         "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
-                       "Resource": "arn:aws:s3:::data/*"}]}
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": "s3:GetObject",
+                "Resource": "arn:aws:s3:::data/*",
+            }
+        ],
+    }
 
 
 # -- selection -----------------------------------------------------------------------------------
@@ -572,8 +702,10 @@ def test_vpcs_subnets_route_tables_gateways_endpoints(aws: None) -> None:
 def test_only_the_needed_calls_are_made(aws: None) -> None:
     mark = RECORDER.mark()
     result = run({"ec2.volume"})
-    assert sorted(set(RECORDER.since(mark))) == [("ec2", "DescribeVolumes"),
-                                                  ("sts", "GetCallerIdentity")]
+    assert sorted(set(RECORDER.since(mark))) == [
+        ("ec2", "DescribeVolumes"),
+        ("sts", "GetCallerIdentity"),
+    ]
     assert [c["service"] for c in result.coverage] == ["ebs"]
 
 
@@ -581,5 +713,11 @@ def test_only_the_needed_calls_are_made(aws: None) -> None:
 def test_every_collector_runs_for_all_kinds(aws: None, kinds: Any) -> None:
     result = run(kinds)
     assert {c["service"] for c in result.coverage} == {
-        "ebs", "instances", "launch_templates", "autoscaling", "spot", "vpc"}
+        "ebs",
+        "instances",
+        "launch_templates",
+        "autoscaling",
+        "spot",
+        "vpc",
+    }
     assert all(c["account"] == ACCOUNT and c["region"] == REGION for c in result.coverage)

@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - pytest fixtures are imported from tests.aws_helpers
 """Failures are reported, never hidden: denied, throttled, unreachable, unreadable, malformed.
 
 Each fault is injected with a botocore ``before-send`` handler on gpuaudit's own sessions (the
@@ -42,19 +43,31 @@ def seed() -> dict[str, str]:
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
     subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24")["Subnet"]["SubnetId"]
     vol = ec2.create_volume(Size=1, AvailabilityZone="us-east-1a")["VolumeId"]
-    inst = ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="g5.xlarge",
-                             SubnetId=subnet)["Instances"][0]["InstanceId"]
+    inst = ec2.run_instances(
+        ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="g5.xlarge", SubnetId=subnet
+    )["Instances"][0]["InstanceId"]
     asg = client("autoscaling")
-    asg.create_launch_configuration(LaunchConfigurationName="lc", ImageId=AMI,
-                                    InstanceType="g5.xlarge")
-    asg.create_auto_scaling_group(AutoScalingGroupName="grp", LaunchConfigurationName="lc",
-                                  MinSize=0, MaxSize=1, VPCZoneIdentifier=subnet)
+    asg.create_launch_configuration(
+        LaunchConfigurationName="lc", ImageId=AMI, InstanceType="g5.xlarge"
+    )
+    asg.create_auto_scaling_group(
+        AutoScalingGroupName="grp",
+        LaunchConfigurationName="lc",
+        MinSize=0,
+        MaxSize=1,
+        VPCZoneIdentifier=subnet,
+    )
     return {"vpc": vpc, "subnet": subnet, "volume": vol, "instance": inst}
 
 
 def run(faults: dict[str, Any], kinds: Any = DEFAULT_KINDS, **kw: Any) -> SourceResult:
-    return collect(TargetSpec(regions=(REGION,)), kinds=kinds, max_workers=2,
-                   session_maker=session_maker(faults), **kw)
+    return collect(
+        TargetSpec(regions=(REGION,)),
+        kinds=kinds,
+        max_workers=2,
+        session_maker=session_maker(faults),
+        **kw,
+    )
 
 
 def kinds_of(result: SourceResult) -> set[str]:
@@ -67,23 +80,40 @@ def row(result: SourceResult, service: str) -> dict[str, Any]:
 
 def test_denied_list_call_is_an_error_and_a_gap_and_the_rest_completes(aws: None) -> None:
     ids = seed()
-    fault = Fault(403, ec2_error("UnauthorizedOperation",
-                                 "You are not authorized to perform this operation."))
+    fault = Fault(
+        403, ec2_error("UnauthorizedOperation", "You are not authorized to perform this operation.")
+    )
     result = run({"before-send.ec2.DescribeRouteTables": fault})
 
     assert fault.attempts == 1  # a denial is not retried
-    assert [e.as_dict() for e in result.errors] == [{
-        "kind": "aws", "path": f"{SCOPE}/ec2:DescribeRouteTables",
-        "reason": "access denied (UnauthorizedOperation): You are not authorized to perform "
-                  "this operation."}]
-    assert result.gaps == [Gap(
-        scope=SCOPE, kinds=("ec2.route_table",),
-        reason="ec2:DescribeRouteTables: " + result.errors[0].reason,
-        account=ACCOUNT, region=REGION)]
+    assert [e.as_dict() for e in result.errors] == [
+        {
+            "kind": "aws",
+            "path": f"{SCOPE}/ec2:DescribeRouteTables",
+            "reason": "access denied (UnauthorizedOperation): You are not authorized to perform "
+            "this operation.",
+        }
+    ]
+    assert result.gaps == [
+        Gap(
+            scope=SCOPE,
+            kinds=("ec2.route_table",),
+            reason="ec2:DescribeRouteTables: " + result.errors[0].reason,
+            account=ACCOUNT,
+            region=REGION,
+        )
+    ]
     # never "no route tables": none are reported, and the rest of the region is there
     assert by_kind(result.resources, "ec2.route_table") == []
-    assert {"ec2.vpc", "ec2.subnet", "ec2.volume", "ec2.instance", "autoscaling.group",
-            "autoscaling.launch_configuration", "ec2.ebs_defaults"} <= kinds_of(result)
+    assert {
+        "ec2.vpc",
+        "ec2.subnet",
+        "ec2.volume",
+        "ec2.instance",
+        "autoscaling.group",
+        "autoscaling.launch_configuration",
+        "ec2.ebs_defaults",
+    } <= kinds_of(result)
     assert ids["subnet"] in {r.id for r in by_kind(result.resources, "ec2.subnet")}
     vpc_row = row(result, "vpc")
     assert vpc_row["status"] == "error"
@@ -96,8 +126,7 @@ def test_denied_auto_scaling_call_leaves_the_other_auto_scaling_lists(aws: None)
     seed()
     fault = Fault(403, query_error("AccessDenied", "User is not authorized"))
     result = run({"before-send.auto-scaling.DescribeAutoScalingGroups": fault})
-    assert [e.path for e in result.errors] == [
-        f"{SCOPE}/autoscaling:DescribeAutoScalingGroups"]
+    assert [e.path for e in result.errors] == [f"{SCOPE}/autoscaling:DescribeAutoScalingGroups"]
     assert result.errors[0].reason == "access denied (AccessDenied): User is not authorized"
     assert [g.kinds for g in result.gaps] == [("autoscaling.group",)]
     assert by_kind(result.resources, "autoscaling.group") == []
@@ -112,9 +141,13 @@ def test_throttling_is_retried_then_reported(aws: None) -> None:
     result = run({"before-send.ec2.DescribeVpcEndpoints": fault}, max_attempts=2)
 
     assert fault.attempts == 2  # adaptive retries tried again before giving up
-    assert [e.as_dict() for e in result.errors] == [{
-        "kind": "aws", "path": f"{SCOPE}/ec2:DescribeVpcEndpoints",
-        "reason": "throttled (RequestLimitExceeded) after 2 attempts"}]
+    assert [e.as_dict() for e in result.errors] == [
+        {
+            "kind": "aws",
+            "path": f"{SCOPE}/ec2:DescribeVpcEndpoints",
+            "reason": "throttled (RequestLimitExceeded) after 2 attempts",
+        }
+    ]
     assert [g.kinds for g in result.gaps] == [("ec2.vpc_endpoint",)]
     assert by_kind(result.resources, "ec2.vpc_endpoint") == []
     assert ids["vpc"] in {r.id for r in by_kind(result.resources, "ec2.vpc")}
@@ -124,9 +157,11 @@ def test_throttling_is_retried_then_reported(aws: None) -> None:
 def test_throttled_volumes_leave_instances_unjoined(aws: None) -> None:
     ids = seed()
     fault = Fault(400, ec2_error("Throttling", "Rate exceeded"))
-    result = run({"before-send.ec2.DescribeVolumes": fault}, kinds={"ec2.volume",
-                                                                    "ec2.instance"},
-                 max_attempts=1)
+    result = run(
+        {"before-send.ec2.DescribeVolumes": fault},
+        kinds={"ec2.volume", "ec2.instance"},
+        max_attempts=1,
+    )
     assert fault.attempts == 1
     assert result.errors[0].reason == "throttled (Throttling) after 1 attempt"
     assert by_kind(result.resources, "ec2.volume") == []
@@ -149,8 +184,10 @@ def test_unreadable_response_is_reported(aws: None) -> None:
 
 def test_malformed_items_fail_their_collector_only(aws: None) -> None:
     seed()
-    body = ('<DescribeVolumesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
-            "<volumeSet><item><size>1</size></item></volumeSet></DescribeVolumesResponse>")
+    body = (
+        '<DescribeVolumesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
+        "<volumeSet><item><size>1</size></item></volumeSet></DescribeVolumesResponse>"
+    )
     result = run({"before-send.ec2.DescribeVolumes": Fault(200, body)})
     assert [e.path for e in result.errors] == [f"{SCOPE}/ebs"]
     assert result.errors[0].reason.startswith("collector failed: KeyError")
@@ -166,18 +203,24 @@ def test_list_calls_follow_next_token(aws: None) -> None:
         body = request.body.decode() if isinstance(request.body, bytes) else str(request.body)
         second = "NextToken=page2" in body
         pages.append("2" if second else "1")
-        vid, token = ("vol-00000000000000002", "") if second else (
-            "vol-00000000000000001", "<nextToken>page2</nextToken>")
-        return http_response(200, (
-            '<DescribeVolumesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
-            f"<volumeSet><item><volumeId>{vid}</volumeId><size>4</size>"
-            "<encrypted>true</encrypted></item></volumeSet>"
-            f"{token}</DescribeVolumesResponse>"))
+        vid, token = (
+            ("vol-00000000000000002", "")
+            if second
+            else ("vol-00000000000000001", "<nextToken>page2</nextToken>")
+        )
+        return http_response(
+            200,
+            (
+                '<DescribeVolumesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
+                f"<volumeSet><item><volumeId>{vid}</volumeId><size>4</size>"
+                "<encrypted>true</encrypted></item></volumeSet>"
+                f"{token}</DescribeVolumesResponse>"
+            ),
+        )
 
     result = run({"before-send.ec2.DescribeVolumes": two_pages}, kinds={"ec2.volume"})
     assert pages == ["1", "2"]
-    assert [r.id for r in result.resources] == ["vol-00000000000000001",
-                                                "vol-00000000000000002"]
+    assert [r.id for r in result.resources] == ["vol-00000000000000001", "vol-00000000000000002"]
     assert result.coverage[0]["calls"] == 2
 
 
@@ -190,34 +233,45 @@ def test_unreachable_service_endpoint(moto_server: Any, monkeypatch: pytest.Monk
     assert sorted(e.path for e in result.errors) == [
         f"{SCOPE}/autoscaling:DescribeAutoScalingGroups",
         f"{SCOPE}/autoscaling:DescribeLaunchConfigurations",
-        f"{SCOPE}/autoscaling:DescribePolicies"]
-    assert all(e.reason.startswith("endpoint unreachable: http://127.0.0.1:1")
-               for e in result.errors)
-    assert sorted(g.kinds for g in result.gaps) == [("autoscaling.group",),
-                                                     ("autoscaling.launch_configuration",),
-                                                     ("autoscaling.scaling_policy",)]
+        f"{SCOPE}/autoscaling:DescribePolicies",
+    ]
+    assert all(
+        e.reason.startswith("endpoint unreachable: http://127.0.0.1:1") for e in result.errors
+    )
+    assert sorted(g.kinds for g in result.gaps) == [
+        ("autoscaling.group",),
+        ("autoscaling.launch_configuration",),
+        ("autoscaling.scaling_policy",),
+    ]
     assert {"ec2.volume", "ec2.instance", "ec2.subnet"} <= kinds_of(result)
     assert row(result, "autoscaling")["status"] == "error"
 
 
 def test_unreachable_endpoint_for_everything(aws_env: None) -> None:
-    result = collect(TargetSpec(regions=(REGION, "eu-west-1")), kinds=DEFAULT_KINDS,
-                     endpoint_url="http://127.0.0.1:1", max_attempts=1)
+    result = collect(
+        TargetSpec(regions=(REGION, "eu-west-1")),
+        kinds=DEFAULT_KINDS,
+        endpoint_url="http://127.0.0.1:1",
+        max_attempts=1,
+    )
     # the identity call fails first: one error, one gap with every kind, per requested region
     assert [e.path for e in result.errors] == [
         "default credentials/eu-west-1/sts:GetCallerIdentity",
-        "default credentials/us-east-1/sts:GetCallerIdentity"]
+        "default credentials/us-east-1/sts:GetCallerIdentity",
+    ]
     assert {g.kinds for g in result.gaps} == {tuple(sorted(DEFAULT_KINDS))}
     assert result.resources == []
     assert [c["status"] for c in result.coverage] == ["error", "error"]
 
 
 def test_default_kms_key_html_500_from_a_server_is_an_ebs_kms_gap(moto_server: Any) -> None:
-    client("ec2", endpoint_url=moto_server.url).create_volume(Size=1,
-                                                              AvailabilityZone="us-east-1a")
-    result = collect(TargetSpec(regions=(REGION,)), kinds={"ec2.volume", "ec2.ebs_defaults",
-                                                            EBS_KMS},
-                     endpoint_url=moto_server.url, max_attempts=1)
+    client("ec2", endpoint_url=moto_server.url).create_volume(Size=1, AvailabilityZone="us-east-1a")
+    result = collect(
+        TargetSpec(regions=(REGION,)),
+        kinds={"ec2.volume", "ec2.ebs_defaults", EBS_KMS},
+        endpoint_url=moto_server.url,
+        max_attempts=1,
+    )
     assert [e.path for e in result.errors] == [f"{SCOPE}/ec2:GetEbsDefaultKmsKeyId"]
     assert [g.kinds for g in result.gaps] == [(EBS_KMS,)]
     assert by_kind(result.resources, "ec2.volume")
