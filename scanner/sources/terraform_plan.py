@@ -1,9 +1,11 @@
 """Terraform plan JSON (`terraform show -json PLAN`) -> normalized Resources.
 
 Resources come from ``planned_values`` (root and child modules; addresses such as
-``module.x.aws_y.z`` with ``[key]`` for count/for_each instances). A plan leaves out every value
-that is only known after apply and marks it in ``resource_changes[].change.after_unknown``. For
-each such value this source asks the plan's ``configuration`` section:
+``module.x.aws_y.z`` with ``[key]`` for count/for_each instances). Terraform leaves every value
+that is known only after apply out of the planned values (its ``omitUnknowns``: an unknown object
+attribute is omitted, an unknown list element becomes null; ``after_unknown`` in
+``resource_changes`` marks the same values). For each such value this source asks the plan's
+``configuration`` section:
 
 - not configured (no expression for it): the provider computes it, i.e. the AWS default applies,
   so it stays absent (e.g. no spot allocation strategy = lowest-price);
@@ -15,20 +17,29 @@ each such value this source asks the plan's ``configuration`` section:
 
 ``aws_subnet.a[count.index]`` / ``[each.key]`` / ``each.value`` of a ``for_each`` over another
 resource are narrowed to the instance with the same key when that instance exists in the plan
-(the plan keeps only the references, not the expression, so this is the one inference made).
-Blocks written with ``dynamic`` do not appear in the configuration section: unknown values inside
-them stay UNKNOWN.
+(the plan keeps only the references, not the expression: this is the one inference made).
+Blocks written with ``dynamic`` are missing from the configuration section: with the ``.tf``
+source at hand, the names a dynamic block sets are read from it (a plain reference such as
+``var.kms_key_arn`` is followed); without it, the attributes policies read in such a block
+(:data:`BLOCK_KEYS`) stay UNKNOWN when absent.
+
+Because of this, only ``planned_values`` and ``configuration`` are needed: terraform writes the
+top-level keys in a fixed order, so the reader decodes those two (and the small keys) and skips
+``resource_changes`` / ``prior_state`` (more than half of a large plan). When the layout is not
+terraform's, the whole document is decoded. The cyclic GC is paused while loading.
 
 Locations: when the plan sits beside its ``.tf`` files (or ``source_dir`` says where they are),
 findings point at the ``resource`` block there (root module and local child modules, plus modules
-installed by ``terraform init``); otherwise at the plan file and the line of the resource's address
-in it. Inline ``# gpuaudit:skip=ID:reason`` comments are read from the located blocks.
+installed by ``terraform init``); otherwise at the plan file and the line of the resource's
+address in it (line 1 for terraform's one-line JSON). Inline ``# gpuaudit:skip=ID:reason``
+comments are read from the located blocks.
 
 Stdlib only: the pre-commit path imports this.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -52,16 +63,16 @@ from scanner.sources.tf_locate import Block, SourceIndex, has_tf_files, installe
 SNIFF_BYTES = 4096
 _KEY_AFTER_VERSION = re.compile(
     r'"terraform_version"\s*:\s*"[^"]*"\s*,\s*"(variables|planned_values|resource_changes|'
-    r'prior_state|output_changes|resource_drift|relevant_attributes|configuration)"')
+    r'resource_drift|prior_state|output_changes|relevant_attributes|configuration)"')
 _PLAN_KEY = re.compile(r'"(planned_values|resource_changes)"\s*:')
 _ADDRESS = re.compile(r'"address"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_INDEX = r'(?:\[(?:"(?:[^"\\]|\\.)*"|[^\]]*)\])?'
 _RESOURCE_REF = re.compile(
-    r'([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)((?:\[(?:"(?:[^"\\]|\\.)*"|[^\]]*)\])?)'
-    r'(?:\.([A-Za-z_][\w-]*))?')
-_MODULE_REF = re.compile(r'module\.([A-Za-z_][\w-]*)((?:\[(?:"(?:[^"\\]|\\.)*"|[^\]]*)\])?)'
-                         r'(?:\.([A-Za-z_][\w-]*))?')
+    rf'([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)({_INDEX})(?:\.([A-Za-z_][\w-]*))?')
+_MODULE_REF = re.compile(rf'module\.([A-Za-z_][\w-]*)({_INDEX})(?:\.([A-Za-z_][\w-]*))?')
+_MODULE_SEGMENT = re.compile(rf'module\.([A-Za-z_][\w-]*)({_INDEX})')
 _VAR_REF = re.compile(r'var\.([A-Za-z_][\w-]*)')
-_MODULE_SEGMENT = re.compile(r'module\.([A-Za-z_][\w-]*)((?:\[(?:"(?:[^"\\]|\\.)*"|[^\]]*)\])?)')
+_WS = re.compile(r"[ \t\r\n]*")
 
 # Attributes whose value is a collection of ids: an unknown one becomes a list of Refs.
 COLLECTION_ATTRS = frozenset({
@@ -72,6 +83,7 @@ COLLECTION_ATTRS = frozenset({
 # The resource types an id attribute can name: picks one of several referenced resources
 # (an inline route's gateway_id among the references of all the table's routes).
 _GATEWAYS = ("aws_internet_gateway", "aws_vpn_gateway")
+_KMS = ("aws_kms_key", "aws_kms_alias", "aws_kms_replica_key")
 ATTR_TYPES: dict[str, tuple[str, ...]] = {
     "subnet_id": ("aws_subnet", "aws_default_subnet"),
     "subnet_ids": ("aws_subnet", "aws_default_subnet"),
@@ -89,14 +101,43 @@ ATTR_TYPES: dict[str, tuple[str, ...]] = {
     "egress_only_gateway_id": ("aws_egress_only_internet_gateway",),
     "launch_template_id": ("aws_launch_template",),
     "launch_configuration": ("aws_launch_configuration",),
-    "kms_key_id": ("aws_kms_key", "aws_kms_alias", "aws_kms_replica_key"),
-    "key_arn": ("aws_kms_key", "aws_kms_alias", "aws_kms_replica_key"),
+    "kms_key_id": _KMS,
+    "key_arn": _KMS,
 }
+_ROUTE_KEYS = ("gateway_id", "nat_gateway_id", "vpc_endpoint_id", "transit_gateway_id",
+               "network_interface_id", "vpc_peering_connection_id", "egress_only_gateway_id")
+# Object-typed attributes configured as one expression (terraform's "attributes as blocks"):
+# the member attributes that, absent from a planned element, are unknown until apply.
+OBJECT_KEYS: dict[str, tuple[str, ...]] = {"route": _ROUTE_KEYS}
+# Nested blocks and the attributes policies read in them: absent from a block that a `dynamic`
+# block produced (and the .tf is not at hand), such an attribute is unknown until apply.
+BLOCK_KEYS: dict[str, tuple[str, ...]] = {
+    "block_device_mappings": ("device_name",),
+    "ebs": ("encrypted", "kms_key_id"),
+    "root_block_device": ("encrypted", "kms_key_id"),
+    "ebs_block_device": ("encrypted", "kms_key_id"),
+    "network_interfaces": ("associate_public_ip_address", "subnet_id"),
+    "network_interface": ("network_interface_id",),
+    "instance_market_options": ("market_type",),
+    "spot_options": ("max_price",),
+    "mixed_instances_policy": (),
+    "instances_distribution": ("on_demand_base_capacity",
+                               "on_demand_percentage_above_base_capacity",
+                               "spot_allocation_strategy", "spot_max_price"),
+    "launch_template": ("id", "name"),
+    "launch_template_specification": ("launch_template_id", "launch_template_name"),
+    "override": ("instance_type", "weighted_capacity", "max_price", "subnet_id"),
+    "overrides": ("instance_type", "spot_price", "subnet_id", "weighted_capacity"),
+    "launch_specification": ("instance_type", "subnet_id", "spot_price",
+                             "associate_public_ip_address"),
+    "launch_template_config": (),
+    "tag": ("value",),
+    "route": _ROUTE_KEYS,
+}
+_BLOCK_NAMES = frozenset(BLOCK_KEYS)
 MAX_DEPTH = 16
-
-# How a part of a resource is configured (the walk over after_unknown).
-_CONFIGURED, _LEAF, _BLOCKS, _DYNAMIC, _UNCONFIGURED, _NOCONFIG = range(6)
-_ABSENT = object()
+# Top-level members that are not needed (after_unknown's information is in planned_values).
+_SKIPPABLE = frozenset({"resource_changes", "resource_drift", "output_changes", "prior_state"})
 
 
 def looks_like_plan(head: str) -> bool:
@@ -117,11 +158,16 @@ def looks_like_plan(head: str) -> bool:
     return bool(_KEY_AFTER_VERSION.search(head[:SNIFF_BYTES]))
 
 
-# -- small helpers ---------------------------------------------------------------------------------
+# -- addresses ---------------------------------------------------------------------------------
+
+_SPLIT_CACHE: dict[str, list[tuple[str, str]]] = {}
 
 
 def _split_module_path(address: str) -> list[tuple[str, str]]:
     """'module.a["x"].module.b' -> [("a", '["x"]'), ("b", "")]."""
+    cached = _SPLIT_CACHE.get(address)
+    if cached is not None:
+        return cached
     out: list[tuple[str, str]] = []
     pos = 0
     while pos < len(address):
@@ -130,6 +176,8 @@ def _split_module_path(address: str) -> list[tuple[str, str]]:
             break
         out.append((m.group(1), m.group(2)))
         pos = m.end() + 1  # skip the "."
+    if len(_SPLIT_CACHE) < 100_000:
+        _SPLIT_CACHE[address] = out
     return out
 
 
@@ -151,328 +199,6 @@ def _join(module: str, rel: str) -> str:
     return f"{module}.{rel}" if module else rel
 
 
-@dataclass
-class _Ctx:
-    """Where an expression is evaluated: a module instance, and the instance key in scope."""
-
-    module: str  # module instance address, "" for root
-    key: Any = None  # count.index / each.key of the resource or module call
-    for_each: Any = None  # the for_each_expression of that resource or module call
-    dynamic: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)  # from .tf
-
-
-@dataclass
-class _ConfigModule:
-    body: dict[str, Any]
-    parent: str | None  # keyless path of the parent module
-    call: dict[str, Any] | None  # the module call block in the parent
-    resources: dict[tuple[str, str], dict[str, Any]] | None = None
-
-    def resource(self, tf_type: str, name: str) -> dict[str, Any] | None:
-        if self.resources is None:
-            self.resources = {}
-            for r in self.body.get("resources") or ():
-                if isinstance(r, dict) and r.get("mode", "managed") == "managed":
-                    self.resources[(str(r.get("type")), str(r.get("name")))] = r
-        return self.resources.get((tf_type, name))
-
-
-@dataclass
-class _Stats:
-    unknown: int = 0
-    example: str = ""
-
-
-@dataclass
-class _Plan:
-    """The parsed plan and the lookups built from it."""
-
-    path: str
-    config: dict[str, _ConfigModule]
-    addresses: set[str]
-    module_instances: dict[str, list[str]]  # keyless module path -> instance addresses
-    stats: _Stats = field(default_factory=_Stats)
-    memo: dict[tuple[str, str, str], tuple[list[Ref], list[str]]] = field(default_factory=dict)
-
-    # -- reference resolution ------------------------------------------------------------------
-
-    def targets(self, refs: list[Any], ctx: _Ctx, depth: int = 0
-                ) -> tuple[list[Ref], list[str]]:
-        """Resources named by an expression's references, and the references not followed."""
-        if depth > MAX_DEPTH:
-            return [], ["a reference chain too deep to follow"]
-        found: dict[str, str | None] = {}
-        unresolved: list[str] = []
-        by_base: dict[str, list[tuple[str, str | None]]] = {}
-        each_value_attr: str | None = None
-        has_each_value = False
-        count_index = each_key = False
-        vars_seen: set[str] = set()
-        modules_seen: dict[tuple[str, str], set[str]] = {}
-        data_seen: set[str] = set()
-        for ref in refs:
-            if not isinstance(ref, str) or not ref:
-                continue
-            head, _, rest = ref.partition(".")
-            if head == "count":
-                count_index = count_index or rest == "index"
-            elif head == "each":
-                if rest == "key":
-                    each_key = True
-                elif rest.startswith("value"):
-                    has_each_value = True
-                    attr = rest[len("value."):].split(".", 1)[0].split("[", 1)[0] \
-                        if rest.startswith("value.") else None
-                    each_value_attr = each_value_attr or attr
-            elif head in ("path", "terraform", "self"):
-                continue
-            elif head == "var":
-                m = _VAR_REF.match(ref)
-                if m and m.group(1) not in vars_seen:
-                    vars_seen.add(m.group(1))
-            elif head == "local":
-                unresolved.append(ref.split("[", 1)[0])
-            elif head == "data":
-                base = ".".join(ref.split(".")[:3]).split("[", 1)[0]
-                if base not in data_seen:
-                    data_seen.add(base)
-                    unresolved.append(base)
-            elif head == "module":
-                m = _MODULE_REF.match(ref)
-                if m:
-                    outputs = modules_seen.setdefault((m.group(1), m.group(2)), set())
-                    if m.group(3):
-                        outputs.add(m.group(3))
-            else:
-                m = _RESOURCE_REF.match(ref)
-                if m:
-                    base = f"{m.group(1)}.{m.group(2)}"
-                    idx = "" if m.group(3) == "[*]" else m.group(3)
-                    by_base.setdefault(base, []).append((idx, m.group(4)))
-        for name in vars_seen:
-            t, u = self.follow_var(name, ctx, depth)
-            for r in t:
-                found.setdefault(r.target, r.attr)
-            unresolved.extend(u)
-        for (call, idx), outputs in modules_seen.items():
-            if not outputs:
-                unresolved.append(f"module.{call}{idx}")
-            for output in sorted(outputs):
-                t, u = self.follow_output(call, idx, output, ctx, depth)
-                for r in t:
-                    found.setdefault(r.target, r.attr)
-                unresolved.extend(u)
-        for base, entries in by_base.items():
-            indexed = [(idx, attr) for idx, attr in entries if idx]
-            if indexed:
-                for idx, attr in indexed:
-                    target = _join(ctx.module, base + idx)
-                    if found.get(target) is None:
-                        found[target] = attr
-                continue
-            attr = next((a for _, a in entries if a), None)
-            target = self._narrow(base, ctx, count_index, each_key)
-            if found.get(target) is None:
-                found[target] = attr
-        if has_each_value:
-            narrowed = self._each_value(ctx, each_value_attr, depth)
-            if narrowed is None:
-                unresolved.append("each.value")
-            else:
-                found.setdefault(narrowed.target, narrowed.attr)
-        return [Ref(t, a) for t, a in found.items()], unresolved
-
-    def _narrow(self, base: str, ctx: _Ctx, count_index: bool, each_key: bool) -> str:
-        """`base[count.index]` / `base[each.key]`: the instance with this key, when it exists."""
-        if (count_index and isinstance(ctx.key, int)) or (each_key and isinstance(ctx.key, str)):
-            idx = _index_text(ctx.key)
-            if idx is not None:
-                candidate = _join(ctx.module, base + idx)
-                if candidate in self.addresses:
-                    return candidate
-        return _join(ctx.module, base)
-
-    def _each_value(self, ctx: _Ctx, attr: str | None, depth: int) -> Ref | None:
-        """`each.value[.attr]` of a for_each over one other resource: that resource's instance."""
-        expr = ctx.for_each
-        idx = _index_text(ctx.key)
-        if not isinstance(expr, dict) or idx is None or depth > MAX_DEPTH:
-            return None
-        refs = expr.get("references")
-        if not isinstance(refs, list):
-            return None
-        bases = {f"{m.group(1)}.{m.group(2)}" for ref in refs if isinstance(ref, str)
-                 and not ref.startswith(("var.", "local.", "data.", "module.", "each.",
-                                         "count."))
-                 and (m := _RESOURCE_REF.match(ref)) and not m.group(3)}
-        if len(bases) != 1 or len(refs) > 2:
-            return None
-        candidate = _join(ctx.module, bases.pop() + idx)
-        return Ref(candidate, attr) if candidate in self.addresses else None
-
-    def follow_var(self, name: str, ctx: _Ctx, depth: int) -> tuple[list[Ref], list[str]]:
-        """A module input variable: the expression the module call gives it, in the parent."""
-        if not ctx.module:
-            return [], []  # root variables are known in a plan: never the unknown part
-        memo_key = ("var", ctx.module, name)
-        if memo_key in self.memo:
-            return self.memo[memo_key]
-        segments = _split_module_path(ctx.module)
-        _call_name, call_idx = segments[-1]
-        parent = ".".join(f"module.{n}{i}" for n, i in segments[:-1])
-        cfg = self.config.get(_keyless(ctx.module))
-        call = cfg.call if cfg is not None else None
-        result: tuple[list[Ref], list[str]]
-        if call is None:
-            result = [], [f"var.{name}"]
-        else:
-            expr = (call.get("expressions") or {}).get(name)
-            refs = expr.get("references") if isinstance(expr, dict) else None
-            if not refs:
-                result = [], []  # a constant or the variable's default: known
-            else:
-                key: Any = None
-                if call_idx:
-                    try:
-                        key = json.loads(call_idx[1:-1])
-                    except ValueError:
-                        key = None
-                parent_ctx = _Ctx(parent, key, call.get("for_each_expression"))
-                result = self.targets(refs, parent_ctx, depth + 1)
-        self.memo[memo_key] = result
-        return result
-
-    def follow_output(self, call: str, idx: str, output: str, ctx: _Ctx, depth: int
-                      ) -> tuple[list[Ref], list[str]]:
-        """`module.call[idx].output`: the output's expression inside the module instance(s)."""
-        child_keyless = _join(_keyless(ctx.module), f"module.{call}")
-        cfg = self.config.get(child_keyless)
-        label = f"module.{call}{idx}.{output}"
-        if cfg is None:
-            return [], [label]
-        out_def = (cfg.body.get("outputs") or {}).get(output)
-        expr = out_def.get("expression") if isinstance(out_def, dict) else None
-        refs = expr.get("references") if isinstance(expr, dict) else None
-        if not isinstance(refs, list):
-            return [], [label]
-        if idx:
-            instances = [_join(ctx.module, f"module.{call}{idx}")]
-        else:
-            prefix = _join(ctx.module, f"module.{call}")
-            instances = [a for a in self.module_instances.get(child_keyless, [])
-                         if a == prefix or (a.startswith(prefix + "[")
-                                            and "." not in a[len(prefix):].split("]", 1)[-1])]
-            instances = instances or [prefix]
-        targets: list[Ref] = []
-        unresolved: list[str] = []
-        for inst in instances:
-            memo_key = ("out", inst, output)
-            if memo_key not in self.memo:
-                self.memo[memo_key] = self.targets(refs, _Ctx(inst), depth + 1)
-            t, u = self.memo[memo_key]
-            targets.extend(t)
-            unresolved.extend(u)
-        return targets, unresolved
-
-    def resolve(self, expr: dict[str, Any], key: Any, ctx: _Ctx) -> Any:
-        """The value of an unknown but configured attribute."""
-        refs = expr.get("references")
-        if not isinstance(refs, list) or not refs:
-            return Unknown("computed at apply time")
-        targets, unresolved = self.targets(refs, ctx)
-        if len(targets) > 1:
-            targets = _plausible(targets, key)
-        if not targets and not unresolved:
-            return Unknown("computed at apply time")
-        if key in COLLECTION_ATTRS:
-            out: list[Any] = list(targets)
-            if unresolved:
-                out.append(Unknown(f"depends on {', '.join(unresolved[:3])}"))
-            return out
-        if len(targets) == 1 and not unresolved:
-            return targets[0]
-        if unresolved:
-            return Unknown(f"depends on {', '.join(unresolved[:3])}")
-        return Unknown("refers to several resources: "
-                       + ", ".join(str(t) for t in targets[:3]))
-
-    # -- the walk over after_unknown ---------------------------------------------------------------
-
-    def overlay(self, values: dict[str, Any], au: dict[str, Any], mode: int, exprs: Any,
-                ctx: _Ctx, where: str) -> None:
-        for key, flag in au.items():
-            if flag is False or flag is None:
-                continue
-            cmode, cexprs = _child(mode, exprs, key, ctx)
-            if flag is True:
-                value = self._value(cmode, cexprs, key, ctx)
-                if value is not _ABSENT:
-                    values[key] = value
-                    self._count(value, where, key)
-            elif isinstance(flag, dict):
-                if flag:
-                    target = values.get(key)
-                    if isinstance(target, dict):
-                        self.overlay(target, flag, cmode, cexprs, ctx, where)
-            elif isinstance(flag, list) and flag:
-                self._overlay_list(values, key, flag, cmode, cexprs, ctx, where)
-
-    def _overlay_list(self, values: dict[str, Any], key: str, flags: list[Any], mode: int,
-                      exprs: Any, ctx: _Ctx, where: str) -> None:
-        target = values.get(key)
-        if not isinstance(target, list):
-            return
-        if mode == _LEAF:
-            if any(f is True for f in flags):  # a collection attribute with unknown elements
-                known = [v for i, v in enumerate(target)
-                         if i >= len(flags) or flags[i] is not True]
-                resolved = self.resolve(exprs, key, ctx)
-                extra = resolved if isinstance(resolved, list) else [resolved]
-                values[key] = [v for v in known if v is not None] + extra
-                self._count(values[key], where, key)
-                return
-            for item, flag in zip(target, flags, strict=False):  # a list of objects
-                if isinstance(flag, dict) and flag and isinstance(item, dict):
-                    self.overlay(item, flag, _LEAF, exprs, ctx, where)
-            return
-        if mode == _UNCONFIGURED and target:
-            mode = _DYNAMIC  # blocks in the plan but not in the configuration: `dynamic`
-        for i, flag in enumerate(flags):
-            if i >= len(target):
-                break
-            item = target[i]
-            emode, eexprs = _element(mode, exprs, item, i, len(target))
-            if flag is True:
-                value = self._value(emode, eexprs, key, ctx)
-                if value is not _ABSENT:
-                    target[i] = value
-                    self._count(value, where, key)
-            elif isinstance(flag, dict) and flag and isinstance(item, dict):
-                self.overlay(item, flag, emode, eexprs, ctx, where)
-
-    def _value(self, mode: int, exprs: Any, key: str, ctx: _Ctx) -> Any:
-        if mode == _UNCONFIGURED:
-            return _ABSENT  # computed by the provider: the AWS default
-        if mode == _LEAF:
-            return self.resolve(exprs, key, ctx)
-        if mode == _DYNAMIC:
-            ref = exprs.get(key) if isinstance(exprs, Mapping) else None
-            if isinstance(ref, str):  # the .tf sets it to one plain reference
-                return self.resolve({"references": [ref.strip()]}, key, ctx)
-            return Unknown("set in a dynamic block, known only after apply")
-        if mode == _NOCONFIG:
-            return Unknown("known only after apply (the plan has no configuration section)")
-        return Unknown("known only after apply")
-
-    def _count(self, value: Any, where: str, key: str) -> None:
-        if isinstance(value, Unknown) or (isinstance(value, list)
-                                          and any(isinstance(v, Unknown) for v in value)):
-            self.stats.unknown += 1
-            if not self.stats.example:
-                reason = value.reason if isinstance(value, Unknown) else "an element is unknown"
-                self.stats.example = f"{where} {key}: {reason}"
-
-
 def _resource_type(address: str) -> str:
     """'module.a["x"].aws_subnet.b["k"]' -> 'aws_subnet'."""
     if address.endswith("]"):
@@ -492,43 +218,401 @@ def _plausible(targets: list[Ref], key: str) -> list[Ref]:
     return keep or targets
 
 
-def _child(mode: int, exprs: Any, key: str, ctx: _Ctx) -> tuple[int, Any]:
-    if mode == _CONFIGURED:
-        e = exprs.get(key) if isinstance(exprs, dict) else None
-        if e is None:
-            if key in ctx.dynamic:
-                return _DYNAMIC, ctx.dynamic[key]
-            return _UNCONFIGURED, None
-        if isinstance(e, list):
-            return _BLOCKS, e
-        if isinstance(e, dict):
-            return _LEAF, e
-        return _UNCONFIGURED, None
-    if mode == _BLOCKS:  # an attribute of a block list itself (should not happen)
-        return _NOCONFIG, None
-    if mode == _DYNAMIC and isinstance(exprs, Mapping) and key not in exprs:
-        return _UNCONFIGURED, None  # the .tf shows the dynamic block does not set it
-    return mode, exprs
+# -- references --------------------------------------------------------------------------------
 
 
-def _element(mode: int, exprs: Any, item: Any, i: int, n: int) -> tuple[int, Any]:
-    """The configuration of the i-th of n planned blocks."""
-    if mode != _BLOCKS:
-        return mode, exprs
-    blocks = [b for b in exprs if isinstance(b, dict)]
-    if not blocks:
-        return _DYNAMIC, None
-    if len(blocks) == 1 and n == 1:
-        return _CONFIGURED, blocks[0]
+@dataclass(frozen=True)
+class _Refs:
+    """An expression's references, parsed once (they do not depend on where it is evaluated)."""
+
+    resources: tuple[tuple[str, str, str | None], ...]  # (base, [idx] or "", attr)
+    variables: tuple[str, ...]
+    outputs: tuple[tuple[str, str, str | None], ...]  # (call, [idx] or "", output or None)
+    unresolved: tuple[str, ...]
+    count_index: bool
+    each_key: bool
+    each_value: bool
+    each_value_attr: str | None
+
+
+_REFS_CACHE: dict[tuple[str, ...], _Refs] = {}
+
+
+def _parse_refs(refs: tuple[str, ...]) -> _Refs:
+    cached = _REFS_CACHE.get(refs)
+    if cached is not None:
+        return cached
+    by_base: dict[str, list[tuple[str, str | None]]] = {}
+    variables: list[str] = []
+    outputs: dict[tuple[str, str], set[str]] = {}
+    unresolved: list[str] = []
+    count_index = each_key = each_value = False
+    each_value_attr: str | None = None
+    for ref in refs:
+        if not isinstance(ref, str) or not ref:
+            continue
+        head, _, rest = ref.partition(".")
+        if head == "count":
+            count_index = count_index or rest == "index"
+        elif head == "each":
+            if rest == "key":
+                each_key = True
+            elif rest.startswith("value"):
+                each_value = True
+                if rest.startswith("value.") and each_value_attr is None:
+                    each_value_attr = rest[len("value."):].split(".", 1)[0].split("[", 1)[0]
+        elif head in ("path", "terraform", "self"):
+            continue
+        elif head == "var":
+            m = _VAR_REF.match(ref)
+            if m and m.group(1) not in variables:
+                variables.append(m.group(1))
+        elif head == "local":
+            name = ref.split("[", 1)[0].split(".")[:2]
+            if ".".join(name) not in unresolved:
+                unresolved.append(".".join(name))
+        elif head == "data":
+            base = ".".join(ref.split(".")[:3]).split("[", 1)[0]
+            if base not in unresolved:
+                unresolved.append(base)
+        elif head == "module":
+            m = _MODULE_REF.match(ref)
+            if m:
+                outs = outputs.setdefault((m.group(1), m.group(2)), set())
+                if m.group(3):
+                    outs.add(m.group(3))
+        else:
+            m = _RESOURCE_REF.match(ref)
+            if m:
+                idx = "" if m.group(3) == "[*]" else m.group(3)
+                by_base.setdefault(f"{m.group(1)}.{m.group(2)}", []).append((idx, m.group(4)))
+    resources: list[tuple[str, str, str | None]] = []
+    for base, entries in by_base.items():
+        indexed: dict[str, str | None] = {}
+        for idx, attr in entries:
+            if idx and indexed.get(idx) is None:
+                indexed[idx] = attr
+        if indexed:
+            resources.extend((base, idx, attr) for idx, attr in indexed.items())
+        else:
+            resources.append((base, "", next((a for _, a in entries if a), None)))
+    out_list: list[tuple[str, str, str | None]] = []
+    for (call, idx), names in outputs.items():
+        out_list.extend((call, idx, n) for n in sorted(names))
+        if not names:
+            out_list.append((call, idx, None))
+    parsed = _Refs(tuple(resources), tuple(variables), tuple(out_list), tuple(unresolved),
+                   count_index, each_key, each_value, each_value_attr)
+    if len(_REFS_CACHE) < 100_000:
+        _REFS_CACHE[refs] = parsed
+    return parsed
+
+
+@dataclass
+class _Ctx:
+    """Where an expression is evaluated: a module instance, and the instance key in scope."""
+
+    module: str  # module instance address, "" for root
+    key: Any = None  # count.index / each.key of the resource or module call
+    for_each: Any = None  # the for_each_expression of that resource or module call
+    dynamic: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # from the .tf
+    tf_type: str = ""
+
+
+@dataclass
+class _ConfigModule:
+    body: dict[str, Any]
+    parent: str | None  # keyless path of the parent module
+    call: dict[str, Any] | None  # the module call block in the parent
+    resources: dict[tuple[str, str], dict[str, Any]] | None = None
+
+    def resource(self, tf_type: str, name: str) -> dict[str, Any] | None:
+        if self.resources is None:
+            self.resources = {}
+            for r in self.body.get("resources") or ():
+                if isinstance(r, dict) and r.get("mode", "managed") == "managed":
+                    self.resources[(str(r.get("type")), str(r.get("name")))] = r
+        return self.resources.get((tf_type, name))
+
+
+Targets = tuple[list[Ref], list[str]]
+
+
+@dataclass
+class _Plan:
+    """The parsed plan and the lookups built from it."""
+
+    config: dict[str, _ConfigModule]
+    addresses: set[str]
+    module_instances: dict[tuple[str, str], list[str]]  # (parent instance, call) -> instances
+    unknown: int = 0
+    example: str = ""
+    memo: dict[tuple[Any, ...], Targets] = field(default_factory=dict)
+    shapes: dict[int, Any] = field(default_factory=dict)  # id(expressions) -> _shape()
+
+    def targets(self, refs: tuple[str, ...], ctx: _Ctx, depth: int = 0) -> Targets:
+        """Resources named by an expression's references, and the references not followed."""
+        if depth > MAX_DEPTH:
+            return [], ["a reference chain too deep to follow"]
+        p = _parse_refs(refs)
+        found: dict[str, str | None] = {}
+        unresolved = list(p.unresolved)
+        for name in p.variables:
+            self._merge(found, unresolved, self.follow_var(name, ctx, depth))
+        for call, idx, output in p.outputs:
+            if output is None:
+                unresolved.append(f"module.{call}{idx}")
+            else:
+                self._merge(found, unresolved, self.follow_output(call, idx, output, ctx, depth))
+        for base, idx, attr in p.resources:
+            target = _join(ctx.module, base + idx) if idx else \
+                self._narrow(base, ctx, p.count_index, p.each_key)
+            if found.get(target) is None:
+                found[target] = attr
+        if p.each_value:
+            narrowed = self._each_value(ctx, p.each_value_attr)
+            if narrowed is None:
+                unresolved.append("each.value")
+            else:
+                found.setdefault(narrowed.target, narrowed.attr)
+        return [Ref(t, a) for t, a in found.items()], unresolved
+
+    def _shape(self, exprs: Mapping[str, Any]) -> tuple[list[tuple[str, Any]],
+                                                       list[tuple[str, list[dict[str, Any]]]]]:
+        """The attributes an expression block can leave unknown (all but constants), and its
+        nested blocks; once per configuration block (instances share it)."""
+        cached = self.shapes.get(id(exprs))
+        if cached is None:
+            leaves = [(k, e) for k, e in exprs.items()
+                      if isinstance(e, dict) and "constant_value" not in e]
+            blocks = [(k, [b for b in e if isinstance(b, dict)]) for k, e in exprs.items()
+                      if isinstance(e, list)]
+            cached = self.shapes[id(exprs)] = (leaves, blocks)
+        return cached
+
+    @staticmethod
+    def _merge(found: dict[str, str | None], unresolved: list[str], got: Targets) -> None:
+        for r in got[0]:
+            found.setdefault(r.target, r.attr)
+        unresolved.extend(got[1])
+
+    def _narrow(self, base: str, ctx: _Ctx, count_index: bool, each_key: bool) -> str:
+        """`base[count.index]` / `base[each.key]`: the instance with this key, when it exists."""
+        if (count_index and isinstance(ctx.key, int)) or (each_key and isinstance(ctx.key, str)):
+            idx = _index_text(ctx.key)
+            if idx is not None:
+                candidate = _join(ctx.module, base + idx)
+                if candidate in self.addresses:
+                    return candidate
+        return _join(ctx.module, base)
+
+    def _each_value(self, ctx: _Ctx, attr: str | None) -> Ref | None:
+        """`each.value[.attr]` of a for_each over one other resource: that resource's instance."""
+        expr = ctx.for_each
+        idx = _index_text(ctx.key)
+        if not isinstance(expr, dict) or idx is None:
+            return None
+        refs = expr.get("references")
+        if not isinstance(refs, list) or len(refs) > 2:
+            return None
+        p = _parse_refs(tuple(r for r in refs if isinstance(r, str)))
+        if len(p.resources) != 1 or p.variables or p.outputs or p.unresolved or p.resources[0][1]:
+            return None
+        candidate = _join(ctx.module, p.resources[0][0] + idx)
+        return Ref(candidate, attr) if candidate in self.addresses else None
+
+    def follow_var(self, name: str, ctx: _Ctx, depth: int) -> Targets:
+        """A module input variable: the expression the module call gives it, in the parent."""
+        if not ctx.module:
+            return [], []  # root variables are known in a plan: never the unknown part
+        memo_key = ("var", ctx.module, name)
+        cached = self.memo.get(memo_key)
+        if cached is not None:
+            return cached
+        segments = _split_module_path(ctx.module)
+        result: Targets = [], [f"var.{name}"]
+        cfg = self.config.get(_keyless(ctx.module))
+        call = cfg.call if cfg is not None else None
+        if segments and call is not None:
+            call_idx = segments[-1][1]
+            parent = ".".join(f"module.{n}{i}" for n, i in segments[:-1])
+            expr = (call.get("expressions") or {}).get(name)
+            refs = expr.get("references") if isinstance(expr, dict) else None
+            if not refs:
+                result = [], []  # a constant or the variable's default: known
+            else:
+                key: Any = None
+                if call_idx:
+                    try:
+                        key = json.loads(call_idx[1:-1])
+                    except ValueError:
+                        key = None
+                parent_ctx = _Ctx(parent, key, call.get("for_each_expression"))
+                result = self.targets(tuple(refs), parent_ctx, depth + 1)
+        self.memo[memo_key] = result
+        return result
+
+    def follow_output(self, call: str, idx: str, output: str, ctx: _Ctx, depth: int) -> Targets:
+        """`module.call[idx].output`: the output's expression inside the module instance(s)."""
+        child_keyless = _join(_keyless(ctx.module), f"module.{call}")
+        cfg = self.config.get(child_keyless)
+        label = f"module.{call}{idx}.{output}"
+        out_def = (cfg.body.get("outputs") or {}).get(output) if cfg is not None else None
+        expr = out_def.get("expression") if isinstance(out_def, dict) else None
+        refs = expr.get("references") if isinstance(expr, dict) else None
+        if not isinstance(refs, list):
+            return [], [label]
+        prefix = _join(ctx.module, f"module.{call}")
+        if idx:
+            instances = [prefix + idx]
+        else:
+            instances = self.module_instances.get((ctx.module, call)) or [prefix]
+        found: dict[str, str | None] = {}
+        unresolved: list[str] = []
+        for inst in instances:
+            memo_key = ("out", inst, output)
+            got = self.memo.get(memo_key)
+            if got is None:
+                got = self.targets(tuple(refs), _Ctx(inst), depth + 1)
+                self.memo[memo_key] = got
+            self._merge(found, unresolved, got)
+        return [Ref(t, a) for t, a in found.items()], unresolved
+
+    def resolve(self, expr: Mapping[str, Any], key: str, ctx: _Ctx) -> Any:
+        """The value of a configured attribute that is known only after apply."""
+        refs = expr.get("references")
+        if not isinstance(refs, list) or not refs:
+            return Unknown("computed at apply time")
+        targets, unresolved = self.targets(tuple(refs), ctx)
+        if len(targets) > 1:
+            targets = _plausible(targets, key)
+        if not targets and not unresolved:
+            return Unknown("computed at apply time")
+        if key in COLLECTION_ATTRS:
+            out: list[Any] = list(targets)
+            if unresolved:
+                out.append(Unknown(f"depends on {', '.join(unresolved[:3])}"))
+            return out
+        if len(targets) == 1 and not unresolved:
+            return targets[0]
+        if unresolved:
+            return Unknown(f"depends on {', '.join(unresolved[:3])}")
+        return Unknown("refers to several resources: " + ", ".join(str(t) for t in targets[:3]))
+
+    # -- filling in what apply will know -------------------------------------------------------
+
+    def fill(self, values: dict[str, Any], exprs: Mapping[str, Any], ctx: _Ctx,
+             where: str) -> None:
+        """Configured values absent from the planned values are known only after apply."""
+        leaves, blocks = self._shape(exprs)
+        for key, e in leaves:
+            if key not in values:
+                self._set(values, key, self.resolve(e, key, ctx), where)
+                continue
+            value = values[key]
+            if isinstance(value, list) and value and e.get("references"):
+                if key in COLLECTION_ATTRS and any(v is None for v in value):
+                    resolved = self.resolve(e, key, ctx)
+                    extra = resolved if isinstance(resolved, list) else [resolved]
+                    self._set(values, key, [v for v in value if v is not None] + extra, where)
+                elif key in OBJECT_KEYS:
+                    for item in value:
+                        if isinstance(item, dict):
+                            for k in OBJECT_KEYS[key]:
+                                if k not in item:
+                                    self._set(item, k, self.resolve(e, k, ctx), where)
+        for key, cfg_blocks in blocks:
+            value = values.get(key)
+            if key not in values:
+                self._set(values, key, Unknown("known only after apply"), where)
+            elif isinstance(value, list) and value:
+                self._fill_blocks(value, key, cfg_blocks, ctx, where)
+        self._dynamic(values, exprs, ctx, where)
+
+    def _fill_blocks(self, items: list[Any], key: str, blocks: list[dict[str, Any]], ctx: _Ctx,
+                     where: str) -> None:
+        n = len(items)
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            cfg = _pair(blocks, item, i, n)
+            if cfg is None:  # static and dynamic blocks mixed: cannot pair them
+                self._fill_dynamic(item, key, ctx.dynamic.get(key), ctx, where)
+            else:
+                self.fill(item, cfg, ctx, where)
+
+    def _dynamic(self, values: dict[str, Any], exprs: Mapping[str, Any], ctx: _Ctx,
+                 where: str) -> None:
+        """Blocks in the plan that the configuration does not list: written with `dynamic`."""
+        names = values.keys() & _BLOCK_NAMES
+        if ctx.dynamic:
+            names |= values.keys() & ctx.dynamic.keys()
+        for name in names:
+            if name in exprs:
+                continue
+            items = values.get(name)
+            if isinstance(items, list) and items:
+                for item in items:
+                    if isinstance(item, dict):
+                        self._fill_dynamic(item, name, ctx.dynamic.get(name), ctx, where)
+
+    def _fill_dynamic(self, item: dict[str, Any], name: str, sets: Mapping[str, Any] | None,
+                      ctx: _Ctx, where: str) -> None:
+        """One block made by `dynamic`. `sets`: what its content sets, from the .tf
+        ({name: plain reference or None, block name: {...}}); without it, BLOCK_KEYS."""
+        if sets is not None:
+            for k, v in sets.items():
+                sub = item.get(k)
+                if isinstance(v, dict):  # a nested block
+                    for s in sub if isinstance(sub, list) else ():
+                        if isinstance(s, dict):
+                            self._fill_dynamic(s, k, v, ctx, where)
+                elif k not in item:
+                    value = (self.resolve({"references": [v]}, k, ctx) if isinstance(v, str)
+                             else Unknown("set in a dynamic block, known only after apply"))
+                    self._set(item, k, value, where)
+            return
+        for k in _block_keys(ctx.tf_type, name):
+            if k not in item:
+                self._set(item, k, Unknown("set in a dynamic block, known only after apply"),
+                          where)
+        for k, sub in item.items():
+            if k in BLOCK_KEYS and isinstance(sub, list):
+                for s in sub:
+                    if isinstance(s, dict):
+                        self._fill_dynamic(s, k, None, ctx, where)
+
+    def _set(self, target: dict[str, Any], key: str, value: Any, where: str) -> None:
+        target[key] = value
+        if isinstance(value, Unknown) or (isinstance(value, list)
+                                          and any(isinstance(v, Unknown) for v in value)):
+            self.unknown += 1
+            if not self.example:
+                reason = value.reason if isinstance(value, Unknown) else "an element is unknown"
+                self.example = f"{where} {key}: {reason}"
+
+
+def _block_keys(tf_type: str, name: str) -> tuple[str, ...]:
+    if name == "override" and tf_type == "aws_autoscaling_group":
+        return ("instance_type", "weighted_capacity")
+    return BLOCK_KEYS.get(name, ())
+
+
+def _pair(blocks: list[dict[str, Any]], item: dict[str, Any], i: int,
+          n: int) -> dict[str, Any] | None:
+    """The configuration of the i-th of n planned blocks (None: cannot tell)."""
     if len(blocks) != n:
-        return _DYNAMIC, None  # static and dynamic blocks mixed: cannot pair them
-    if isinstance(item, dict):  # sets may reorder blocks: pair on the constants they set
-        matches = [b for b in blocks if all(
-            not isinstance(e, dict) or "constant_value" not in e
-            or item.get(k) == e["constant_value"] for k, e in b.items())]
-        if len(matches) == 1:
-            return _CONFIGURED, matches[0]
-    return _CONFIGURED, blocks[i]
+        return None
+    if n == 1:
+        return blocks[0]
+    # Sets may reorder blocks: pair on the constants each block sets.
+    matches = [b for b in blocks if all(
+        not isinstance(e, dict) or "constant_value" not in e
+        or item.get(k) == e["constant_value"] for k, e in b.items())]
+    return matches[0] if len(matches) == 1 else blocks[i]
+
+
+# -- configuration -------------------------------------------------------------------------------
 
 
 def _config_modules(configuration: Any) -> dict[str, _ConfigModule]:
@@ -542,18 +626,18 @@ def _config_modules(configuration: Any) -> dict[str, _ConfigModule]:
         path, body, parent, call = stack.pop()
         out[path] = _ConfigModule(body, parent, call)
         calls = body.get("module_calls")
-        if isinstance(calls, dict) and len(out) < 10_000:
+        if isinstance(calls, dict) and len(out) < 10_000 and path.count("module.") < 50:
             for name, c in calls.items():
                 if isinstance(c, dict) and isinstance(c.get("module"), dict):
                     stack.append((_join(path, f"module.{name}"), c["module"], path, c))
     return out
 
 
-def _module_dirs(config: dict[str, _ConfigModule], root: Path, result: SourceResult,
-                 plan_path: str) -> dict[str, Path]:
+def _module_dirs(config: dict[str, _ConfigModule], root: Path,
+                 notices: list[Notice], plan_path: str) -> dict[str, Path]:
     dirs: dict[str, Path] = {"": root}
     installed: dict[str, Path] | None = None
-    for path in sorted(config, key=lambda p: p.count(".")):
+    for path in sorted(config, key=lambda p: p.count("module.")):
         if not path:
             continue
         cm = config[path]
@@ -568,41 +652,82 @@ def _module_dirs(config: dict[str, _ConfigModule], root: Path, result: SourceRes
         if key in installed:
             dirs[path] = installed[key]
         else:
-            result.notices.append(Notice(plan_path, f"{path} (source {source!r}) is not "
-                                         "available locally: its findings point into the plan"))
+            notices.append(Notice(plan_path, f"{path} (source {source!r}) is not available "
+                                             "locally: its findings point into the plan"))
     return dirs
 
 
-def _plan_lines(text: str) -> dict[str, int] | None:
-    """First line of each address in the plan text; None when the JSON is on one line."""
-    if text.count("\n", 0, len(text) - 1) == 0:
-        return None
-    lines: dict[str, int] = {}
-    line, last = 1, 0
-    for m in _ADDRESS.finditer(text):
-        raw = m.group(1)
-        addr = json.loads(f'"{raw}"') if "\\" in raw else raw
-        if addr not in lines:
-            line += text.count("\n", last, m.start())
-            last = m.start()
-            lines[addr] = line
-    return lines
-
-
-def _iter_planned(module: Any, depth: int = 0) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(module instance address, resource) for every planned resource, child modules included."""
-    if not isinstance(module, dict) or depth > 100:
-        return
-    address = module.get("address") if depth else ""
-    address = address if isinstance(address, str) else ""
-    for r in module.get("resources") or ():
-        if isinstance(r, dict):
-            yield address, r
-    for child in module.get("child_modules") or ():
-        yield from _iter_planned(child, depth + 1)
-
-
 # -- reading -----------------------------------------------------------------------------------
+
+
+def _skip_ws(text: str, i: int) -> int:
+    return _WS.match(text, i).end()  # type: ignore[union-attr]
+
+
+def _members(text: str, i: int, dec: json.JSONDecoder, out: dict[str, Any],
+             stop: frozenset[str]) -> tuple[int, str | None]:
+    """Decode `"key": value` members of the top-level object from i (just after "{" or ",").
+
+    Returns (index, key) of the first member whose key is in `stop` (value not decoded), or
+    (index after the closing "}", None)."""
+    first = True
+    while True:
+        i = _skip_ws(text, i)
+        if text.startswith("}", i):
+            return i + 1, None
+        if not first:
+            if not text.startswith(",", i):
+                raise ValueError("expected ','")
+            i = _skip_ws(text, i + 1)
+        first = False
+        key, j = dec.raw_decode(text, i)
+        if not isinstance(key, str):
+            raise ValueError("expected a key")
+        j = _skip_ws(text, j)
+        if not text.startswith(":", j):
+            raise ValueError("expected ':'")
+        if key in stop:
+            return i, key
+        out[key], i = dec.raw_decode(text, _skip_ws(text, j + 1))
+
+
+def _decode_fast(text: str) -> dict[str, Any] | None:
+    """planned_values, configuration and the small members, without the skippable ones.
+
+    Walks the top-level object from the start until a skippable member (after planned_values),
+    then resumes at the last `"configuration"` key, which is checked to be top-level: the rest of
+    the text must decode as members up to the closing brace and the end. None: not this layout.
+    """
+    dec = json.JSONDecoder()
+    out: dict[str, Any] = {}
+    i = _skip_ws(text, 0)
+    if not text.startswith("{", i):
+        return None
+    i, key = _members(text, i + 1, dec, out, _SKIPPABLE)
+    if key is None:
+        return out if text[i:].strip() == "" else None  # nothing to skip: all decoded
+    if "planned_values" not in out:
+        return None
+    end = len(text)
+    for _ in range(8):
+        k = text.rfind('"configuration"', i, end)
+        if k < 0:
+            return None
+        end = k
+        b = k - 1
+        while b > i and text[b] in " \t\r\n":
+            b -= 1
+        if text[b] != ",":
+            continue
+        tail: dict[str, Any] = {}
+        try:
+            j, stop = _members(text, k, dec, tail, frozenset())
+        except ValueError:
+            continue
+        if stop is None and text[j:].strip() == "" and "configuration" in tail:
+            out.update(tail)
+            return out
+    return None
 
 
 def _read(path: Path) -> tuple[dict[str, Any], str] | InputError:
@@ -621,15 +746,22 @@ def _read(path: Path) -> tuple[dict[str, Any], str] | InputError:
     except UnicodeDecodeError as exc:
         return InputError(spath, f"not UTF-8 text: {exc.reason}",
                           line=data.count(b"\n", 0, exc.start) + 1)
+    del data
     if not text.strip():
         return InputError(spath, "empty file, not a Terraform plan")
+    doc: Any = None
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        truncated = " (truncated?)" if exc.pos >= len(text.rstrip()) else ""
-        return InputError(spath, f"invalid JSON: {exc.msg}{truncated}", line=exc.lineno)
-    except RecursionError:
-        return InputError(spath, "invalid JSON: nested too deeply")
+        doc = _decode_fast(text)
+    except (ValueError, RecursionError):
+        doc = None
+    if doc is None:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            truncated = " (truncated?)" if exc.pos >= len(text.rstrip()) else ""
+            return InputError(spath, f"invalid JSON: {exc.msg}{truncated}", line=exc.lineno)
+        except RecursionError:
+            return InputError(spath, "invalid JSON: nested too deeply")
     if not isinstance(doc, dict) or "format_version" not in doc:
         return InputError(spath, "not a Terraform plan: no format_version")
     if "planned_values" not in doc and "resource_changes" not in doc:
@@ -643,57 +775,119 @@ def _read(path: Path) -> tuple[dict[str, Any], str] | InputError:
 
 def load_plan(path: Path, *, source_dir: Path | None = None) -> SourceResult:
     """Read one plan JSON file. Bad input becomes an InputError in the result, never raises."""
-    result = SourceResult()
-    read = _read(path)
-    if isinstance(read, InputError):
-        result.errors.append(read)
-        return result
-    doc, text = read
+    was_enabled = gc.isenabled()
+    gc.disable()  # millions of small objects, freed at once: the cyclic GC only slows it down
     try:
-        _load(path, doc, text, source_dir, result)
-    except (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError) as exc:
-        result.resources.clear()
-        result.errors.append(InputError(str(path), f"malformed Terraform plan: "
-                                                   f"{type(exc).__name__}: {exc}"))
-    return result
+        result = SourceResult()
+        read = _read(path)
+        if isinstance(read, InputError):
+            result.errors.append(read)
+            return result
+        doc, text = read
+        try:
+            _load(path, doc, text, source_dir, result)
+        except (TypeError, AttributeError, KeyError, ValueError, IndexError,
+                RecursionError) as exc:
+            result.resources.clear()
+            result.errors.append(InputError(str(path), f"malformed Terraform plan: "
+                                                       f"{type(exc).__name__}: {exc}"))
+        return result
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _iter_planned(module: Any, depth: int = 0) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(module instance address, resource) for every planned resource, child modules included."""
+    if not isinstance(module, dict) or depth > 100:
+        return
+    address = module.get("address") if depth else ""
+    address = address if isinstance(address, str) else ""
+    for r in module.get("resources") or ():
+        if isinstance(r, dict):
+            yield address, r
+    for child in module.get("child_modules") or ():
+        yield from _iter_planned(child, depth + 1)
+
+
+def _from_changes(changes: Any) -> list[tuple[str, dict[str, Any]]]:
+    """A plan without planned_values: the `after` of each resource change."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for rc in changes or ():
+        if not isinstance(rc, dict) or "deposed" in rc:
+            continue
+        change = rc.get("change")
+        after = change.get("after") if isinstance(change, dict) else None
+        if isinstance(after, dict):
+            module = rc.get("module_address")
+            out.append((module if isinstance(module, str) else "", {**rc, "values": after}))
+    return out
+
+
+def _plan_lines(text: str) -> dict[str, int] | None:
+    """First line of each address in the plan text; None when the JSON is on one line."""
+    if text.count("\n", 0, len(text) - 1) == 0:
+        return None
+    lines: dict[str, int] = {}
+    line, last = 1, 0
+    for m in _ADDRESS.finditer(text):
+        raw = m.group(1)
+        try:
+            addr = json.loads(f'"{raw}"') if "\\" in raw else raw
+        except ValueError:
+            continue
+        if addr not in lines:
+            line += text.count("\n", last, m.start())
+            last = m.start()
+            lines[addr] = line
+    return lines
 
 
 def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
           result: SourceResult) -> None:
     spath = str(path)
-    planned = list(_iter_planned((doc.get("planned_values") or {}).get("root_module")))
+    pv = doc.get("planned_values")
+    if isinstance(pv, dict):
+        planned = list(_iter_planned(pv.get("root_module")))
+    else:
+        planned = _from_changes(doc.get("resource_changes"))
     config = _config_modules(doc.get("configuration"))
-    has_config = bool(config)
-    changes: dict[str, dict[str, Any]] = {}
-    for rc in doc.get("resource_changes") or ():
-        if isinstance(rc, dict) and "deposed" not in rc and rc.get("mode", "managed") == "managed":
-            change = rc.get("change")
-            if isinstance(change, dict) and isinstance(rc.get("address"), str):
-                changes[rc["address"]] = change
-    module_instances: dict[str, list[str]] = {}
+    module_instances: dict[tuple[str, str], list[str]] = {}
     addresses: set[str] = set()
+    seen_modules: set[str] = {""}
     for module, r in planned:
         addr = r.get("address")
         if isinstance(addr, str):
             addresses.add(addr)
-        if module not in module_instances.setdefault(_keyless(module), []):
-            module_instances[_keyless(module)].append(module)
-    plan = _Plan(spath, config, addresses, module_instances)
+        while module not in seen_modules:  # this instance and its parents, once each
+            seen_modules.add(module)
+            segments = _split_module_path(module)
+            if not segments:
+                break
+            parent = ".".join(f"module.{n}{i}" for n, i in segments[:-1])
+            module_instances.setdefault((parent, segments[-1][0]), []).append(module)
+            module = parent
+    plan = _Plan(config, addresses, module_instances)
 
     if doc.get("errored") is True:
         result.notices.append(Notice(spath, "terraform reported errors while planning: the plan "
                                             "may be incomplete"))
+    if not config:
+        result.notices.append(Notice(spath, "the plan has no configuration section: values known "
+                                            "only after apply cannot be told from unset ones"))
 
     # Where are the .tf files?
     tf_dir = source_dir
     if tf_dir is None and has_tf_files(path.parent):
         tf_dir = path.parent
     sources: SourceIndex | None = None
-    if tf_dir is not None and has_config:
-        sources = SourceIndex(_module_dirs(config, tf_dir, result, spath))
+    dir_notices: list[Notice] = []
+    if tf_dir is not None and config:
+        sources = SourceIndex(_module_dirs(config, tf_dir, dir_notices, spath))
         if source_dir is None and not _matches(sources, planned):
             sources = None  # unrelated .tf files beside the plan
-            result.notices = [n for n in result.notices if "available locally" not in n.message]
+    if sources is not None:
+        result.notices.extend(dir_notices)
     scope = str(tf_dir) if sources is not None else spath
     lines: dict[str, int] | None = None
     lines_done = False
@@ -710,23 +904,16 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
             continue
         values = r.get("values")
         if not isinstance(values, dict):
-            values = {}
+            values = {}  # terraform omits "values" when every one is unknown
         keyless = _keyless(module)
         block: Block | None = sources.locate(keyless, tf_type, name) if sources else None
-        change = changes.get(address)
-        au = change.get("after_unknown") if change else None
-        if isinstance(au, dict) and au:
-            cm = config.get(keyless)
-            rcfg = cm.resource(tf_type, name) if cm is not None else None
-            ctx = _Ctx(module, r.get("index"),
-                       rcfg.get("for_each_expression") if rcfg else None,
-                       block.dynamic if block else {})
-            if rcfg is not None:
-                plan.overlay(values, au, _CONFIGURED, rcfg.get("expressions") or {}, ctx,
-                             address)
-            else:
-                plan.overlay(values, au, _UNCONFIGURED if has_config else _NOCONFIG, None, ctx,
-                             address)
+        cm = config.get(keyless)
+        rcfg = cm.resource(tf_type, name) if cm is not None else None
+        if rcfg is not None:
+            exprs = rcfg.get("expressions")
+            ctx = _Ctx(module, r.get("index"), rcfg.get("for_each_expression"),
+                       block.dynamic if block else {}, tf_type)
+            plan.fill(values, exprs if isinstance(exprs, dict) else {}, ctx, address)
         if block is not None:
             prov = Provenance(SourceKind.TERRAFORM_PLAN, str(block.file), block.start_line,
                               block.end_line, module)
@@ -734,8 +921,9 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
             for line, line_text in block.bad_skips:
                 if (str(block.file), line) not in bad_skips_seen:
                     bad_skips_seen.add((str(block.file), line))
-                    result.notices.append(Notice(str(block.file), "ignored gpuaudit:skip without "
-                                                 f"a policy id and a reason: {line_text}", line))
+                    result.notices.append(Notice(
+                        str(block.file), f"gpuaudit:skip on {address} has no policy id or no "
+                                         f"reason and is not applied: {line_text}", line))
         else:
             if not lines_done:
                 lines, lines_done = _plan_lines(text), True
@@ -745,9 +933,9 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
         out.extend(translate(tf_type, address, values, provenance=prov, scope=scope,
                              skips=skips))
     result.resources.extend(merge_ebs_defaults(out))
-    if plan.stats.unknown:
-        result.notices.append(Notice(spath, f"{plan.stats.unknown} value(s) are known only after "
-                                            f"apply and stay UNKNOWN, e.g. {plan.stats.example}"))
+    if plan.unknown:
+        result.notices.append(Notice(spath, f"{plan.unknown} value(s) are known only after apply "
+                                            f"and stay UNKNOWN, e.g. {plan.example}"))
 
 
 def _matches(sources: SourceIndex, planned: list[tuple[str, dict[str, Any]]]) -> bool:

@@ -7,7 +7,8 @@ Both pass through untouched; only real values are coerced to the AWS types:
 
 - booleans become ``bool`` (launch templates spell them "true"/"false"/"" in plans);
 - counts and sizes become ``int`` ("2" -> 2);
-- prices stay as given (AWS uses strings), and so does ``""`` for an ASG's ``spot_max_price``;
+- prices stay as given (AWS uses strings); ``""`` is dropped except for an ASG's
+  ``spot_max_price`` (AWS's explicit "cap at the on-demand price");
 - other empty strings mean "not set" and are dropped (terraform's zero value for unset strings);
 - sets of ids become lists, and a single ``Ref`` where a list is expected becomes ``[Ref]``.
 
@@ -82,12 +83,13 @@ def _int(value: Any) -> Any:
 
 
 def _price(value: Any) -> Any:
-    """Prices stay as given (strings, like the AWS API); numbers become their string form."""
+    """Prices stay as given (strings, like the AWS API); numbers become their string form;
+    "" is terraform's "unset" (a spot fleet launch specification then uses the fleet's price)."""
     if isinstance(value, bool):
         return Unknown(f"not a price: {value!r}")
     if isinstance(value, int | float):
         return str(value)
-    return value
+    return None if value == "" else value
 
 
 def _list(value: Any) -> Any:
@@ -109,9 +111,11 @@ def _blocks(value: Any) -> Any:
         return value
     if isinstance(value, Ref):
         return Unknown(f"block given as a reference to {value}")
+    if isinstance(value, list):
+        return [b for b in value if isinstance(b, dict | Mapping | Unknown)]
     if isinstance(value, Mapping):
         return [value]
-    if isinstance(value, list | tuple):
+    if isinstance(value, tuple):
         return [b for b in value if isinstance(b, Mapping | Unknown)]
     return Unknown(f"not a block: {value!r}")
 
@@ -198,7 +202,7 @@ def _instance_devices(v: Mapping[str, Any]) -> Any:
         out.append(m)
     eph = _blocks(v.get("ephemeral_block_device"))
     for block in eph if isinstance(eph, list) else ():
-        if isinstance(block, Mapping):
+        if isinstance(block, dict | Mapping):
             out.append(_pairs({}, block, (("device_name", "DeviceName", None),
                                           ("virtual_name", "VirtualName", None),
                                           ("no_device", "NoDevice", _bool))))
@@ -427,8 +431,8 @@ def _mixed_policy(value: Any) -> Any:
         if d.get("SpotInstancePools") == 0:  # the provider's "unset"
             del d["SpotInstancePools"]
         max_price = dist.get("spot_max_price")
-        if max_price is not None:
-            d["SpotMaxPrice"] = _price(max_price)  # "" kept: AWS's "cap at on-demand"
+        if max_price is not None:  # "" kept: AWS's "cap at on-demand", set explicitly
+            d["SpotMaxPrice"] = "" if max_price == "" else _price(max_price)
         out["InstancesDistribution"] = d
     lt = _one(block.get("launch_template"))
     if isinstance(lt, Unknown):
@@ -461,7 +465,7 @@ def _mixed_policy(value: Any) -> Any:
 def _asg_tags(v: Mapping[str, Any]) -> dict[str, str]:
     tags: dict[str, str] = {}
     for block in v.get("tag") or ():
-        if isinstance(block, Mapping):
+        if isinstance(block, dict | Mapping):
             key, value = block.get("key"), block.get("value")
             if isinstance(key, str) and isinstance(value, str):
                 tags[key] = value
@@ -740,7 +744,7 @@ def _tags(values: Mapping[str, Any]) -> dict[str, str]:
     tags: dict[str, str] = {}
     for key in ("tags_all", "tags"):  # explicit tags win over provider default tags
         raw = values.get(key)
-        if isinstance(raw, Mapping):
+        if isinstance(raw, dict | Mapping):
             for k, v in raw.items():
                 if isinstance(k, str) and isinstance(v, str):
                     tags[k] = v
@@ -760,7 +764,7 @@ def translate(
     fn = _TRANSLATORS.get(tf_type)
     if fn is None:
         return []
-    if not isinstance(values, Mapping):
+    if not isinstance(values, dict | Mapping):
         values = {}
     kind, attrs, name, extra = fn(values)
     tags = _tags(values)

@@ -3,7 +3,7 @@
 Used by the plan source to point findings at the .tf source a plan was made from. A text scan,
 not an HCL parser: it finds block headers at the start of a line and the matching closing brace,
 skipping strings, heredocs and comments. It also reads inline suppressions
-(``# gpuaudit:skip=ID[,ID]:reason`` inside the block or in the comment lines right above it)
+(``# gpuaudit:skip=ID:reason`` inside the block or in the comment lines right above it)
 and the names of ``dynamic "NAME"`` blocks inside the resource. Stdlib only.
 """
 
@@ -13,15 +13,19 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scanner.model import Skip
 
 _HEADER = re.compile(r'^[ \t]*resource[ \t]+"([^"\n]+)"[ \t]+"([^"\n]+)"[ \t]*\{', re.M)
 _DYNAMIC = re.compile(r'\bdynamic[ \t]+"([^"\n]+)"[ \t]*\{')
-_SETS = re.compile(
-    r"^[ \t]*([A-Za-z_][\w-]*)[ \t]*(?:\{|=[ \t]*((?:var|local|module|data|aws_[\w-]+)"
-    r"(?:\.[A-Za-z_][\w-]*|\[[^\]\n]*\])+[ \t]*(?=$|#|//))?)", re.M)
-_SKIP = re.compile(r"gpuaudit:skip=([A-Za-z0-9_,\- ]+?)(?::(.*))?$")
+_MEMBER = re.compile(
+    r'^[ \t]*(?:dynamic[ \t]+"(?P<dyn>[^"\n]+)"[ \t]*\{|(?P<block>[A-Za-z_][\w-]*)[ \t]*\{'
+    r'|(?P<attr>[A-Za-z_][\w-]*)[ \t]*=(?!=))', re.M)
+_CONTENT = re.compile(r"(?:^|\s)content[ \t]*\{")
+_PLAIN_REF = re.compile(r'(?:var|local|module|data|aws_[\w-]+)(?:\.[A-Za-z_][\w-]*'
+                        r'|\[(?:"[^"\n]*"|[0-9]+)\])+')
+_SKIP = re.compile(r"gpuaudit:skip=([A-Za-z0-9_.\-]+)(?::(.*?))?(?=gpuaudit:skip=|\*/|$)", re.S)
 _HEREDOC = re.compile(r"<<-?[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\n")
 
 
@@ -32,7 +36,7 @@ class Block:
     end_line: int
     skips: tuple[Skip, ...]
     bad_skips: tuple[tuple[int, str], ...]  # (line, text) of skips without a reason
-    dynamic: dict[str, dict[str, str | None]]  # dynamic block -> {name it sets: plain ref}
+    dynamic: dict[str, dict[str, Any]]  # dynamic block -> what its content sets (see _body)
 
 
 def _block_end(text: str, pos: int) -> int:
@@ -75,20 +79,21 @@ def _block_end(text: str, pos: int) -> int:
 
 
 def _comment_text(line: str) -> str | None:
-    stripped = line.strip()
-    for marker in ("#", "//", "/*", "*"):
-        if stripped.startswith(marker):
-            return stripped[len(marker):].strip().removesuffix("*/").strip()
-    idx = line.find("#")
-    if idx >= 0:
-        return line[idx + 1:].strip()
-    idx = line.find("//")
-    return line[idx + 2:].strip() if idx >= 0 else None
+    """The comment part of a line (#, //, /* */), None without one. Quotes are not tracked:
+    a gpuaudit:skip marker inside a string is rare enough."""
+    positions = [p for p in (line.find("#"), line.find("//"), line.find("/*")) if p >= 0]
+    stripped = line.lstrip()
+    if stripped.startswith("*"):  # inside a /* */ comment
+        positions.append(len(line) - len(stripped))
+    return line[min(positions):] if positions else None
 
 
 def _skips(lines: list[str], start: int, end: int, file: Path
            ) -> tuple[tuple[Skip, ...], tuple[tuple[int, str], ...]]:
-    """Skips in lines[start-1 .. end-1] (1-based block span) and the comment lines above."""
+    """Skips in the block span (1-based lines start..end) and the comment lines right above.
+
+    Same syntax as the HCL source: ``gpuaudit:skip=ID:reason`` (several per line allowed); one
+    without a reason does not suppress anything (reported as a notice)."""
     first = start - 1
     while first - 1 >= 0 and lines[first - 1].lstrip().startswith(("#", "//", "/*", "*")):
         first -= 1
@@ -99,32 +104,101 @@ def _skips(lines: list[str], start: int, end: int, file: Path
         if "gpuaudit:skip" not in line:
             continue
         comment = _comment_text(line)
-        m = _SKIP.search(comment or "")
-        if m is None:
+        found = False
+        for m in _SKIP.finditer(comment or ""):
+            found = True
+            reason = (m.group(2) or "").strip().rstrip("*/").strip().rstrip(",;").strip()
+            if reason:
+                skips.append(Skip(m.group(1), reason, f"comment at {file}:{idx + 1}"))
+            else:
+                bad.append((idx + 1, line.strip()))
+        if not found:
             bad.append((idx + 1, line.strip()))
-            continue
-        reason = (m.group(2) or "").strip()
-        ids = [p.strip().upper() for p in m.group(1).split(",") if p.strip()]
-        if not reason or not ids:
-            bad.append((idx + 1, line.strip()))
-            continue
-        for pid in ids:
-            skips.append(Skip(pid, reason, f"comment at {file}:{idx + 1}"))
     return tuple(skips), tuple(bad)
 
 
-def _dynamic_blocks(text: str, start: int, end: int) -> dict[str, dict[str, str | None]]:
-    """For each `dynamic "NAME"` block: the names it sets at any depth, each with its value
-    when that value is one plain reference (`var.x`, `aws_kms_key.k.arn`, `module.m.out`)."""
-    out: dict[str, dict[str, str | None]] = {}
+def _value_end(text: str, i: int, end: int) -> int:
+    """End of an attribute value starting at i: the line, or past the brackets it opens."""
+    depth = 0
+    n = min(end, len(text))
+    while i < n:
+        c = text[i]
+        if c in "{[(":
+            depth += 1
+        elif c in "}])":
+            depth -= 1
+            if depth < 0:
+                return i
+        elif c == '"':
+            i += 1
+            while i < n and text[i] not in '"\n':
+                i += 2 if text[i] == "\\" else 1
+        elif c == "\n" and depth <= 0:
+            return i
+        elif c == "<" and text.startswith("<<", i):
+            m = _HEREDOC.match(text, i)
+            if m:
+                close = re.compile(r"^[ \t]*" + re.escape(m.group(1)) + r"[ \t]*$", re.M)
+                found = close.search(text, m.end(), n)
+                i = n if found is None else found.end()
+                continue
+        i += 1
+    return n
+
+
+def _body(text: str, start: int, end: int) -> dict[str, Any]:
+    """What a block body text[start:end] sets: {name: plain reference or None, block: {...}};
+    `dynamic "x"` blocks count as blocks named x (their `content`)."""
+    out: dict[str, Any] = {}
+    i = start
+    while True:
+        m = _MEMBER.search(text, i, end)
+        if m is None:
+            return out
+        if m.group("dyn"):
+            brace = m.end() - 1
+            close = _block_end(text, brace)
+            content = _CONTENT.search(text, brace + 1, close)
+            inner = _body(text, content.end(), _block_end(text, content.end() - 1) - 1) \
+                if content else {}
+            _merge(out, m.group("dyn"), inner)
+            i = close
+        elif m.group("block"):
+            brace = m.end() - 1
+            close = _block_end(text, brace)
+            _merge(out, m.group("block"), _body(text, brace + 1, close - 1))
+            i = close
+        else:
+            value_end = _value_end(text, m.end(), end)
+            value = text[m.end():value_end].strip()
+            ref = value if _PLAIN_REF.fullmatch(value) else None
+            name = m.group("attr")
+            out[name] = ref if out.get(name, ref) == ref else None
+            i = max(value_end, m.end())
+
+
+def _merge(out: dict[str, Any], name: str, body: dict[str, Any]) -> None:
+    prev = out.get(name)
+    if isinstance(prev, dict):
+        for k, v in body.items():
+            if k in prev and prev[k] != v:
+                prev[k] = v if isinstance(v, dict) and isinstance(prev[k], dict) else None
+            else:
+                prev[k] = v
+    else:
+        out[name] = body
+
+
+def _dynamic_blocks(text: str, start: int, end: int) -> dict[str, dict[str, Any]]:
+    """Every `dynamic "NAME"` block inside a resource (at any depth): what its content sets."""
+    out: dict[str, dict[str, Any]] = {}
     for m in _DYNAMIC.finditer(text, start, end):
-        body = text[m.end() - 1:_block_end(text, m.end() - 1)]
-        names = out.setdefault(m.group(1), {})
-        for s in _SETS.finditer(body):
-            name, ref = s.group(1), s.group(2)
-            if name in names and names[name] != ref:
-                ref = None  # set twice, differently
-            names[name] = ref
+        brace = m.end() - 1
+        close = _block_end(text, brace)
+        content = _CONTENT.search(text, brace + 1, close)
+        if content:
+            _merge(out, m.group(1),
+                   _body(text, content.end(), _block_end(text, content.end() - 1) - 1))
     return out
 
 
