@@ -1,0 +1,283 @@
+"""Read the ``.tf`` / ``.tf.json`` files of one directory into a :class:`ModuleConfig`.
+
+Unreadable files (too big, binary, not UTF-8, a syntax error, a symlink loop) become
+:class:`~scanner.model.InputError` entries naming the file and line; the module is still built
+from its other files. ``override.tf`` / ``*_override.tf`` files are merged into the blocks they
+override, as terraform does.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scanner.model import InputError
+from scanner.sources.hcl_parse import (
+    Attribute,
+    Block,
+    Body,
+    Comment,
+    Expr,
+    ParseError,
+    parse_hcl,
+)
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+META_ARGUMENTS = frozenset({"count", "for_each", "provider", "depends_on"})
+MODULE_META = frozenset({"source", "version", "count", "for_each", "providers", "depends_on"})
+
+
+@dataclass
+class ResourceConfig:
+    mode: str  # "managed" | "data"
+    type: str
+    name: str
+    body: Body
+    file: str
+    start_line: int
+    end_line: int
+    skip_comments: list[Comment] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        prefix = "data." if self.mode == "data" else ""
+        return f"{prefix}{self.type}.{self.name}"
+
+
+@dataclass
+class ModuleCallConfig:
+    name: str
+    source: str | None  # None: not a literal string
+    body: Body
+    file: str
+    line: int
+
+
+@dataclass
+class VariableConfig:
+    name: str
+    body: Body
+    file: str
+    line: int
+
+
+@dataclass
+class ModuleConfig:
+    dir: str
+    files: list[str] = field(default_factory=list)
+    variables: dict[str, VariableConfig] = field(default_factory=dict)
+    locals: dict[str, tuple[Attribute, str]] = field(default_factory=dict)
+    resources: dict[str, ResourceConfig] = field(default_factory=dict)  # key: [data.]type.name
+    module_calls: dict[str, ModuleCallConfig] = field(default_factory=dict)
+    outputs: dict[str, tuple[Attribute, str]] = field(default_factory=dict)
+    errors: list[InputError] = field(default_factory=list)
+
+
+def read_text(path: str) -> str:
+    """Read a source file as text; raise ParseError with a reason (and line) when it cannot."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    if st.st_size > MAX_FILE_BYTES:
+        raise ParseError(f"file too large ({st.st_size} bytes; limit {MAX_FILE_BYTES})")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ParseError(f"file too large (limit {MAX_FILE_BYTES} bytes)")
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        raise ParseError("binary file (contains NUL bytes)", line)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ParseError("not valid UTF-8", line) from None
+    return text.removeprefix("\ufeff")
+
+
+def is_override(name: str) -> bool:
+    stem = name.removesuffix(".json").removesuffix(".tf")
+    return stem == "override" or stem.endswith("_override")
+
+
+class ParseCache:
+    """Per-run caches: directory listings (file names) and parse results by file content
+    (stamped-out stacks share identical variables.tf / versions.tf files)."""
+
+    def __init__(self) -> None:
+        self.listings: dict[str, list[str]] = {}
+        self.parsed: dict[str, tuple[Body, list[Comment], frozenset[int]]] = {}
+        self.exprs: dict[bytes, Expr] = {}
+
+    def files(self, directory: str) -> list[str]:
+        names = self.listings.get(directory)
+        if names is None:
+            names = []
+            try:
+                with os.scandir(directory or ".") as it:
+                    for e in it:
+                        try:
+                            if e.is_file():
+                                names.append(e.name)
+                        except OSError:
+                            names.append(e.name)  # reported when read
+            except OSError:
+                pass
+            self.listings[directory] = names
+        return names
+
+    def parse(self, path: str) -> tuple[Body, list[Comment], frozenset[int]]:
+        text = read_text(path)
+        hit = self.parsed.get(text)
+        if hit is None:
+            hit = parse_text(text, path.endswith(".json"), self.exprs)
+            self.parsed[text] = hit
+        return hit
+
+
+def parse_text(
+    text: str, is_json: bool, exprs: dict[bytes, Expr] | None = None
+) -> tuple[Body, list[Comment], frozenset[int]]:
+    if is_json:
+        from scanner.sources.hcl_json import parse_tf_json
+
+        return parse_tf_json(text), [], frozenset()
+    parsed = parse_hcl(text.encode("utf-8"), cache=exprs)
+    return parsed.body, parsed.skip_comments, parsed.comment_only_lines
+
+
+def module_files(names: list[str]) -> list[str]:
+    out = [
+        n for n in names if (n.endswith(".tf") or n.endswith(".tf.json")) and not n.startswith(".")
+    ]
+    # terraform: ordinary files in lexical order, then override files
+    return sorted(out, key=lambda n: (is_override(n), n))
+
+
+def load_module(directory: str, cache: ParseCache | None = None) -> ModuleConfig:
+    cache = cache or ParseCache()
+    cfg = ModuleConfig(dir=directory)
+    for name in module_files(cache.files(directory)):
+        path = str(Path(directory) / name) if directory not in ("", ".") else name
+        cfg.files.append(path)
+        try:
+            body, comments, comment_lines = cache.parse(path)
+        except ParseError as exc:
+            cfg.errors.append(InputError(path, exc.reason, exc.line))
+            continue
+        except RecursionError:
+            cfg.errors.append(InputError(path, "nested too deeply"))
+            continue
+        _add_file(cfg, path, body, comments, comment_lines, is_override(name))
+    return cfg
+
+
+def _skips_for(block: Block, comments: list[Comment], comment_lines: frozenset[int]) -> list[Comment]:
+    if not comments:
+        return []
+    first = block.start_line
+    while first - 1 in comment_lines:
+        first -= 1
+    return [c for c in comments if first <= c.line <= block.end_line]
+
+
+def _dup(cfg: ModuleConfig, path: str, line: int, what: str) -> None:
+    cfg.errors.append(InputError(path, f"duplicate {what}", line))
+
+
+def _add_file(
+    cfg: ModuleConfig,
+    path: str,
+    body: Body,
+    comments: list[Comment],
+    comment_lines: frozenset[int],
+    override: bool,
+) -> None:
+    for attr in body.attrs.values():
+        cfg.errors.append(InputError(path, f'unexpected top-level argument "{attr.name}"', attr.line))
+    for block in body.blocks:
+        t = block.type
+        labels = block.labels
+        if t in ("resource", "data") and len(labels) == 2:
+            mode = "managed" if t == "resource" else "data"
+            rc = ResourceConfig(
+                mode,
+                labels[0],
+                labels[1],
+                block.body,
+                path,
+                block.start_line,
+                block.end_line,
+                _skips_for(block, comments, comment_lines),
+            )
+            if rc.key in cfg.resources:
+                if override:
+                    old = cfg.resources[rc.key]
+                    old.body = _merged(old.body, block.body)
+                else:
+                    _dup(cfg, path, block.start_line, f"{t} {labels[0]}.{labels[1]}")
+                continue
+            cfg.resources[rc.key] = rc
+        elif t == "module" and len(labels) == 1:
+            src_attr = block.body.attrs.get("source")
+            source = None
+            if src_attr is not None:
+                from scanner.sources.hcl_parse import Lit
+
+                if isinstance(src_attr.expr, Lit) and isinstance(src_attr.expr.value, str):
+                    source = src_attr.expr.value
+            call = ModuleCallConfig(labels[0], source, block.body, path, block.start_line)
+            if labels[0] in cfg.module_calls:
+                if override:
+                    old_call = cfg.module_calls[labels[0]]
+                    old_call.body = _merged(old_call.body, block.body)
+                    if source is not None:
+                        cfg.module_calls[labels[0]].source = source
+                else:
+                    _dup(cfg, path, block.start_line, f"module {labels[0]}")
+                continue
+            cfg.module_calls[labels[0]] = call
+        elif t == "variable" and len(labels) == 1:
+            if labels[0] in cfg.variables:
+                if override:
+                    old_var = cfg.variables[labels[0]]
+                    old_var.body = _merged(old_var.body, block.body)
+                else:
+                    _dup(cfg, path, block.start_line, f"variable {labels[0]}")
+                continue
+            cfg.variables[labels[0]] = VariableConfig(labels[0], block.body, path, block.start_line)
+        elif t == "locals":
+            for name, attr in block.body.attrs.items():
+                if name in cfg.locals and not override:
+                    _dup(cfg, path, attr.line, f"local value {name}")
+                    continue
+                cfg.locals[name] = (attr, path)
+        elif t == "output" and len(labels) == 1:
+            value = block.body.attrs.get("value")
+            if value is None:
+                continue
+            if labels[0] in cfg.outputs and not override:
+                _dup(cfg, path, block.start_line, f"output {labels[0]}")
+                continue
+            cfg.outputs[labels[0]] = (value, path)
+        for dup in block.body.duplicates:
+            cfg.errors.append(InputError(path, f'duplicate argument "{dup.name}"', dup.line))
+
+
+def _merged(base: Body, over: Body) -> Body:
+    """terraform override semantics: arguments replace, nested blocks of a type replace all
+    blocks of that type."""
+
+    def kind(b: Block) -> str:
+        return b.labels[0] if b.type == "dynamic" and b.labels else b.type
+
+    attrs = dict(base.attrs)
+    attrs.update(over.attrs)
+    over_kinds = {kind(b) for b in over.blocks}
+    blocks = [b for b in base.blocks if kind(b) not in over_kinds] + list(over.blocks)
+    return Body(attrs, blocks, list(base.duplicates))

@@ -1,0 +1,1144 @@
+"""Terraform's built-in functions, the pure ones, for :mod:`hcl_eval`.
+
+Two kinds: *structural* functions (``concat``, ``merge``, ``lookup``, ``length`` …) only need the
+shape of their arguments, so lists and maps may carry Unknown / Ref elements through them;
+*value* functions (``format``, ``join``, ``jsonencode``, ``cidrsubnet`` …) need every part of
+every argument, and return Unknown as soon as any part is unknown. Functions that depend on the
+clock, randomness, the filesystem or the provider (``timestamp``, ``uuid``, ``file``,
+``templatefile``, ``provider::…``) are not evaluated: they give Unknown with a reason.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import ipaddress
+import json
+import math
+import posixpath
+import re
+from collections.abc import Callable
+from typing import Any
+
+from scanner.model import Ref, Unknown
+from scanner.sources.hcl_eval import (
+    MAX_ITEMS,
+    EvalError,
+    Lazy,
+    Scope,
+    TSet,
+    as_unknown,
+    equal,
+    evaluate,
+    first_opaque,
+    fmt_number,
+    is_opaque,
+    iter_pairs,
+    norm_number,
+    to_bool,
+    to_number,
+    to_str,
+    type_name,
+)
+from scanner.sources.hcl_parse import Expr
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {}
+SPECIAL_FUNCTIONS: dict[str, Callable[[list[Expr], Scope, bool], Any]] = {}
+
+
+def value_fn(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Needs fully known arguments."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any) -> Any:
+            for a in args:
+                o = first_opaque(a)
+                if o is not None:
+                    return as_unknown(o)
+            return fn(*args)
+
+        for n in names:
+            FUNCTIONS[n] = wrapper
+        return fn
+
+    return deco
+
+
+def struct_fn(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Needs known arguments at the top level only; elements may be unknown."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any) -> Any:
+            for a in args:
+                if is_opaque(a):
+                    return as_unknown(a)
+            return fn(*args)
+
+        for n in names:
+            FUNCTIONS[n] = wrapper
+        return fn
+
+    return deco
+
+
+def raw_fn(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Handles unknown arguments itself."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for n in names:
+            FUNCTIONS[n] = fn
+        return fn
+
+    return deco
+
+
+def _list(v: Any, what: str = "argument") -> list[Any]:
+    if isinstance(v, list):
+        return v
+    if isinstance(v, Lazy):
+        items = v.items()
+        if isinstance(items, Unknown):
+            raise _Opaque(items)
+        return [x for _, x in items]
+    raise EvalError(f"{what} must be a list, not a {type_name(v)}")
+
+
+def _map(v: Any, what: str = "argument") -> dict[str, Any]:
+    if isinstance(v, dict):
+        return v
+    if isinstance(v, Lazy):
+        items = v.items()
+        if isinstance(items, Unknown):
+            raise _Opaque(items)
+        return {str(k): x for k, x in items}
+    raise EvalError(f"{what} must be a map or object, not a {type_name(v)}")
+
+
+class _Opaque(Exception):
+    def __init__(self, unknown: Unknown) -> None:
+        super().__init__(unknown.reason)
+        self.unknown = unknown
+
+
+def _guard(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapper(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except _Opaque as exc:
+            return exc.unknown
+
+    return wrapper
+
+
+def _size(n: int) -> None:
+    if n > MAX_ITEMS:
+        raise EvalError("result too large")
+
+
+def _hashable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return ("d", tuple(sorted((k, _hashable(x)) for k, x in v.items())))
+    if isinstance(v, list):
+        return ("l", tuple(_hashable(x) for x in v))
+    if isinstance(v, bool):
+        return ("b", v)
+    if isinstance(v, (int, float)):
+        return ("n", v)
+    return ("o", v) if isinstance(v, (str, Ref, Unknown)) or v is None else ("x", id(v))
+
+
+def make_set(items: list[Any]) -> TSet:
+    seen: set[Any] = set()
+    out: list[Any] = []
+    for x in items:
+        h = _hashable(x)
+        if h not in seen:
+            seen.add(h)
+            out.append(x)
+    if all(isinstance(x, str) for x in out):
+        out.sort()
+    elif all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in out):
+        out.sort()
+    return TSet(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# structural collection functions
+# ---------------------------------------------------------------------------------------------
+
+
+@raw_fn("length")
+@_guard
+def f_length(v: Any) -> Any:
+    if is_opaque(v):
+        return as_unknown(v)
+    if isinstance(v, str):
+        return len(v)
+    if isinstance(v, (list, dict)):
+        return len(v)
+    if isinstance(v, Lazy):
+        items = v.items()
+        return items if isinstance(items, Unknown) else len(items)
+    raise EvalError(f"length() of a {type_name(v)}")
+
+
+@raw_fn("concat")
+@_guard
+def f_concat(*lists: Any) -> Any:
+    out: list[Any] = []
+    for v in lists:
+        if isinstance(v, Ref):
+            out.append(v)  # a whole collection of ids: keep it as one relation element
+        elif isinstance(v, Unknown):
+            return v
+        else:
+            out.extend(_list(v))
+    _size(len(out))
+    return out
+
+
+@struct_fn("merge")
+@_guard
+def f_merge(*maps: Any) -> Any:
+    out: dict[str, Any] = {}
+    for m in maps:
+        if m is None:
+            continue
+        out.update(_map(m))
+    return out
+
+
+@struct_fn("lookup")
+@_guard
+def f_lookup(m: Any, key: Any, *default: Any) -> Any:
+    mp = _map(m)
+    k = to_str(key)
+    if k in mp:
+        return mp[k]
+    if default:
+        return default[0]
+    raise EvalError(f'lookup: no key "{k}" and no default')
+
+
+@struct_fn("element")
+@_guard
+def f_element(lst: Any, idx: Any) -> Any:
+    items = _list(lst)
+    if not items:
+        raise EvalError("element() of an empty list")
+    i = int(to_number(idx))
+    if i < 0:
+        raise EvalError("element() index must not be negative")
+    return items[i % len(items)]
+
+
+@struct_fn("keys")
+@_guard
+def f_keys(m: Any) -> Any:
+    return sorted(_map(m))
+
+
+@struct_fn("values")
+@_guard
+def f_values(m: Any) -> Any:
+    mp = _map(m)
+    return [mp[k] for k in sorted(mp)]
+
+
+@raw_fn("tolist")
+@_guard
+def f_tolist(v: Any) -> Any:
+    if isinstance(v, Ref):
+        return v
+    if isinstance(v, Unknown) or v is None:
+        return v
+    return list(_list(v))
+
+
+@raw_fn("toset")
+@_guard
+def f_toset(v: Any) -> Any:
+    if isinstance(v, Ref):
+        return v
+    if isinstance(v, Unknown) or v is None:
+        return v
+    items = _list(v)
+    for x in items:
+        if is_opaque(x):
+            return as_unknown(x)  # membership cannot be decided
+    return make_set(items)
+
+
+@raw_fn("tomap")
+@_guard
+def f_tomap(v: Any) -> Any:
+    if is_opaque(v) or v is None:
+        return v if not isinstance(v, Ref) else as_unknown(v)
+    return dict(_map(v))
+
+
+@struct_fn("flatten")
+@_guard
+def f_flatten(v: Any) -> Any:
+    out: list[Any] = []
+
+    def walk(x: Any, depth: int) -> None:
+        if depth > 64:
+            raise EvalError("flatten: nested too deeply")
+        for e in x:
+            if isinstance(e, list):
+                walk(e, depth + 1)
+            elif isinstance(e, Unknown):
+                raise _Opaque(e)  # could be a list: the shape is unknown
+            else:
+                out.append(e)
+
+    walk(_list(v), 0)
+    _size(len(out))
+    return out
+
+
+@struct_fn("compact")
+@_guard
+def f_compact(v: Any) -> Any:
+    return [x for x in _list(v) if x is not None and x != ""]
+
+
+@struct_fn("distinct")
+@_guard
+def f_distinct(v: Any) -> Any:
+    seen: set[Any] = set()
+    out: list[Any] = []
+    for x in _list(v):
+        h = _hashable(x)
+        if h not in seen:
+            seen.add(h)
+            out.append(x)
+    return out
+
+
+@raw_fn("slice")
+@_guard
+def f_slice(v: Any, start: Any, end: Any) -> Any:
+    if is_opaque(start) or is_opaque(end):
+        return as_unknown(start if is_opaque(start) else end)
+    if isinstance(v, Unknown):
+        # The length is known even if the elements are not (terraform fails when the list is
+        # shorter): ``slice(data.aws_availability_zones.x.names, 0, 3)`` has 3 elements.
+        a, b = int(to_number(start)), int(to_number(end))
+        if 0 <= a <= b and b - a <= MAX_ITEMS:
+            return [v] * (b - a)
+        raise EvalError("slice: invalid bounds")
+    if isinstance(v, Ref):
+        return as_unknown(v)
+    items = _list(v)
+    a, b = int(to_number(start)), int(to_number(end))
+    if a < 0 or b > len(items) or a > b:
+        raise EvalError(f"slice({a}, {b}) out of range for a list of {len(items)}")
+    return items[a:b]
+
+
+@struct_fn("reverse")
+@_guard
+def f_reverse(v: Any) -> Any:
+    return list(reversed(_list(v)))
+
+
+@struct_fn("zipmap")
+@_guard
+def f_zipmap(keys: Any, vals: Any) -> Any:
+    ks, vs = _list(keys), _list(vals)
+    if len(ks) != len(vs):
+        raise EvalError("zipmap: keys and values differ in length")
+    out: dict[str, Any] = {}
+    for k, v in zip(ks, vs):
+        if is_opaque(k):
+            return as_unknown(k)
+        out[to_str(k)] = v
+    return out
+
+
+@struct_fn("one")
+@_guard
+def f_one(v: Any) -> Any:
+    items = _list(v)
+    if not items:
+        return None
+    if len(items) == 1:
+        return items[0]
+    raise EvalError("one(): more than one element")
+
+
+@raw_fn("coalesce")
+def f_coalesce(*args: Any) -> Any:
+    for a in args:
+        if is_opaque(a):
+            return as_unknown(a)
+        if a is None or a == "":
+            continue
+        return a
+    raise EvalError("coalesce: no non-null, non-empty argument")
+
+
+@raw_fn("coalescelist")
+def f_coalescelist(*args: Any) -> Any:
+    for a in args:
+        if is_opaque(a):
+            return as_unknown(a)
+        if isinstance(a, list) and a:
+            return a
+        if not isinstance(a, list):
+            raise EvalError("coalescelist: arguments must be lists")
+    return []
+
+
+@struct_fn("contains")
+@_guard
+def f_contains(v: Any, x: Any) -> Any:
+    if is_opaque(x):
+        return as_unknown(x)
+    pending: Any = False
+    for e in _list(v):
+        r = equal(e, x)
+        if r is True:
+            return True
+        if r is not False:
+            pending = r
+    return pending
+
+
+@struct_fn("index")
+@_guard
+def f_index(v: Any, x: Any) -> Any:
+    for i, e in enumerate(_list(v)):
+        r = equal(e, x)
+        if r is True:
+            return i
+        if r is not False:
+            return r
+    raise EvalError("index(): value not found")
+
+
+@value_fn("range")
+def f_range(*args: Any) -> Any:
+    nums = [to_number(a) for a in args]
+    if len(nums) == 1:
+        start, stop, step = 0, nums[0], 1
+    elif len(nums) == 2:
+        start, stop, step = nums[0], nums[1], 1 if nums[1] >= nums[0] else -1
+    elif len(nums) == 3:
+        start, stop, step = nums
+    else:
+        raise EvalError("range() takes 1 to 3 arguments")
+    if step == 0:
+        raise EvalError("range() step must not be zero")
+    n = max(0, math.ceil((stop - start) / step))
+    _size(n)
+    return [norm_number(start + i * step) for i in range(n)]
+
+
+@struct_fn("chunklist")
+@_guard
+def f_chunklist(v: Any, size: Any) -> Any:
+    items = _list(v)
+    n = int(to_number(size))
+    if n < 0:
+        raise EvalError("chunklist size must not be negative")
+    if n == 0:
+        return [items]
+    return [items[i : i + n] for i in range(0, len(items), n)]
+
+
+@value_fn("setunion")
+def f_setunion(*sets: Any) -> Any:
+    return make_set([x for s in sets for x in _list(s)])
+
+
+@value_fn("setintersection")
+def f_setintersection(first: Any, *rest: Any) -> Any:
+    out = list(_list(first))
+    for s in rest:
+        other = {_hashable(x) for x in _list(s)}
+        out = [x for x in out if _hashable(x) in other]
+    return make_set(out)
+
+
+@value_fn("setsubtract")
+def f_setsubtract(a: Any, b: Any) -> Any:
+    other = {_hashable(x) for x in _list(b)}
+    return make_set([x for x in _list(a) if _hashable(x) not in other])
+
+
+@value_fn("setproduct")
+def f_setproduct(*sets: Any) -> Any:
+    out: list[list[Any]] = [[]]
+    for s in sets:
+        items = _list(s)
+        _size(len(out) * len(items))
+        out = [o + [x] for o in out for x in items]
+    if not sets:
+        return []
+    return out
+
+
+@value_fn("sort")
+def f_sort(v: Any) -> Any:
+    return sorted(to_str(x) for x in _list(v))
+
+
+@value_fn("sum")
+def f_sum(v: Any) -> Any:
+    items = _list(v)
+    if not items:
+        raise EvalError("sum() of an empty list")
+    return norm_number(sum(to_number(x) for x in items))
+
+
+@value_fn("max")
+def f_max(*args: Any) -> Any:
+    if not args:
+        raise EvalError("max() needs at least one argument")
+    return max(to_number(a) for a in args)
+
+
+@value_fn("min")
+def f_min(*args: Any) -> Any:
+    if not args:
+        raise EvalError("min() needs at least one argument")
+    return min(to_number(a) for a in args)
+
+
+@struct_fn("alltrue")
+@_guard
+def f_alltrue(v: Any) -> Any:
+    pending: Any = True
+    for x in _list(v):
+        if is_opaque(x):
+            pending = as_unknown(x)
+        elif not to_bool(x):
+            return False
+    return pending
+
+
+@struct_fn("anytrue")
+@_guard
+def f_anytrue(v: Any) -> Any:
+    pending: Any = False
+    for x in _list(v):
+        if is_opaque(x):
+            pending = as_unknown(x)
+        elif to_bool(x):
+            return True
+    return pending
+
+
+@value_fn("transpose")
+def f_transpose(m: Any) -> Any:
+    out: dict[str, list[str]] = {}
+    for k, vs in _map(m).items():
+        for v in _list(vs):
+            out.setdefault(to_str(v), []).append(k)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+@struct_fn("matchkeys")
+@_guard
+def f_matchkeys(values: Any, keys: Any, search: Any) -> Any:
+    vs, ks = _list(values), _list(keys)
+    if len(vs) != len(ks):
+        raise EvalError("matchkeys: values and keys differ in length")
+    wanted = {_hashable(x) for x in _list(search)}
+    return [v for v, k in zip(vs, ks) if _hashable(k) in wanted]
+
+
+# ---------------------------------------------------------------------------------------------
+# type conversion and identity
+# ---------------------------------------------------------------------------------------------
+
+
+@raw_fn("tostring")
+def f_tostring(v: Any) -> Any:
+    if is_opaque(v) or v is None:
+        return as_unknown(v) if isinstance(v, Ref) else v
+    if isinstance(v, (list, dict)):
+        raise EvalError(f"cannot convert a {type_name(v)} to a string")
+    return to_str(v)
+
+
+@raw_fn("tonumber")
+def f_tonumber(v: Any) -> Any:
+    if is_opaque(v) or v is None:
+        return as_unknown(v) if isinstance(v, Ref) else v
+    return to_number(v)
+
+
+@raw_fn("tobool")
+def f_tobool(v: Any) -> Any:
+    if is_opaque(v) or v is None:
+        return as_unknown(v) if isinstance(v, Ref) else v
+    return to_bool(v)
+
+
+@raw_fn("sensitive", "nonsensitive")
+def f_identity(v: Any) -> Any:
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# strings
+# ---------------------------------------------------------------------------------------------
+
+_FMT = re.compile(r"%([-+# 0]*)(\d+)?(?:\.(\d+))?([a-zA-Z%])")
+
+
+def _format(fmt: str, args: tuple[Any, ...]) -> str:
+    out: list[str] = []
+    pos = 0
+    ai = 0
+    for m in _FMT.finditer(fmt):
+        out.append(fmt[pos : m.start()])
+        pos = m.end()
+        flags, width, prec, verb = m.groups()
+        if verb == "%":
+            out.append("%")
+            continue
+        if ai >= len(args):
+            raise EvalError("format: not enough arguments")
+        a = args[ai]
+        ai += 1
+        if width and int(width) > 1000 or prec and int(prec) > 1000:
+            raise EvalError("format: width too large")
+        if verb in ("s", "v"):
+            if verb == "v" and "#" in flags:
+                s = _json(a)
+            elif isinstance(a, (list, dict)):
+                if verb == "s":
+                    raise EvalError("format %s: a collection is not a string")
+                s = _json(a)
+            else:
+                s = to_str(a)
+            if prec:
+                s = s[: int(prec)]
+        elif verb == "q":
+            s = json.dumps(to_str(a), ensure_ascii=False)
+        elif verb == "t":
+            s = "true" if to_bool(a) else "false"
+        elif verb == "d":
+            n = to_number(a)
+            if isinstance(n, float) and not n.is_integer():
+                raise EvalError("format %d: not a whole number")
+            s = ("+" if "+" in flags and n >= 0 else "") + str(int(n))
+        elif verb in "feEgG":
+            n = to_number(a)
+            p = prec if prec is not None else ("6" if verb in "feE" else "")
+            s = format(float(n), ("+" if "+" in flags else "") + (f".{p}" if p else "") + verb)
+        elif verb in "xXob":
+            n = int(to_number(a)) if not isinstance(a, str) else None
+            if n is None:
+                s = a.encode().hex() if verb == "x" else a.encode().hex().upper()
+            else:
+                s = format(n, verb)
+        else:
+            raise EvalError(f"format: unsupported verb %{verb}")
+        if width:
+            w = int(width)
+            if "-" in flags:
+                s = s.ljust(w)
+            elif "0" in flags and verb in "dfeEgG":
+                sign = s[0] if s[:1] in "+-" else ""
+                s = sign + s[len(sign) :].rjust(w - len(sign), "0")
+            else:
+                s = s.rjust(w)
+        out.append(s)
+    out.append(fmt[pos:])
+    if ai < len(args):
+        raise EvalError("format: too many arguments")
+    return "".join(out)
+
+
+@value_fn("format")
+def f_format(fmt: Any, *args: Any) -> Any:
+    return _format(to_str(fmt), args)
+
+
+@value_fn("formatlist")
+def f_formatlist(fmt: Any, *args: Any) -> Any:
+    n = None
+    for a in args:
+        if isinstance(a, list):
+            if n is not None and n != len(a):
+                raise EvalError("formatlist: lists differ in length")
+            n = len(a)
+    if n is None:
+        return [_format(to_str(fmt), args)]
+    return [
+        _format(to_str(fmt), tuple(a[i] if isinstance(a, list) else a for a in args))
+        for i in range(n)
+    ]
+
+
+@value_fn("join")
+def f_join(sep: Any, *lists: Any) -> Any:
+    parts: list[str] = []
+    for lst in lists:
+        for x in _list(lst):
+            if x is None:
+                raise EvalError("join: null element")
+            parts.append(to_str(x))
+    return to_str(sep).join(parts)
+
+
+@value_fn("split")
+def f_split(sep: Any, s: Any) -> Any:
+    sep_s, text = to_str(sep), to_str(s)
+    if sep_s == "":
+        return list(text)
+    return text.split(sep_s)
+
+
+@value_fn("lower")
+def f_lower(s: Any) -> Any:
+    return to_str(s).lower()
+
+
+@value_fn("upper")
+def f_upper(s: Any) -> Any:
+    return to_str(s).upper()
+
+
+@value_fn("title")
+def f_title(s: Any) -> Any:
+    return re.sub(r"\b[a-z]", lambda m: m.group(0).upper(), to_str(s))
+
+
+@value_fn("trimspace")
+def f_trimspace(s: Any) -> Any:
+    return to_str(s).strip()
+
+
+@value_fn("trim")
+def f_trim(s: Any, chars: Any) -> Any:
+    return to_str(s).strip(to_str(chars))
+
+
+@value_fn("trimprefix")
+def f_trimprefix(s: Any, p: Any) -> Any:
+    return to_str(s).removeprefix(to_str(p))
+
+
+@value_fn("trimsuffix")
+def f_trimsuffix(s: Any, p: Any) -> Any:
+    return to_str(s).removesuffix(to_str(p))
+
+
+@value_fn("chomp")
+def f_chomp(s: Any) -> Any:
+    return re.sub(r"(\r\n|\n|\r)+\Z", "", to_str(s))
+
+
+@value_fn("indent")
+def f_indent(n: Any, s: Any) -> Any:
+    pad = " " * int(to_number(n))
+    return to_str(s).replace("\n", "\n" + pad)
+
+
+@value_fn("startswith")
+def f_startswith(s: Any, p: Any) -> Any:
+    return to_str(s).startswith(to_str(p))
+
+
+@value_fn("endswith")
+def f_endswith(s: Any, p: Any) -> Any:
+    return to_str(s).endswith(to_str(p))
+
+
+@value_fn("strcontains")
+def f_strcontains(s: Any, p: Any) -> Any:
+    return to_str(p) in to_str(s)
+
+
+@value_fn("strrev")
+def f_strrev(s: Any) -> Any:
+    return to_str(s)[::-1]
+
+
+@value_fn("substr")
+def f_substr(s: Any, offset: Any, length: Any) -> Any:
+    text = to_str(s)
+    o, n = int(to_number(offset)), int(to_number(length))
+    if o < 0:
+        o = max(0, len(text) + o)
+    if o > len(text):
+        raise EvalError("substr: offset beyond the end of the string")
+    return text[o:] if n < 0 else text[o : o + n]
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern.replace("(?P<", "(?P<").replace("\\z", "\\Z"))
+    except re.error as exc:
+        raise EvalError(f"invalid regular expression: {exc}") from None
+
+
+def _match_value(m: re.Match[str]) -> Any:
+    if m.re.groupindex:
+        return {k: m.group(k) for k in m.re.groupindex}
+    if m.re.groups:
+        return list(m.groups())
+    return m.group(0)
+
+
+@value_fn("regex")
+def f_regex(pattern: Any, s: Any) -> Any:
+    m = _re(to_str(pattern)).search(to_str(s))
+    if m is None:
+        raise EvalError("regex: no match")
+    return _match_value(m)
+
+
+@value_fn("regexall")
+def f_regexall(pattern: Any, s: Any) -> Any:
+    return [_match_value(m) for m in _re(to_str(pattern)).finditer(to_str(s))]
+
+
+@value_fn("replace")
+def f_replace(s: Any, old: Any, new: Any) -> Any:
+    text, o, n = to_str(s), to_str(old), to_str(new)
+    if len(o) > 1 and o.startswith("/") and o.endswith("/"):
+        repl = re.sub(r"\$(\d+|\{\w+\})", lambda m: "\\g<" + m.group(1).strip("{}") + ">", n)
+        return _re(o[1:-1]).sub(repl, text)
+    return text.replace(o, n)
+
+
+# ---------------------------------------------------------------------------------------------
+# encoding and hashing
+# ---------------------------------------------------------------------------------------------
+
+
+def _json_ready(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _json_ready(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_json_ready(x) for x in v]
+    return v
+
+
+def _json(v: Any) -> str:
+    text = json.dumps(_json_ready(v), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+@value_fn("jsonencode")
+def f_jsonencode(v: Any) -> Any:
+    return _json(v)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, float):
+        return norm_number(v)
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+@value_fn("jsondecode")
+def f_jsondecode(s: Any) -> Any:
+    try:
+        return _plain(json.loads(to_str(s)))
+    except ValueError as exc:
+        raise EvalError(f"jsondecode: {exc}") from None
+
+
+@value_fn("yamldecode")
+def f_yamldecode(s: Any) -> Any:
+    import yaml  # only when used
+
+    class _NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+            if self.check_event(yaml.AliasEvent):
+                raise EvalError("yamldecode: aliases are not supported")
+            return super().compose_node(parent, index)
+
+    try:
+        return _plain(yaml.load(to_str(s), Loader=_NoAliases))  # noqa: S506
+    except yaml.YAMLError as exc:
+        raise EvalError(f"yamldecode: {exc}") from None
+
+
+@value_fn("yamlencode")
+def f_yamlencode(v: Any) -> Any:
+    import yaml
+
+    return yaml.safe_dump(_json_ready(v), sort_keys=True, default_flow_style=False)
+
+
+@value_fn("csvdecode")
+def f_csvdecode(s: Any) -> Any:
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(to_str(s))))
+    if not rows:
+        return []
+    head = rows[0]
+    return [dict(zip(head, r)) for r in rows[1:]]
+
+
+@value_fn("base64encode")
+def f_base64encode(s: Any) -> Any:
+    return base64.b64encode(to_str(s).encode()).decode()
+
+
+@value_fn("base64decode")
+def f_base64decode(s: Any) -> Any:
+    try:
+        return base64.b64decode(to_str(s), validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise EvalError(f"base64decode: {exc}") from None
+
+
+@value_fn("base64gzip")
+def f_base64gzip(s: Any) -> Any:
+    import gzip
+
+    return base64.b64encode(gzip.compress(to_str(s).encode(), mtime=0)).decode()
+
+
+@value_fn("urlencode")
+def f_urlencode(s: Any) -> Any:
+    from urllib.parse import quote_plus
+
+    return quote_plus(to_str(s))
+
+
+def _hash(name: str, b64: bool = False) -> Callable[[Any], Any]:
+    def fn(s: Any) -> Any:
+        d = hashlib.new(name, to_str(s).encode())
+        return base64.b64encode(d.digest()).decode() if b64 else d.hexdigest()
+
+    return fn
+
+
+for _n, _alg, _b in [
+    ("md5", "md5", False),
+    ("sha1", "sha1", False),
+    ("sha256", "sha256", False),
+    ("sha512", "sha512", False),
+    ("base64sha256", "sha256", True),
+    ("base64sha512", "sha512", True),
+]:
+    value_fn(_n)(_hash(_alg, _b))
+
+
+@value_fn("uuidv5")
+def f_uuidv5(ns: Any, name: Any) -> Any:
+    import uuid
+
+    spaces = {
+        "dns": uuid.NAMESPACE_DNS,
+        "url": uuid.NAMESPACE_URL,
+        "oid": uuid.NAMESPACE_OID,
+        "x500": uuid.NAMESPACE_X500,
+    }
+    n = to_str(ns)
+    space = spaces.get(n) or uuid.UUID(n)
+    return str(uuid.uuid5(space, to_str(name)))
+
+
+# ---------------------------------------------------------------------------------------------
+# numbers
+# ---------------------------------------------------------------------------------------------
+
+
+@value_fn("abs")
+def f_abs(n: Any) -> Any:
+    return abs(to_number(n))
+
+
+@value_fn("ceil")
+def f_ceil(n: Any) -> Any:
+    return math.ceil(to_number(n))
+
+
+@value_fn("floor")
+def f_floor(n: Any) -> Any:
+    return math.floor(to_number(n))
+
+
+@value_fn("log")
+def f_log(n: Any, base: Any) -> Any:
+    return norm_number(math.log(to_number(n), to_number(base)))
+
+
+@value_fn("pow")
+def f_pow(a: Any, b: Any) -> Any:
+    x, y = to_number(a), to_number(b)
+    if abs(y) > 1024:
+        raise EvalError("pow: exponent too large")
+    return norm_number(math.pow(x, y))
+
+
+@value_fn("signum")
+def f_signum(n: Any) -> Any:
+    x = to_number(n)
+    return (x > 0) - (x < 0)
+
+
+@value_fn("parseint")
+def f_parseint(s: Any, base: Any) -> Any:
+    try:
+        return int(to_str(s), int(to_number(base)))
+    except ValueError as exc:
+        raise EvalError(f"parseint: {exc}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# networks
+# ---------------------------------------------------------------------------------------------
+
+
+def _net(prefix: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    try:
+        return ipaddress.ip_network(to_str(prefix), strict=False)
+    except ValueError as exc:
+        raise EvalError(f"invalid CIDR: {exc}") from None
+
+
+@value_fn("cidrsubnet")
+def f_cidrsubnet(prefix: Any, newbits: Any, netnum: Any) -> Any:
+    net = _net(prefix)
+    nb, num = int(to_number(newbits)), int(to_number(netnum))
+    new_len = net.prefixlen + nb
+    if new_len > net.max_prefixlen or num < 0 or num >= 2**nb:
+        raise EvalError("cidrsubnet: not enough address space")
+    base = int(net.network_address) + (num << (net.max_prefixlen - new_len))
+    return str(ipaddress.ip_network((base, new_len)))
+
+
+@value_fn("cidrsubnets")
+def f_cidrsubnets(prefix: Any, *newbits: Any) -> Any:
+    net = _net(prefix)
+    out: list[str] = []
+    cur = int(net.network_address)
+    end = int(net.broadcast_address) + 1
+    for nb in newbits:
+        plen = net.prefixlen + int(to_number(nb))
+        if plen > net.max_prefixlen:
+            raise EvalError("cidrsubnets: not enough address space")
+        size = 1 << (net.max_prefixlen - plen)
+        cur = (cur + size - 1) // size * size
+        if cur + size > end:
+            raise EvalError("cidrsubnets: not enough address space")
+        out.append(str(ipaddress.ip_network((cur, plen))))
+        cur += size
+    return out
+
+
+@value_fn("cidrhost")
+def f_cidrhost(prefix: Any, hostnum: Any) -> Any:
+    net = _net(prefix)
+    n = int(to_number(hostnum))
+    size = net.num_addresses
+    if n < 0:
+        n += size
+    if n < 0 or n >= size:
+        raise EvalError("cidrhost: host number out of range")
+    return str(net.network_address + n)
+
+
+@value_fn("cidrnetmask")
+def f_cidrnetmask(prefix: Any) -> Any:
+    net = _net(prefix)
+    if net.version != 4:
+        raise EvalError("cidrnetmask: IPv4 only")
+    return str(net.netmask)
+
+
+# ---------------------------------------------------------------------------------------------
+# paths (string operations only; the filesystem is not read)
+# ---------------------------------------------------------------------------------------------
+
+
+@value_fn("basename")
+def f_basename(p: Any) -> Any:
+    return posixpath.basename(to_str(p).rstrip("/")) or "/"
+
+
+@value_fn("dirname")
+def f_dirname(p: Any) -> Any:
+    return posixpath.dirname(to_str(p)) or "."
+
+
+# ---------------------------------------------------------------------------------------------
+# not evaluated: clock, randomness, filesystem, provider
+# ---------------------------------------------------------------------------------------------
+
+
+def _not_static(name: str, why: str) -> None:
+    def fn(*args: Any) -> Any:
+        return Unknown(f"{name}() {why}")
+
+    FUNCTIONS[name] = fn
+
+
+for _n in ("timestamp", "plantimestamp", "uuid", "bcrypt"):
+    _not_static(_n, "changes on every run")
+for _n in ("formatdate", "timeadd", "timecmp"):
+    _not_static(_n, "is not evaluated")
+for _n in (
+    "file",
+    "filebase64",
+    "fileexists",
+    "fileset",
+    "filemd5",
+    "filesha1",
+    "filesha256",
+    "filesha512",
+    "filebase64sha256",
+    "filebase64sha512",
+    "templatefile",
+    "abspath",
+    "pathexpand",
+):
+    _not_static(_n, "reads the filesystem, which the scanner does not do")
+for _n in ("type", "ephemeralasnull", "textdecodebase64", "textencodebase64", "templatestring"):
+    _not_static(_n, "is not supported")
+
+
+# ---------------------------------------------------------------------------------------------
+# functions that see their arguments unevaluated
+# ---------------------------------------------------------------------------------------------
+
+_CAUGHT = (EvalError, ValueError, TypeError, OverflowError, ArithmeticError, KeyError, IndexError)
+
+
+def _try(args: list[Expr], scope: Scope, expand: bool) -> Any:
+    if not args:
+        raise EvalError("try() needs at least one argument")
+    last: Exception | None = None
+    for a in args:
+        try:
+            return evaluate(a, scope)
+        except _CAUGHT as exc:
+            last = exc
+    raise EvalError(f"no argument of try() could be evaluated: {last}")
+
+
+def _can(args: list[Expr], scope: Scope, expand: bool) -> Any:
+    if len(args) != 1:
+        raise EvalError("can() takes one argument")
+    try:
+        v = evaluate(args[0], scope)
+    except _CAUGHT:
+        return False
+    if isinstance(v, Unknown):
+        return v
+    return True
+
+
+SPECIAL_FUNCTIONS["try"] = _try
+SPECIAL_FUNCTIONS["can"] = _can
+
+__all__ = ["FUNCTIONS", "SPECIAL_FUNCTIONS", "make_set", "fmt_number", "iter_pairs"]

@@ -1,0 +1,1068 @@
+"""Module instances: variables, locals, resources (with count / for_each), local module calls
+(expanded with their inputs), outputs, and the plan-shaped ``values`` of each resource instance.
+
+Everything is lazy and memoized: a local, a variable or a resource attribute is evaluated when
+something refers to it, once. A reference cycle yields Unknown, never a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scanner.model import InputError, Notice, Ref, Unknown
+from scanner.sources.hcl_config import (
+    META_ARGUMENTS,
+    MODULE_META,
+    ModuleCallConfig,
+    ModuleConfig,
+    ResourceConfig,
+    load_module,
+)
+from scanner.sources.hcl_eval import (
+    EvalError,
+    GroupRefs,
+    Lazy,
+    Scope,
+    TSet,
+    apply_ops,
+    as_unknown,
+    evaluate,
+    is_opaque,
+    iter_pairs,
+    literal_scope,
+    materialize,
+    safe_evaluate,
+    to_number,
+    to_str,
+)
+from scanner.sources.hcl_funcs import make_set
+from scanner.sources.hcl_parse import Block, Body, Expr, ForExpr, Traversal
+from scanner.sources.hcl_types import ANY, Type, TypeSyntaxError, convert, parse_type
+
+_PLAIN = (str, int, bool, float, type(None))
+MAX_MODULE_DEPTH = 16
+MAX_INSTANCES = 10_000
+SKIPPED_BLOCKS = frozenset({"lifecycle", "provisioner", "connection"})
+
+
+class _Cycle:
+    pass
+
+
+_IN_PROGRESS = _Cycle()
+
+
+def key_suffix(key: Any) -> str:
+    if key is None:
+        return ""
+    if isinstance(key, int):
+        return f"[{key}]"
+    return "[" + json.dumps(key, ensure_ascii=False) + "]"
+
+
+# ---------------------------------------------------------------------------------------------
+# shared state of one root module scan
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RootContext:
+    root_dir: str
+    scope: str
+    root_values: dict[str, Any]  # variable values from tfvars / var files / --var (root only)
+    modules: Callable[[str], ModuleConfig]
+    errors: list[InputError] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    _seen: set[tuple[str, str, int | None]] = field(default_factory=set)
+    installed: dict[str, str] = field(default_factory=dict)  # modules.json: key → dir
+
+    def notice(self, path: str, message: str, line: int | None = None) -> None:
+        k = (path, message, line)
+        if k not in self._seen:
+            self._seen.add(k)
+            self.notices.append(Notice(path, message, line))
+
+    def error(self, path: str, reason: str, line: int | None = None) -> None:
+        k = ("E" + path, reason, line)
+        if k not in self._seen:
+            self._seen.add(k)
+            self.errors.append(InputError(path, reason, line))
+
+
+def _const_scope() -> Scope:
+    return literal_scope()
+
+
+# ---------------------------------------------------------------------------------------------
+# lazy values: resources and module calls
+# ---------------------------------------------------------------------------------------------
+
+
+class ResourceGroup(Lazy):
+    """``aws_x.y`` for a resource with count / for_each: its instances."""
+
+    def __init__(self, module: ModuleInstance, config: ResourceConfig) -> None:
+        self.module = module
+        self.config = config
+        self.address = module.prefix + config.key
+        self._keys: list[tuple[Any, Any]] | Unknown | None = None
+        self._instances: dict[Any, ResourceInstance] = {}
+        self.expanded = "count" in config.body.attrs or "for_each" in config.body.attrs
+
+    def keys(self) -> list[tuple[Any, Any]] | Unknown:
+        """(key, each.value) per instance; key None for a resource without count/for_each."""
+        if self._keys is None:
+            self._keys = self._compute_keys()
+        return self._keys
+
+    def _compute_keys(self) -> list[tuple[Any, Any]] | Unknown:
+        attrs = self.config.body.attrs
+        scope = Scope(self.module)
+        if "count" in attrs:
+            attr = attrs["count"]
+            try:
+                n = evaluate(attr.expr, scope)
+            except EvalError as exc:
+                self.module.root.error(self.config.file, f"count of {self.address}: {exc}", attr.line)
+                return Unknown(f"count of {self.address} could not be evaluated")
+            if is_opaque(n):
+                return Unknown(f"count of {self.address} is unknown: {as_unknown(n).reason}")
+            try:
+                count = int(to_number(n))
+            except EvalError as exc:
+                self.module.root.error(self.config.file, f"count of {self.address}: {exc}", attr.line)
+                return Unknown("invalid count")
+            if count < 0 or count > MAX_INSTANCES:
+                self.module.root.error(
+                    self.config.file, f"count of {self.address} is out of range: {count}", attr.line
+                )
+                return Unknown("invalid count")
+            return [(i, None) for i in range(count)]
+        if "for_each" in attrs:
+            attr = attrs["for_each"]
+            try:
+                coll = evaluate(attr.expr, scope)
+            except EvalError as exc:
+                self.module.root.error(
+                    self.config.file, f"for_each of {self.address}: {exc}", attr.line
+                )
+                return Unknown(f"for_each of {self.address} could not be evaluated")
+            return _for_each_keys(coll, self.address, self.module.root, self.config.file, attr.line)
+        return [(None, None)]
+
+    def instance(self, key: Any, each_value: Any = None) -> ResourceInstance:
+        inst = self._instances.get(key)
+        if inst is None:
+            inst = ResourceInstance(self, key, each_value)
+            self._instances[key] = inst
+        return inst
+
+    def instances(self) -> list[ResourceInstance]:
+        keys = self.keys()
+        if isinstance(keys, Unknown):
+            return [self.representative(keys)]
+        return [self.instance(k, v) for k, v in keys]
+
+    def representative(self, why: Unknown) -> ResourceInstance:
+        """With unknown count/for_each: one instance at the group's address, keys unknown."""
+        inst = self._instances.get(_REPRESENTATIVE)
+        if inst is None:
+            inst = ResourceInstance(self, None, why, representative=True)
+            self._instances[_REPRESENTATIVE] = inst
+        return inst
+
+    # Lazy protocol
+    def get_attr(self, name: str) -> Any:
+        keys = self.keys()
+        if isinstance(keys, Unknown):
+            return keys
+        raise EvalError(f"{self.address} has count or for_each: index it before .{name}")
+
+    def index(self, key: Any) -> Any:
+        keys = self.keys()
+        if isinstance(keys, Unknown):
+            return self.representative(keys)
+        if isinstance(key, Unknown):
+            return key
+        for k, v in keys:
+            if isinstance(k, int):
+                try:
+                    if int(to_number(key)) == k:
+                        return self.instance(k, v)
+                except EvalError:
+                    break
+            elif k == to_str(key):
+                return self.instance(k, v)
+        raise EvalError(f"{self.address}{key_suffix(key)} does not exist")
+
+    def items(self) -> list[tuple[Any, Any]] | Unknown:
+        keys = self.keys()
+        if isinstance(keys, Unknown):
+            return keys
+        return [(k, self.instance(k, v)) for k, v in keys]
+
+    def is_map(self) -> bool:
+        return "for_each" in self.config.body.attrs
+
+    def splat(self, ops: tuple[Any, ...], scope: Scope) -> Any:
+        keys = self.keys()
+        if isinstance(keys, Unknown):
+            return self._collapse([apply_ops(self.representative(keys), ops, scope)], force=True)
+        if self.is_map():
+            # a splat over a map treats it as a single value (terraform semantics)
+            return [apply_ops(self, ops, scope)]
+        return self._collapse([apply_ops(self.instance(k, v), ops, scope) for k, v in keys])
+
+    def _collapse(self, results: list[Any], force: bool = False) -> Any:
+        """A list of refs to every instance (same attribute) becomes one Ref to the group."""
+        refs = [r for r in results if isinstance(r, Ref)]
+        if refs and len(refs) == len(results):
+            attrs = {r.attr for r in refs}
+            targets = {r.target for r in refs}
+            expected = {i.address for i in self._instances.values()}
+            if len(attrs) == 1 and (force or targets <= expected):
+                ref = Ref(self.address, refs[0].attr)
+                return ref if force else GroupRefs(results, ref)
+        if force:
+            r = results[0]
+            return r if isinstance(r, Unknown) else Unknown(f"instances of {self.address} unknown")
+        return results
+
+    def symbolic_for(self, e: ForExpr, scope: Scope) -> Any:
+        """``[for s in aws_x.y : s.id]`` → Ref to the group; None: evaluate normally."""
+        if e.key is not None:
+            return None
+        items = self.items()
+        if isinstance(items, Unknown):
+            inst = self.representative(items)
+            items = [(None, inst)]
+            force = True
+        else:
+            force = False
+        out: list[Any] = []
+        for k, v in items:
+            b = {e.vvar: v}
+            if e.kvar:
+                b[e.kvar] = k
+            s = scope.child(b)
+            if e.cond is not None:
+                return None if not force else Unknown(f"instances of {self.address} unknown")
+            out.append(evaluate(e.value, s))
+        return self._collapse(out, force=force)
+
+    def materialize(self) -> Any:
+        return Ref(self.address)
+
+
+_REPRESENTATIVE = object()
+
+
+def _for_each_keys(
+    coll: Any, address: str, root: RootContext, file: str, line: int
+) -> list[tuple[Any, Any]] | Unknown:
+    if is_opaque(coll):
+        return Unknown(f"for_each of {address} is unknown: {as_unknown(coll).reason}")
+    if isinstance(coll, Lazy):
+        items = coll.items()
+        if isinstance(items, Unknown):
+            return items
+        coll = {to_str(k): v for k, v in items}
+    if isinstance(coll, dict):
+        keys = sorted(coll)
+        if len(keys) > MAX_INSTANCES:
+            root.error(file, f"for_each of {address} has too many elements", line)
+            return Unknown("for_each too large")
+        return [(k, coll[k]) for k in keys]
+    if isinstance(coll, TSet):
+        out = []
+        for x in coll:
+            if is_opaque(x):
+                return Unknown(f"for_each of {address} has unknown elements")
+            if not isinstance(x, str):
+                root.error(file, f"for_each of {address}: a set must hold strings", line)
+                return Unknown("invalid for_each")
+            out.append((x, x))
+        return out
+    if coll is None:
+        root.error(file, f"for_each of {address} is null", line)
+        return Unknown("invalid for_each")
+    root.error(
+        file,
+        f"for_each of {address} must be a map or a set of strings, not a list or other value "
+        "(use toset())",
+        line,
+    )
+    return Unknown("invalid for_each")
+
+
+class ResourceInstance(Lazy):
+    def __init__(
+        self, group: ResourceGroup, key: Any, each_value: Any, *, representative: bool = False
+    ) -> None:
+        self.group = group
+        self.key = key
+        self.each_value = each_value
+        self.representative = representative
+        self.address = group.address + ("" if representative else key_suffix(key))
+        self._attrs: dict[str, Any] = {}
+        self._scope: Scope | None = None
+        self._values: dict[str, Any] | None = None
+
+    @property
+    def config(self) -> ResourceConfig:
+        return self.group.config
+
+    def scope(self) -> Scope:
+        if self._scope is None:
+            attrs = self.config.body.attrs
+            bindings: dict[str, Any] = {}
+            if self.representative:
+                why = self.each_value
+                if "count" in attrs:
+                    bindings["count"] = {"index": why}
+                else:
+                    bindings["each"] = {"key": why, "value": why}
+            elif "count" in attrs:
+                bindings["count"] = {"index": self.key}
+            elif "for_each" in attrs:
+                bindings["each"] = {"key": self.key, "value": self.each_value}
+            self._scope = Scope(self.group.module, bindings)
+        return self._scope
+
+    def get_attr(self, name: str) -> Any:
+        if name in self._attrs:
+            v = self._attrs[name]
+            if v is _IN_PROGRESS:
+                return Unknown(f"{self.address}.{name} refers to itself")
+            return v
+        self._attrs[name] = _IN_PROGRESS
+        try:
+            v = self._compute_attr(name)
+        finally:
+            self._attrs.pop(name, None)
+        self._attrs[name] = v
+        return v
+
+    def _compute_attr(self, name: str) -> Any:
+        if self.config.mode == "data":
+            return Unknown(f"{self.address} is read at plan time")
+        body = self.config.body
+        attr = body.attrs.get(name)
+        if attr is not None and name not in META_ARGUMENTS:
+            v = evaluate(attr.expr, self.scope())
+            if v is None:
+                return Ref(self.address, name)  # left to the provider: computed
+            return v
+        if any(b.type == name or (b.type == "dynamic" and b.labels[:1] == [name]) for b in body.blocks):
+            return self.group.module.block_values(
+                body, self.scope(), name, (self.config.file, self.address)
+            )
+        if name == "id":
+            return Ref(self.address)
+        return Ref(self.address, name)
+
+    def index(self, key: Any) -> Any:
+        raise EvalError(f"{self.address} is a single resource instance and cannot be indexed")
+
+    def items(self) -> list[tuple[Any, Any]] | Unknown:
+        raise EvalError(f"{self.address} is a resource object and cannot be iterated")
+
+    def values(self) -> dict[str, Any]:
+        """The plan-shaped values of this instance (snake_case, blocks as lists of dicts)."""
+        if self._values is None:
+            self._values = self.group.module.body_values(
+                self.config.body, self.scope(), (self.config.file, self.address), top=True
+            )
+        return self._values
+
+    def materialize(self) -> Any:
+        return Ref(self.address)
+
+
+class DataGroup(Lazy):
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def _u(self) -> Unknown:
+        return Unknown(f"{self.address} is read at plan time")
+
+    def get_attr(self, name: str) -> Any:
+        return self._u()
+
+    def index(self, key: Any) -> Any:
+        return self._u()
+
+    def splat(self, ops: tuple[Any, ...], scope: Scope) -> Any:
+        return self._u()
+
+    def items(self) -> list[tuple[Any, Any]] | Unknown:
+        return self._u()
+
+    def materialize(self) -> Any:
+        return self._u()
+
+
+class PolicyDocumentData(DataGroup):
+    """``data.aws_iam_policy_document``: a pure function of its configuration, rendered here
+    the way the AWS provider renders it (one-element lists become strings)."""
+
+    def __init__(self, module: ModuleInstance, config: ResourceConfig, address: str) -> None:
+        super().__init__(address)
+        self.module = module
+        self.config = config
+        self._json: Any = None
+
+    def get_attr(self, name: str) -> Any:
+        if name not in ("json", "minified_json"):
+            return super().get_attr(name)
+        if self._json is None:
+            from scanner.sources.hcl_data import render_policy_document
+
+            values = self.module.body_values(
+                self.config.body, Scope(self.module), (self.config.file, self.address)
+            )
+            self._json = render_policy_document(values, self.address)
+        return self._json
+
+
+class ModuleGroup(Lazy):
+    """``module.x`` for a module call with count / for_each."""
+
+    def __init__(self, parent: ModuleInstance, call: ModuleCallConfig) -> None:
+        self.parent = parent
+        self.call = call
+        self.address = parent.prefix + "module." + call.name
+        self._keys: list[tuple[Any, Any]] | Unknown | None = None
+        self._instances: dict[Any, ModuleValue] = {}
+
+    def keys(self) -> list[tuple[Any, Any]] | Unknown:
+        if self._keys is not None:
+            return self._keys
+        attrs = self.call.body.attrs
+        scope = Scope(self.parent)
+        root = self.parent.root
+        keys: list[tuple[Any, Any]] | Unknown
+        if "count" in attrs:
+            try:
+                n = evaluate(attrs["count"].expr, scope)
+                if is_opaque(n):
+                    keys = Unknown(f"count of {self.address} is unknown: {as_unknown(n).reason}")
+                else:
+                    c = int(to_number(n))
+                    if c < 0 or c > MAX_INSTANCES:
+                        raise EvalError(f"count out of range: {c}")
+                    keys = [(i, None) for i in range(c)]
+            except EvalError as exc:
+                root.error(self.call.file, f"count of {self.address}: {exc}", attrs["count"].line)
+                keys = Unknown(f"count of {self.address} could not be evaluated")
+        elif "for_each" in attrs:
+            try:
+                coll = evaluate(attrs["for_each"].expr, scope)
+                keys = _for_each_keys(coll, self.address, root, self.call.file, self.call.line)
+            except EvalError as exc:
+                root.error(self.call.file, f"for_each of {self.address}: {exc}", self.call.line)
+                keys = Unknown(f"for_each of {self.address} could not be evaluated")
+        else:
+            keys = [(None, None)]
+        self._keys = keys
+        return keys
+
+    def instance(self, key: Any, each_value: Any, representative: bool = False) -> ModuleValue:
+        k = _REPRESENTATIVE if representative else key
+        mv = self._instances.get(k)
+        if mv is None:
+            mv = ModuleValue(self, key, each_value, representative)
+            self._instances[k] = mv
+        return mv
+
+    def instances(self) -> list[ModuleValue]:
+        keys = self.keys()
+        if isinstance(keys, Unknown):
+            return [self.instance(None, keys, representative=True)]
+        return [self.instance(k, v) for k, v in keys]
+
+    def get_attr(self, name: str) -> Any:
+        keys = self.keys()
+        if isinstance(keys, Unknown):
+            return keys
+        raise EvalError(f"{self.address} has count or for_each: index it before .{name}")
+
+    def index(self, key: Any) -> Any:
+        keys = self.keys()
+        if isinstance(keys, Unknown):
+            return self.instance(None, keys, representative=True)
+        for k, v in keys:
+            if isinstance(k, int):
+                if int(to_number(key)) == k:
+                    return self.instance(k, v)
+            elif k == to_str(key):
+                return self.instance(k, v)
+        raise EvalError(f"{self.address}{key_suffix(key)} does not exist")
+
+    def items(self) -> list[tuple[Any, Any]] | Unknown:
+        keys = self.keys()
+        if isinstance(keys, Unknown):
+            return keys
+        return [(k, self.instance(k, v)) for k, v in keys]
+
+    def splat(self, ops: tuple[Any, ...], scope: Scope) -> Any:
+        items = self.items()
+        if isinstance(items, Unknown):
+            return items
+        if "for_each" in self.call.body.attrs:
+            return [apply_ops(self, ops, scope)]
+        return [apply_ops(v, ops, scope) for _, v in items]
+
+
+class ModuleValue(Lazy):
+    """One instance of a module call: ``module.x`` / ``module.x["k"]``; attributes are outputs."""
+
+    def __init__(self, group: ModuleGroup, key: Any, each_value: Any, representative: bool) -> None:
+        self.group = group
+        self.key = key
+        self.each_value = each_value
+        self.representative = representative
+        self._child: ModuleInstance | None | Unknown = None
+
+    def child(self) -> ModuleInstance | Unknown:
+        if self._child is None:
+            self._child = self.group.parent.instantiate(self)
+        return self._child
+
+    def get_attr(self, name: str) -> Any:
+        child = self.child()
+        if isinstance(child, Unknown):
+            return child
+        return child.output(name)
+
+    def index(self, key: Any) -> Any:
+        raise EvalError(f"{self.group.address} is a module instance and cannot be indexed")
+
+    def items(self) -> list[tuple[Any, Any]] | Unknown:
+        child = self.child()
+        if isinstance(child, Unknown):
+            return child
+        return [(k, child.output(k)) for k in sorted(child.config.outputs)]
+
+    def materialize(self) -> Any:
+        return Unknown(f"the whole object of {self.group.address}")
+
+
+# ---------------------------------------------------------------------------------------------
+# module instance: the resolver behind every Scope
+# ---------------------------------------------------------------------------------------------
+
+
+class ModuleInstance:
+    def __init__(
+        self,
+        root: RootContext,
+        config: ModuleConfig,
+        *,
+        prefix: str = "",
+        call_scope: Scope | None = None,
+        call: ModuleCallConfig | None = None,
+        depth: int = 0,
+        install_key: str = "",
+    ) -> None:
+        self.root = root
+        self.config = config
+        self.prefix = prefix  # "module.a[0]." or "" for the root
+        self.call_scope = call_scope  # parent scope the inputs are evaluated in
+        self.call = call
+        self.depth = depth
+        self.install_key = install_key
+        self._vars: dict[str, Any] = {}
+        self._locals: dict[str, Any] = {}
+        self._outputs: dict[str, Any] = {}
+        self._resources: dict[str, Lazy] = {}
+        self._modules: dict[str, Lazy] = {}
+        self._types: dict[str, Type] = {}
+
+    @property
+    def path(self) -> str:
+        return self.prefix[:-1] if self.prefix else ""
+
+    # -- name resolution -----------------------------------------------------------------------
+
+    def resolve(self, root: str, ops: tuple[Any, ...], scope: Scope) -> tuple[Any, int]:
+        first = ops[0][1] if ops and ops[0][0] == "a" else None
+        if root == "var":
+            if first is None:
+                raise EvalError("var must be followed by a variable name")
+            return self.var(first), 1
+        if root == "local":
+            if first is None:
+                raise EvalError("local must be followed by a name")
+            return self.local(first), 1
+        if root == "module":
+            if first is None:
+                raise EvalError("module must be followed by a module name")
+            return self.module(first), 1
+        if root == "data":
+            if len(ops) >= 2 and ops[1][0] == "a" and first is not None:
+                return self.data(first, ops[1][1]), 2
+            raise EvalError("data must be followed by a type and a name")
+        if root == "path":
+            if first == "module":
+                return self.config.dir or ".", 1
+            if first == "root":
+                return self.root.root_dir or ".", 1
+            if first == "cwd":
+                return os.path.abspath(self.root.root_dir or "."), 1
+            raise EvalError(f"unknown path.{first}")
+        if root == "terraform":
+            if first == "workspace":
+                return "default", 1
+            return Unknown(f"terraform.{first} is not known statically"), 1
+        if root in ("count", "each"):
+            raise EvalError(f"{root} is only available in a block with {root}")
+        if root == "self":
+            return Unknown("self is only known at apply"), len(ops)
+        if first is not None:
+            r = self.resource(root, first)
+            if r is not None:
+                return r, 1
+            raise EvalError(f"reference to undeclared resource {root}.{first}")
+        raise EvalError(f'unknown name "{root}"')
+
+    def var(self, name: str) -> Any:
+        if name in self._vars:
+            v = self._vars[name]
+            if v is _IN_PROGRESS:
+                return Unknown(f"var.{name} refers to itself")
+            if isinstance(v, EvalError):
+                raise v
+            return v
+        decl = self.config.variables.get(name)
+        if decl is None:
+            raise EvalError(f'undeclared variable "{name}"')
+        self._vars[name] = _IN_PROGRESS
+        try:
+            v: Any = self._var_value(name, decl)
+        except EvalError as exc:
+            v = exc
+        self._vars[name] = v
+        if isinstance(v, EvalError):
+            raise v
+        return v
+
+    def _var_type(self, name: str) -> Type:
+        if name in self._types:
+            return self._types[name]
+        decl = self.config.variables[name]
+        t: Type = ANY
+        attr = decl.body.attrs.get("type")
+        if attr is not None:
+            try:
+                t = parse_type(attr.expr, _const_scope())
+            except (TypeSyntaxError, EvalError) as exc:
+                self.root.error(decl.file, f"variable {name}: invalid type: {exc}", attr.line)
+        self._types[name] = t
+        return t
+
+    def _var_value(self, name: str, decl: Any) -> Any:
+        attrs = decl.body.attrs
+        value: Any
+        have = False
+        if self.call is None:
+            if name in self.root.root_values:
+                value = self.root.root_values[name]
+                have = True
+        elif name in self.call.body.attrs and name not in MODULE_META:
+            assert self.call_scope is not None
+            value = evaluate(self.call.body.attrs[name].expr, self.call_scope)
+            have = True
+        if not have or value is None:
+            nullable = True
+            if "nullable" in attrs:
+                try:
+                    nullable = evaluate(attrs["nullable"].expr, _const_scope()) is not False
+                except EvalError:
+                    pass
+            if not have or not nullable:
+                if "default" in attrs:
+                    try:
+                        value = evaluate(attrs["default"].expr, _const_scope())
+                    except EvalError as exc:
+                        self.root.error(
+                            decl.file, f"variable {name}: invalid default: {exc}", attrs["default"].line
+                        )
+                        return Unknown(f"var.{name}: invalid default")
+                elif self.call is None:
+                    return Unknown(f"var.{name} has no value (no default, not set in tfvars)")
+                else:
+                    return Unknown(f"var.{name} is required by the module but not passed")
+        t = self._var_type(name)
+        if t is ANY:
+            return value
+        try:
+            return convert(value, t, f"var.{name}")
+        except EvalError as exc:
+            where = self.call.file if self.call is not None else decl.file
+            line = self.call.line if self.call is not None else decl.line
+            self.root.notice(where, f"value of var.{name} does not match its type: {exc}", line)
+            return Unknown(f"var.{name} does not match its type")
+
+    def local(self, name: str) -> Any:
+        if name in self._locals:
+            v = self._locals[name]
+            if v is _IN_PROGRESS:
+                raise EvalError(f"local.{name} refers to itself")
+            if isinstance(v, EvalError):
+                raise v
+            return v
+        entry = self.config.locals.get(name)
+        if entry is None:
+            raise EvalError(f'undeclared local value "{name}"')
+        self._locals[name] = _IN_PROGRESS
+        try:
+            v: Any = evaluate(entry[0].expr, Scope(self))
+        except EvalError as exc:
+            v = exc
+        except RecursionError:
+            v = EvalError("expression nested too deeply")
+        self._locals[name] = v
+        if isinstance(v, EvalError):
+            raise v
+        return v
+
+    def output(self, name: str) -> Any:
+        if name in self._outputs:
+            v = self._outputs[name]
+            if v is _IN_PROGRESS:
+                raise EvalError(f"output {name} refers to itself")
+            if isinstance(v, EvalError):
+                raise v
+            return v
+        entry = self.config.outputs.get(name)
+        if entry is None:
+            raise EvalError(f'module {self.path} has no output "{name}"')
+        self._outputs[name] = _IN_PROGRESS
+        try:
+            v: Any = evaluate(entry[0].expr, Scope(self))
+        except EvalError as exc:
+            v = exc
+        self._outputs[name] = v
+        if isinstance(v, EvalError):
+            raise v
+        return v
+
+    def resource(self, rtype: str, name: str) -> Lazy | None:
+        key = f"{rtype}.{name}"
+        r = self._resources.get(key)
+        if r is None:
+            cfg = self.config.resources.get(key)
+            if cfg is None:
+                return None
+            group = ResourceGroup(self, cfg)
+            self._resources[key] = group
+            r = group
+        assert isinstance(r, ResourceGroup)
+        if r.expanded:
+            return r
+        return r.instance(None)
+
+    def group(self, cfg: ResourceConfig) -> ResourceGroup:
+        key = cfg.key
+        r = self._resources.get(key)
+        if r is None:
+            r = ResourceGroup(self, cfg)
+            self._resources[key] = r
+        assert isinstance(r, ResourceGroup)
+        return r
+
+    def data(self, dtype: str, name: str) -> Any:
+        address = f"{self.prefix}data.{dtype}.{name}"
+        cfg = self.config.resources.get(f"data.{dtype}.{name}")
+        if cfg is None:
+            raise EvalError(f"reference to undeclared data source data.{dtype}.{name}")
+        attrs = cfg.body.attrs
+        if dtype == "aws_iam_policy_document" and "count" not in attrs and "for_each" not in attrs:
+            key = f"data.{dtype}.{name}"
+            doc = self._resources.get(key)
+            if doc is None:
+                doc = PolicyDocumentData(self, cfg, address)
+                self._resources[key] = doc
+            return doc
+        return DataGroup(address)
+
+    def module(self, name: str) -> Any:
+        m = self._modules.get(name)
+        if m is None:
+            call = self.config.module_calls.get(name)
+            if call is None:
+                raise EvalError(f'undeclared module "{name}"')
+            m = ModuleGroup(self, call)
+            self._modules[name] = m
+        assert isinstance(m, ModuleGroup)
+        attrs = m.call.body.attrs
+        if "count" in attrs or "for_each" in attrs:
+            return m
+        return m.instance(None, None)
+
+    def module_group(self, name: str) -> ModuleGroup:
+        self.module(name)
+        m = self._modules[name]
+        assert isinstance(m, ModuleGroup)
+        return m
+
+    # -- child modules -------------------------------------------------------------------------
+
+    def instantiate(self, mv: ModuleValue) -> ModuleInstance | Unknown:
+        call = mv.group.call
+        address = mv.group.address + ("" if mv.representative else key_suffix(mv.key))
+        directory = self.module_dir(call)
+        if isinstance(directory, Unknown):
+            return directory
+        if self.depth + 1 > MAX_MODULE_DEPTH:
+            self.root.error(call.file, f"{address}: modules nested too deeply", call.line)
+            return Unknown("modules nested too deeply")
+        config = self.root.modules(directory)
+        bindings: dict[str, Any] = {}
+        attrs = call.body.attrs
+        if mv.representative:
+            if "count" in attrs:
+                bindings["count"] = {"index": mv.each_value}
+            else:
+                bindings["each"] = {"key": mv.each_value, "value": mv.each_value}
+        elif "count" in attrs:
+            bindings["count"] = {"index": mv.key}
+        elif "for_each" in attrs:
+            bindings["each"] = {"key": mv.key, "value": mv.each_value}
+        key = f"{self.install_key}.{call.name}" if self.install_key else call.name
+        return ModuleInstance(
+            self.root,
+            config,
+            prefix=address + ".",
+            call_scope=Scope(self, bindings),
+            call=call,
+            depth=self.depth + 1,
+            install_key=key,
+        )
+
+    def module_dir(self, call: ModuleCallConfig) -> str | Unknown:
+        src = call.source
+        address = self.prefix + "module." + call.name
+        if src is None:
+            self.root.error(call.file, f"{address}: the module source must be a literal string", call.line)
+            return Unknown(f"module {address}: no literal source")
+        if src.startswith("./") or src.startswith("../") or src in (".", ".."):
+            base = self.config.dir or "."
+            d = posixpath.normpath(posixpath.join(base.replace(os.sep, "/"), src))
+            if not os.path.isdir(d):
+                self.root.error(
+                    call.file, f"{address}: local module source {src!r} is not a directory", call.line
+                )
+                return Unknown(f"module {address}: source not found")
+            return d
+        key = f"{self.install_key}.{call.name}" if self.install_key else call.name
+        installed = self.root.installed.get(key)
+        if installed is not None and os.path.isdir(installed):
+            return installed
+        self.root.notice(
+            call.file,
+            f"{address}: remote module source {src!r} is not fetched (run terraform init to "
+            "scan it); its resources are not scanned and its outputs are UNKNOWN",
+            call.line,
+        )
+        return Unknown(f"output of remote module {address} ({src})")
+
+    # -- values --------------------------------------------------------------------------------
+
+    def body_values(
+        self, body: Body, scope: Scope, site: tuple[str, str], *, top: bool = False
+    ) -> dict[str, Any]:
+        """Values of a block body; site is (file, resource address) for notices."""
+        out: dict[str, Any] = {}
+        for name, attr in body.attrs.items():
+            if top and name in META_ARGUMENTS:
+                continue
+            v, err = safe_evaluate(attr.expr, scope)
+            if err is not None:
+                self.root.notice(
+                    site[0], f"{site[1]}: {name}: could not evaluate: {err}", attr.line
+                )
+            out[name] = v if type(v) in _PLAIN else materialize(v)
+        if body.blocks:
+            for btype in _block_types(body):
+                if btype in SKIPPED_BLOCKS:
+                    continue
+                out[btype] = self.block_values(body, scope, btype, site)
+        return out
+
+    def block_values(self, body: Body, scope: Scope, btype: str, site: tuple[str, str]) -> Any:
+        result: list[Any] = []
+        for b in body.blocks:
+            if b.type == btype:
+                result.append(self.body_values(b.body, scope, site))
+            elif b.type == "dynamic" and b.labels[:1] == [btype]:
+                expanded = self.dynamic(b, scope, site)
+                if isinstance(expanded, Unknown):
+                    return expanded
+                result.extend(expanded)
+        return result
+
+    def dynamic(
+        self, block: Block, scope: Scope, site: tuple[str, str]
+    ) -> list[dict[str, Any]] | Unknown:
+        attrs = block.body.attrs
+        name = block.labels[0]
+        it = name
+        if "iterator" in attrs:
+            e = attrs["iterator"].expr
+            if isinstance(e, Traversal) and not e.ops:
+                it = e.root
+        fe = attrs.get("for_each")
+        content = next((b for b in block.body.blocks if b.type == "content"), None)
+        if fe is None or content is None:
+            self.root.error(
+                site[0], f'{site[1]}: dynamic "{name}" needs for_each and content', block.start_line
+            )
+            return Unknown(f'invalid dynamic "{name}" block')
+        try:
+            coll = evaluate(fe.expr, scope)
+            pairs = iter_pairs(coll)
+        except EvalError as exc:
+            self.root.notice(site[0], f'{site[1]}: dynamic "{name}": {exc}', fe.line)
+            return Unknown(f'for_each of dynamic "{name}" could not be evaluated: {exc}')
+        if isinstance(pairs, Unknown):
+            return Unknown(f'dynamic "{name}" blocks unknown: {pairs.reason}')
+        out = []
+        for k, v in pairs:
+            out.append(
+                self.body_values(content.body, scope.child({it: {"key": k, "value": v}}), site)
+            )
+        return out
+
+
+def _block_types(body: Body) -> list[str]:
+    seen: dict[str, None] = {}
+    for b in body.blocks:
+        if b.type == "dynamic":
+            if b.labels:
+                seen.setdefault(b.labels[0], None)
+        else:
+            seen.setdefault(b.type, None)
+    return list(seen)
+
+
+# ---------------------------------------------------------------------------------------------
+# walking a root: every resource instance of every module instance
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class InstanceRecord:
+    type: str
+    address: str
+    values: dict[str, Any]
+    config: ResourceConfig
+    module_path: str
+
+
+def walk_instances(
+    inst: ModuleInstance, want: Callable[[str], bool] | None = None
+) -> Iterator[InstanceRecord]:
+    """Every managed resource instance, depth-first through module calls, in file order."""
+    root = inst.root
+    for cfg in inst.config.resources.values():
+        if cfg.mode != "managed" or (want is not None and not want(cfg.type)):
+            continue
+        group = inst.group(cfg)
+        keys = group.keys()
+        if isinstance(keys, Unknown):
+            root.notice(
+                cfg.file,
+                f"{group.address}: {keys.reason}; scanned once with count.index / each "
+                "unknown",
+                cfg.start_line,
+            )
+        for ri in group.instances():
+            yield InstanceRecord(cfg.type, ri.address, ri.values(), cfg, inst.path)
+    for name in inst.config.module_calls:
+        group = inst.module_group(name)
+        keys = group.keys()
+        call = group.call
+        if isinstance(keys, Unknown):
+            root.notice(
+                call.file,
+                f"{group.address}: {keys.reason}; scanned once with count.index / each unknown",
+                call.line,
+            )
+        for mv in group.instances():
+            child = mv.child()
+            if isinstance(child, Unknown):
+                continue
+            yield from walk_instances(child, want)
+
+
+def load_tfvars(path: str) -> dict[str, Any]:
+    """Values of a ``.tfvars`` / ``.tfvars.json`` file; raises ParseError."""
+    from scanner.sources.hcl_config import read_text
+    from scanner.sources.hcl_parse import ParseError, parse_hcl
+
+    text = read_text(path)
+    if path.endswith(".json"):
+        from scanner.sources.hcl_json import parse_tfvars_json
+
+        return parse_tfvars_json(text)
+    parsed = parse_hcl(text.encode("utf-8"), want_skips=False)
+    if parsed.body.blocks:
+        raise ParseError("blocks are not allowed in a variables file", parsed.body.blocks[0].start_line)
+    out: dict[str, Any] = {}
+    scope = _const_scope()
+    for name, attr in parsed.body.attrs.items():
+        try:
+            out[name] = evaluate(attr.expr, scope)
+        except EvalError as exc:
+            raise ParseError(f"{name}: {exc}", attr.line) from None
+    return out
+
+
+def cli_value(text: str, t: Type) -> Any:
+    """A ``--var NAME=VALUE`` string: parsed as an expression for complex types, else a string."""
+    from scanner.sources.hcl_parse import parse_expression
+    from scanner.sources.hcl_types import is_complex
+
+    if is_complex(t):
+        return evaluate(parse_expression(text), _const_scope())
+    return text
+
+
+def read_modules_json(root_dir: str) -> dict[str, str]:
+    path = Path(root_dir or ".") / ".terraform" / "modules" / "modules.json"
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, str] = {}
+    for m in doc.get("Modules", []) if isinstance(doc, dict) else []:
+        if isinstance(m, dict) and isinstance(m.get("Key"), str) and isinstance(m.get("Dir"), str):
+            if m["Key"]:
+                d = m["Dir"]
+                out[m["Key"]] = d if os.path.isabs(d) else posixpath.normpath(
+                    posixpath.join((root_dir or ".").replace(os.sep, "/"), d)
+                )
+    return out
+
+
+__all__ = [
+    "InstanceRecord",
+    "ModuleInstance",
+    "RootContext",
+    "cli_value",
+    "load_module",
+    "load_tfvars",
+    "read_modules_json",
+    "walk_instances",
+    "make_set",
+    "Expr",
+]

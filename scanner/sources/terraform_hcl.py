@@ -1,0 +1,429 @@
+"""Terraform HCL source: ``.tf`` / ``.tf.json`` code → normalized Resources, before any plan.
+
+Root modules. A directory holding ``.tf`` files is a root module, and so is every such directory
+below a given directory (``.terraform/``, ``.git/``, hidden directories and virtualenvs are
+skipped), except a directory that another scanned directory uses as a local module source
+(``source = "../.."``): it is scanned as a module, through the calls, with their inputs.
+A ``.tf`` file given by name stands for its directory's module, because a terraform module is a
+directory: all files of that directory are loaded (variables, locals, other resources, default
+encryption) and all its resources are reported, as ``terraform plan`` there would; its
+subdirectories are not walked.
+
+Variables of a root come, lowest precedence first, from defaults, ``terraform.tfvars``,
+``terraform.tfvars.json``, ``*.auto.tfvars`` / ``*.auto.tfvars.json`` (lexical order), the
+``var_files`` in order, then ``variables`` (``--var NAME=VALUE``). ``TF_VAR_*`` environment
+variables are not read (scans stay reproducible).
+
+Evaluation is described in :mod:`hcl_eval` / :mod:`hcl_funcs`; modules in :mod:`hcl_modules`.
+Inline suppressions: ``# gpuaudit:skip=EBS-001:reason`` (or ``//``, ``/* */``) inside a resource
+block or in the comment lines right above it. A skip without a reason is reported as a notice
+and does not suppress anything.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scanner.model import InputError, Notice, Provenance, Resource, Skip, SourceKind, SourceResult
+
+SKIP_DIRS = frozenset({"node_modules", "venv", "__pycache__"})
+TF_SUFFIXES = (".tf", ".tf.json")
+PARALLEL_MIN_ROOTS = 64  # fewer roots than this: one process (forking costs ~50 ms)
+_LOCAL_SOURCE = re.compile(rb'source"?\s*[=:]\s*"\.')
+_SKIP_RE = re.compile(r"gpuaudit:skip=([A-Za-z0-9_.\-]+)(?::(.*?))?(?=gpuaudit:skip=|\*/|$)", re.S)
+
+
+def _norm(path: str) -> str:
+    p = posixpath.normpath(path.replace(os.sep, "/"))
+    return p
+
+
+class _Modules:
+    """Module directories parsed once per run, whoever uses them."""
+
+    def __init__(self) -> None:
+        from scanner.sources.hcl_config import ModuleConfig, ParseCache
+
+        self._cache: dict[str, ModuleConfig] = {}
+        self._refs: dict[str, list[str]] = {}
+        self.extra_errors: list[InputError] = []  # module file errors found by workers
+        self.files = ParseCache()
+
+    def get(self, directory: str) -> Any:
+        from scanner.sources.hcl_config import load_module
+
+        d = _norm(directory)
+        cfg = self._cache.get(d)
+        if cfg is None:
+            cfg = load_module(d, self.files)
+            self._cache[d] = cfg
+        return cfg
+
+    def local_refs(self, directory: str) -> list[str]:
+        """Directories this one uses as local module sources. Parses the directory only when a
+        quick text search finds a ``source = "./…"``: discovery stays cheap on big trees."""
+        d = _norm(directory)
+        hit = self._refs.get(d)
+        if hit is None:
+            hit = _local_sources(self.get(d)) if self._mentions_local_source(d) else []
+            self._refs[d] = hit
+        return hit
+
+    def _mentions_local_source(self, d: str) -> bool:
+        from scanner.sources.hcl_config import MAX_FILE_BYTES, module_files
+
+        for name in module_files(self.files.files(d)):
+            path = posixpath.join(d, name) if d not in ("", ".") else name
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read(MAX_FILE_BYTES + 1)
+            except OSError:
+                return True  # let the real parse report it
+            if b"source" in data and _LOCAL_SOURCE.search(data):
+                return True
+        return False
+
+    def errors(self) -> list[InputError]:
+        out: list[InputError] = []
+        for d in sorted(self._cache):
+            out.extend(self._cache[d].errors)
+        out.extend(self.extra_errors)
+        return sorted(out, key=lambda e: (e.path, e.line or 0, e.reason))
+
+
+def _has_tf(filenames: list[str]) -> bool:
+    return any(n.endswith(TF_SUFFIXES) and not n.startswith(".") for n in filenames)
+
+
+def _walk(top: str, errors: list[InputError], listings: dict[str, list[str]]) -> list[str]:
+    found: list[str] = []
+
+    def onerror(exc: OSError) -> None:
+        errors.append(
+            InputError(str(exc.filename or top), f"cannot read directory: {exc.strerror or exc}")
+        )
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=onerror, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        if _has_tf(filenames):
+            d = _norm(dirpath)
+            listings.setdefault(d, filenames)
+            found.append(d)
+    return found
+
+
+def _local_sources(cfg: Any) -> list[str]:
+    out = []
+    for call in cfg.module_calls.values():
+        src = call.source
+        if src and (src.startswith("./") or src.startswith("../") or src in (".", "..")):
+            out.append(_norm(posixpath.join(cfg.dir or ".", src)))
+    return out
+
+
+def discover_roots(
+    paths: Sequence[Path | str], modules: _Modules, errors: list[InputError]
+) -> list[str]:
+    """The root module directories to scan, in a stable order."""
+    explicit: dict[str, None] = {}
+    candidates: dict[str, None] = {}
+    for given in paths:
+        g = str(given)
+        try:
+            st = os.stat(g)
+        except OSError as exc:
+            errors.append(InputError(g, f"cannot read: {exc.strerror or exc}"))
+            continue
+        if os.path.isdir(g):
+            for d in _walk(g, errors, modules.files.listings):
+                candidates[d] = None
+        elif g.endswith(TF_SUFFIXES):
+            if st.st_size >= 0:
+                explicit[_norm(os.path.dirname(g) or ".")] = None
+        else:
+            errors.append(InputError(g, "not a Terraform file (.tf or .tf.json)"))
+    scanned = {**explicit, **candidates}
+    refs: dict[str, set[str]] = {}
+    for d in scanned:
+        for target in modules.local_refs(d):
+            if target != d:
+                refs.setdefault(target, set()).add(d)
+    roots = [d for d in scanned if d in explicit or not refs.get(d)]
+    # Directories only reachable through a cycle of module calls: scan them as roots too.
+    reach: set[str] = set()
+    stack = list(roots)
+    while stack:
+        d = stack.pop()
+        if d in reach:
+            continue
+        reach.add(d)
+        stack.extend(modules.local_refs(d))
+    for d in scanned:
+        if d not in reach:
+            roots.append(d)
+            stack = [d]
+            while stack:
+                x = stack.pop()
+                if x not in reach:
+                    reach.add(x)
+                    stack.extend(modules.local_refs(x))
+    return sorted(roots)
+
+
+def _tfvars_files(root_dir: str, names: list[str]) -> list[str]:
+    auto = sorted(n for n in names if n.endswith(".auto.tfvars") or n.endswith(".auto.tfvars.json"))
+    out = [n for n in ("terraform.tfvars", "terraform.tfvars.json") if n in names] + auto
+    return [posixpath.join(root_dir, n) if root_dir not in ("", ".") else n for n in out]
+
+
+def _read_vars(path: str, errors: list[InputError]) -> dict[str, Any]:
+    from scanner.sources.hcl_modules import load_tfvars
+    from scanner.sources.hcl_parse import ParseError
+
+    try:
+        return load_tfvars(path)
+    except ParseError as exc:
+        errors.append(InputError(path, exc.reason, exc.line))
+    except RecursionError:
+        errors.append(InputError(path, "nested too deeply"))
+    return {}
+
+
+def parse_skips(
+    comments: Sequence[Any], file: str, address: str, notices: list[Notice]
+) -> tuple[Skip, ...]:
+    out: list[Skip] = []
+    for c in comments:
+        for m in _SKIP_RE.finditer(c.text):
+            policy = m.group(1)
+            reason = (m.group(2) or "").strip().rstrip("*/").strip().rstrip(",;").strip()
+            if not reason:
+                notices.append(
+                    Notice(
+                        file,
+                        f"gpuaudit:skip={policy} on {address} has no reason and is not applied "
+                        f"(write gpuaudit:skip={policy}:<reason>)",
+                        c.line,
+                    )
+                )
+                continue
+            out.append(Skip(policy, reason, by=f"comment at {file}:{c.line}"))
+    return tuple(out)
+
+
+def scan_root(
+    root_dir: str,
+    modules: _Modules,
+    result: SourceResult,
+    file_vars: list[dict[str, Any]],
+    variables: Mapping[str, str],
+) -> None:
+    from scanner.sources.hcl_eval import EvalError
+    from scanner.sources.hcl_modules import (
+        ModuleInstance,
+        RootContext,
+        cli_value,
+        read_modules_json,
+        walk_instances,
+    )
+    from scanner.sources.hcl_parse import ParseError
+    from scanner.sources.terraform_types import SUPPORTED_TYPES, translate
+
+    values: dict[str, Any] = {}
+    for f in _tfvars_files(root_dir, modules.files.files(root_dir)):
+        values.update(_read_vars(f, result.errors))
+    for fv in file_vars:
+        values.update(fv)
+    ctx = RootContext(
+        root_dir=root_dir,
+        scope=root_dir,
+        root_values=values,
+        modules=modules.get,
+        installed=read_modules_json(root_dir),
+    )
+    root = ModuleInstance(ctx, modules.get(root_dir))
+    for name, text in variables.items():
+        if name in root.config.variables:
+            try:
+                values[name] = cli_value(text, root._var_type(name))
+            except (ParseError, EvalError) as exc:
+                reason = exc.reason if isinstance(exc, ParseError) else str(exc)
+                result.errors.append(
+                    InputError(f"--var {name}", f"invalid value: {reason}", kind="config")
+                )
+    skip_memo: dict[tuple[str, str], tuple[Skip, ...]] = {}
+    resources: list[Resource] = []
+    for rec in walk_instances(root, SUPPORTED_TYPES.__contains__):
+        cfg = rec.config
+        key = (cfg.file, cfg.key)
+        skips = skip_memo.get(key)
+        if skips is None:
+            skips = parse_skips(cfg.skip_comments, cfg.file, cfg.key, result.notices)
+            skip_memo[key] = skips
+        prov = Provenance(
+            SourceKind.TERRAFORM_HCL,
+            file=cfg.file,
+            start_line=cfg.start_line,
+            end_line=cfg.end_line,
+            module=rec.module_path,
+        )
+        resources.extend(
+            translate(rec.type, rec.address, rec.values, provenance=prov, scope=root_dir, skips=skips)
+        )
+    result.resources.extend(resources)
+    result.errors.extend(ctx.errors)
+    result.notices.extend(ctx.notices)
+
+
+def load_terraform_dir(
+    paths: Sequence[Path],
+    *,
+    var_files: Sequence[Path] = (),
+    variables: Mapping[str, str] = {},  # noqa: B006 (read only)
+) -> SourceResult:
+    """Scan Terraform source: directories and/or ``.tf`` / ``.tf.json`` files."""
+    # The loader allocates many small long-lived objects and frees them all at once: the cyclic
+    # GC would walk them again and again (a third of the run time on large trees).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(paths, var_files, variables)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load(
+    paths: Sequence[Path], var_files: Sequence[Path], variables: Mapping[str, str]
+) -> SourceResult:
+    result = SourceResult()
+    modules = _Modules()
+    roots = discover_roots(paths, modules, result.errors)
+    file_vars = [_read_vars(str(f), result.errors) for f in var_files]
+    for part in _scan_all(roots, modules, file_vars, variables):
+        result.extend(part)
+    result.errors.extend(modules.errors())
+    from scanner.sources.terraform_types import merge_ebs_defaults
+
+    result.resources[:] = merge_ebs_defaults(result.resources)
+    _dedupe(result)
+    return result
+
+
+def _scan_chunk(
+    roots: Sequence[str],
+    modules: _Modules,
+    file_vars: list[dict[str, Any]],
+    variables: Mapping[str, str],
+) -> list[SourceResult]:
+    out = []
+    for root_dir in roots:
+        part = SourceResult()
+        try:
+            scan_root(root_dir, modules, part, file_vars, variables)
+        except RecursionError:
+            part = SourceResult(errors=[InputError(root_dir, "too deeply nested to evaluate")])
+        except Exception as exc:  # a bug must not hide the other roots' results
+            part = SourceResult(
+                errors=[InputError(root_dir, f"could not be scanned ({type(exc).__name__}: {exc})")]
+            )
+        out.append(part)
+    return out
+
+
+# State handed to forked workers (inherited, not pickled).
+_FORKED: tuple[_Modules, list[dict[str, Any]], Mapping[str, str]] | None = None
+
+
+def _worker(roots: list[str]) -> tuple[list[SourceResult], list[InputError]]:
+    assert _FORKED is not None
+    modules, file_vars, variables = _FORKED
+    parts = _scan_chunk(roots, modules, file_vars, variables)
+    return parts, modules.errors()
+
+
+def _workers(n_roots: int) -> int:
+    env = os.environ.get("GPUAUDIT_WORKERS", "")
+    if env.isdigit():
+        wanted = max(1, int(env))
+    else:
+        try:
+            wanted = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            wanted = os.cpu_count() or 1
+    if n_roots < PARALLEL_MIN_ROOTS and not env.isdigit():
+        return 1
+    return max(1, min(wanted, n_roots, 8))
+
+
+def _scan_all(
+    roots: list[str],
+    modules: _Modules,
+    file_vars: list[dict[str, Any]],
+    variables: Mapping[str, str],
+) -> list[SourceResult]:
+    """Scan roots, in forked worker processes when there are many (the main process takes a
+    share too); results come back in root order. Falls back to one process on any trouble."""
+    n = _workers(len(roots))
+    if n <= 1:
+        return _scan_chunk(roots, modules, file_vars, variables)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:
+        return _scan_chunk(roots, modules, file_vars, variables)
+    global _FORKED
+    chunks = [roots[i::n] for i in range(n)]
+    results: dict[str, SourceResult] = {}
+    _FORKED = (modules, file_vars, variables)
+    try:
+        with ProcessPoolExecutor(max_workers=n - 1, mp_context=ctx) as pool:
+            futures = [(c, pool.submit(_worker, c)) for c in chunks[1:]]
+            for root_dir, part in zip(chunks[0], _scan_chunk(chunks[0], modules, file_vars,
+                                                              variables)):
+                results[root_dir] = part
+            for chunk, fut in futures:
+                try:
+                    parts, errors = fut.result()
+                except Exception:  # a worker died: do its share here
+                    parts, errors = _scan_chunk(chunk, modules, file_vars, variables), []
+                for root_dir, part in zip(chunk, parts):
+                    results[root_dir] = part
+                modules.extra_errors.extend(errors)
+    except OSError:
+        missing = [r for r in roots if r not in results]
+        for root_dir, part in zip(missing, _scan_chunk(missing, modules, file_vars, variables)):
+            results[root_dir] = part
+    finally:
+        _FORKED = None
+    return [results[r] for r in roots]
+
+
+def _dedupe(result: SourceResult) -> None:
+    seen: set[tuple[Any, ...]] = set()
+    errors = []
+    for e in result.errors:
+        k = (e.path, e.reason, e.line)
+        if k not in seen:
+            seen.add(k)
+            errors.append(e)
+    result.errors[:] = errors
+    seen = set()
+    notices = []
+    for n in result.notices:
+        k = (n.path, n.message, n.line)
+        if k not in seen:
+            seen.add(k)
+            notices.append(n)
+    result.notices[:] = notices
+
+
+__all__ = ["load_terraform_dir", "discover_roots", "parse_skips"]
