@@ -9,6 +9,7 @@ from typing import Any
 from scanner.model import Ref, Unknown
 from scanner.sources.hcl_eval import (
     EvalError,
+    GroupRefs,
     Lazy,
     Scope,
     TSet,
@@ -88,6 +89,8 @@ def convert(value: Any, t: Type, where: str = "value") -> Any:
     if kind == "bool":
         return to_bool(value)
     if kind in ("list", "set"):
+        if isinstance(value, GroupRefs):
+            return value  # ids of every instance of a resource: stays one relation
         if isinstance(value, dict) or not isinstance(value, list):
             raise EvalError(f"{where}: a {type_name(value)} is not a {kind}")
         items = [convert(x, t[1], f"{where}[{i}]") for i, x in enumerate(value)]

@@ -217,27 +217,21 @@ def parse_skips(
     return tuple(out)
 
 
-def scan_root(
+def _root_instance(
     root_dir: str,
     modules: _Modules,
-    result: SourceResult,
+    errors: list[InputError],
     file_vars: list[dict[str, Any]],
     variables: Mapping[str, str],
-) -> None:
+) -> Any:
+    """The root ModuleInstance of root_dir with its variable values."""
     from scanner.sources.hcl_eval import EvalError
-    from scanner.sources.hcl_modules import (
-        ModuleInstance,
-        RootContext,
-        cli_value,
-        read_modules_json,
-        walk_instances,
-    )
+    from scanner.sources.hcl_modules import ModuleInstance, RootContext, cli_value, read_modules_json
     from scanner.sources.hcl_parse import ParseError
-    from scanner.sources.terraform_types import SUPPORTED_TYPES, translate
 
     values: dict[str, Any] = {}
     for f in _tfvars_files(root_dir, modules.files.files(root_dir)):
-        values.update(_read_vars(f, result.errors))
+        values.update(_read_vars(f, errors))
     for fv in file_vars:
         values.update(fv)
     ctx = RootContext(
@@ -254,9 +248,21 @@ def scan_root(
                 values[name] = cli_value(text, root._var_type(name))
             except (ParseError, EvalError) as exc:
                 reason = exc.reason if isinstance(exc, ParseError) else str(exc)
-                result.errors.append(
-                    InputError(f"--var {name}", f"invalid value: {reason}", kind="config")
-                )
+                errors.append(InputError(f"--var {name}", f"invalid value: {reason}", kind="config"))
+    return root
+
+
+def scan_root(
+    root_dir: str,
+    modules: _Modules,
+    result: SourceResult,
+    file_vars: list[dict[str, Any]],
+    variables: Mapping[str, str],
+) -> None:
+    from scanner.sources.hcl_modules import walk_instances
+    from scanner.sources.terraform_types import SUPPORTED_TYPES, translate
+
+    root = _root_instance(root_dir, modules, result.errors, file_vars, variables)
     skip_memo: dict[tuple[str, str], tuple[Skip, ...]] = {}
     resources: list[Resource] = []
     for rec in walk_instances(root, SUPPORTED_TYPES.__contains__):
@@ -277,8 +283,33 @@ def scan_root(
             translate(rec.type, rec.address, rec.values, provenance=prov, scope=root_dir, skips=skips)
         )
     result.resources.extend(resources)
-    result.errors.extend(ctx.errors)
-    result.notices.extend(ctx.notices)
+    result.errors.extend(root.root.errors)
+    result.notices.extend(root.root.notices)
+
+
+def instance_values(
+    paths: Sequence[Path | str],
+    *,
+    var_files: Sequence[Path] = (),
+    variables: Mapping[str, str] = {},  # noqa: B006 (read only)
+) -> tuple[dict[str, tuple[str, dict[str, Any]]], SourceResult]:
+    """The terraform-plan-shaped values of every resource instance (all types), keyed by
+    address, before translation: ``{address: (type, values)}``; for tests and debugging."""
+    from scanner.sources.hcl_modules import walk_instances
+
+    result = SourceResult()
+    modules = _Modules()
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    file_vars = [_read_vars(str(f), result.errors) for f in var_files]
+    for root_dir in discover_roots(paths, modules, result.errors):
+        root = _root_instance(root_dir, modules, result.errors, file_vars, variables)
+        for rec in walk_instances(root):
+            out[rec.address] = (rec.type, rec.values)
+        result.errors.extend(root.root.errors)
+        result.notices.extend(root.root.notices)
+    result.errors.extend(modules.errors())
+    _dedupe(result)
+    return out, result
 
 
 def load_terraform_dir(
@@ -426,4 +457,4 @@ def _dedupe(result: SourceResult) -> None:
     result.notices[:] = notices
 
 
-__all__ = ["load_terraform_dir", "discover_roots", "parse_skips"]
+__all__ = ["discover_roots", "instance_values", "load_terraform_dir", "parse_skips"]
