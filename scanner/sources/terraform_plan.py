@@ -181,8 +181,17 @@ def _split_module_path(address: str) -> list[tuple[str, str]]:
     return out
 
 
+_KEYLESS_CACHE: dict[str, str] = {}
+
+
 def _keyless(module_address: str) -> str:
-    return ".".join(f"module.{name}" for name, _ in _split_module_path(module_address))
+    """'module.a["x"].module.b' -> 'module.a.module.b' (the configuration's module path)."""
+    cached = _KEYLESS_CACHE.get(module_address)
+    if cached is None:
+        cached = ".".join(f"module.{name}" for name, _ in _split_module_path(module_address))
+        if len(_KEYLESS_CACHE) < 100_000:
+            _KEYLESS_CACHE[module_address] = cached
+    return cached
 
 
 def _index_text(key: Any) -> str | None:
@@ -892,6 +901,7 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
     lines: dict[str, int] | None = None
     lines_done = False
     bad_skips_seen: set[tuple[str, int]] = set()
+    plan_provs: dict[str, Provenance] = {}
 
     out: list[Resource] = []
     for module, r in planned:
@@ -927,8 +937,14 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
         else:
             if not lines_done:
                 lines, lines_done = _plan_lines(text), True
-            line = lines.get(address, 1) if lines is not None else 1
-            prov = Provenance(SourceKind.TERRAFORM_PLAN, spath, line, line, module)
+            if lines is None:  # one-line JSON: the same location for every resource of a module
+                prov = plan_provs.get(module)
+                if prov is None:
+                    prov = plan_provs[module] = Provenance(SourceKind.TERRAFORM_PLAN, spath, 1, 1,
+                                                           module)
+            else:
+                line = lines.get(address, 1)
+                prov = Provenance(SourceKind.TERRAFORM_PLAN, spath, line, line, module)
             skips = ()
         out.extend(translate(tf_type, address, values, provenance=prov, scope=scope,
                              skips=skips))

@@ -112,8 +112,8 @@ def _blocks(value: Any) -> Any:
     if isinstance(value, Ref):
         return Unknown(f"block given as a reference to {value}")
     if isinstance(value, list):
-        return [b for b in value if isinstance(b, dict | Mapping | Unknown)]
-    if isinstance(value, Mapping):
+        return [b for b in value if isinstance(b, dict | Unknown) or _is_map(b)]
+    if _is_map(value):
         return [value]
     if isinstance(value, tuple):
         return [b for b in value if isinstance(b, Mapping | Unknown)]
@@ -149,12 +149,20 @@ def _put(d: Attrs, key: str, value: Any) -> None:
 
 
 def _pairs(d: Attrs, src: Mapping[str, Any], spec: tuple[tuple[str, str, Any], ...]) -> Attrs:
+    """d[aws_key] = conv(src[tf_key]) for each spec entry that is set (conv None: a string)."""
+    get = src.get
     for tf_key, aws_key, conv in spec:
-        value = src.get(tf_key)
-        if value is not None:
-            value = conv(value) if conv is not None else _s(value)
-            if value is not None:
-                d[aws_key] = value
+        value = get(tf_key)
+        if value is None:
+            continue
+        if conv is None:
+            if value == "":
+                continue
+        else:
+            value = conv(value)
+            if value is None:
+                continue
+        d[aws_key] = value
     return d
 
 
@@ -202,7 +210,7 @@ def _instance_devices(v: Mapping[str, Any]) -> Any:
         out.append(m)
     eph = _blocks(v.get("ephemeral_block_device"))
     for block in eph if isinstance(eph, list) else ():
-        if isinstance(block, dict | Mapping):
+        if _is_map(block):
             out.append(_pairs({}, block, (("device_name", "DeviceName", None),
                                           ("virtual_name", "VirtualName", None),
                                           ("no_device", "NoDevice", _bool))))
@@ -465,7 +473,7 @@ def _mixed_policy(value: Any) -> Any:
 def _asg_tags(v: Mapping[str, Any]) -> dict[str, str]:
     tags: dict[str, str] = {}
     for block in v.get("tag") or ():
-        if isinstance(block, dict | Mapping):
+        if _is_map(block):
             key, value = block.get("key"), block.get("value")
             if isinstance(key, str) and isinstance(value, str):
                 tags[key] = value
@@ -740,11 +748,15 @@ _TRANSLATORS: dict[str, Translator] = {
 SUPPORTED_TYPES: frozenset[str] = frozenset(_TRANSLATORS)
 
 
+def _is_map(value: Any) -> bool:
+    return isinstance(value, dict) or (value is not None and isinstance(value, Mapping))
+
+
 def _tags(values: Mapping[str, Any]) -> dict[str, str]:
     tags: dict[str, str] = {}
     for key in ("tags_all", "tags"):  # explicit tags win over provider default tags
         raw = values.get(key)
-        if isinstance(raw, dict | Mapping):
+        if raw and _is_map(raw):
             for k, v in raw.items():
                 if isinstance(k, str) and isinstance(v, str):
                     tags[k] = v
@@ -764,7 +776,7 @@ def translate(
     fn = _TRANSLATORS.get(tf_type)
     if fn is None:
         return []
-    if not isinstance(values, dict | Mapping):
+    if not _is_map(values):
         values = {}
     kind, attrs, name, extra = fn(values)
     tags = _tags(values)
