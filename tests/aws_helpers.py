@@ -176,11 +176,25 @@ def moto_server(moto_server_module: MotoServer, aws_env: None) -> Iterator[MotoS
     yield moto_server_module
 
 
+_CLIENTS: dict[tuple[str, ...], Any] = {}
+
+
 def client(service: str, *, region: str = REGION, endpoint_url: str | None = None) -> Any:
-    """A plain boto3 client for seeding (not gpuaudit's, so the recorder ignores it)."""
+    """A plain boto3 client for seeding (not gpuaudit's, so the recorder ignores it).
+
+    Cached across tests (building a client is the slow part of a moto test); the key includes
+    every setting that changes where it sends requests."""
     import boto3
 
-    return boto3.client(service, region_name=region, endpoint_url=endpoint_url)
+    env = tuple(
+        f"{k}={v}"
+        for k, v in sorted(os.environ.items())
+        if k.startswith("AWS_ENDPOINT_URL") or k in FAKE_ENV
+    )
+    key = (service, region, endpoint_url or "", *env)
+    if key not in _CLIENTS:
+        _CLIENTS[key] = boto3.client(service, region_name=region, endpoint_url=endpoint_url)
+    return _CLIENTS[key]
 
 
 # -- fault injection ---------------------------------------------------------------------------
