@@ -1,0 +1,210 @@
+"""Each policy on Terraform HCL, through the engine.
+
+One failing and one passing root module per policy (tests/fixtures/hcl/policies/<case>/); the
+exact (policy, resource, status) results are asserted, so a resource a policy should not look
+at (no GPU, no spot) must give no result at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scanner.config import Config
+from scanner.engine import evaluate
+from scanner.model import Status
+from scanner.sources.terraform_hcl import load_terraform_dir
+
+POLICIES = Path(__file__).resolve().parent / "fixtures" / "hcl" / "policies"
+
+F, P, U, S = Status.FAIL, Status.PASS, Status.UNKNOWN, Status.SUPPRESSED
+
+CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
+    (
+        "ebs001_fail",
+        ("EBS-001",),
+        [
+            ("EBS-001", "aws_ebs_volume.plain", F),
+            ("EBS-001", "aws_ebs_volume.absent", F),  # no default encryption in this root
+            ("EBS-001", "aws_ebs_volume.from_var", U),  # variable with no value
+            ("EBS-001", "aws_ebs_volume.skipped", S),  # comment above, with a reason
+            ("EBS-001", "aws_ebs_volume.no_reason", F),  # a skip without a reason does not mute
+            ("EBS-001", "aws_instance.gpu", F),  # ebs_block_device without encrypted
+            ("EBS-001", "aws_launch_template.gpu", F),  # dynamic block, "false" as a string
+            ("EBS-001", "aws_launch_configuration.lc", F),  # the AMI's root volume
+            ("EBS-001", "module.disks[0].aws_ebs_volume.d", P),  # count.index == 0
+            ("EBS-001", "module.disks[1].aws_ebs_volume.d", F),
+        ],
+    ),
+    (
+        "ebs001_pass",
+        ("EBS-001",),
+        [
+            ("EBS-001", "aws_ebs_volume.explicit", P),
+            ("EBS-001", "aws_ebs_volume.absent", P),  # default encryption on in this root
+            ("EBS-001", 'aws_ebs_volume.each["a"]', P),  # optional(bool, true) default
+            ("EBS-001", 'aws_ebs_volume.each["b"]', P),
+            ("EBS-001", "aws_instance.gpu", P),
+            ("EBS-001", "aws_launch_template.gpu", P),  # "true" as a string
+            ("EBS-001", "module.disk.aws_ebs_volume.d", P),  # child module: same root scope
+        ],
+    ),
+    ("ebs002_fail", ("EBS-002",), [("EBS-002", "aws_ebs_encryption_by_default.off", F)]),
+    ("ebs002_pass", ("EBS-002",), [("EBS-002", "aws_ebs_encryption_by_default.on", P)]),
+    (
+        "ebs003_fail",
+        ("EBS-003",),
+        [("EBS-003", "aws_ebs_volume.aws_managed", F), ("EBS-003", "aws_launch_template.gpu", F)],
+    ),
+    (
+        "ebs003_pass",
+        ("EBS-003",),
+        [("EBS-003", "aws_ebs_volume.cmk", P), ("EBS-003", "aws_launch_template.gpu", P)],
+    ),
+    ("vpc001_fail", ("VPC-001",), [("VPC-001", "aws_vpc.gpu", F)]),  # interface endpoint only
+    ("vpc001_pass", ("VPC-001",), [("VPC-001", "aws_vpc.gpu", P)]),
+    (
+        "vpc002_fail",
+        ("VPC-002",),
+        [("VPC-002", "aws_subnet.explicit", F), ("VPC-002", "aws_subnet.main_table", F)],
+    ),
+    (
+        "vpc002_pass",
+        ("VPC-002",),
+        [("VPC-002", "aws_subnet.gpu[0]", P), ("VPC-002", "aws_subnet.gpu[1]", P)],
+    ),
+    (
+        "vpc003_fail",
+        ("VPC-003",),
+        [("VPC-003", "aws_vpc_endpoint.no_policy", F), ("VPC-003", "aws_vpc_endpoint.open", F)],
+    ),
+    (
+        "vpc003_pass",
+        ("VPC-003",),
+        [
+            ("VPC-003", "aws_vpc_endpoint.restricted", P),  # jsonencode + for expression
+            ("VPC-003", "aws_vpc_endpoint.conditional", P),  # data.aws_iam_policy_document
+        ],
+    ),
+    (
+        "vpc004_fail",
+        ("VPC-004",),
+        [
+            ("VPC-004", "aws_instance.explicit", F),
+            ("VPC-004", "aws_launch_template.eni", F),
+            ("VPC-004", "aws_launch_template.plain", P),  # the template itself sets no public IP
+            ("VPC-004", "aws_autoscaling_group.workers", F),  # public subnet routes to the IGW
+            ("VPC-004", "aws_launch_configuration.public", F),
+        ],
+    ),
+    (
+        "vpc004_pass",
+        ("VPC-004",),
+        [
+            ("VPC-004", "aws_instance.explicit", P),
+            ("VPC-004", "aws_launch_template.plain", P),
+            ("VPC-004", "aws_autoscaling_group.workers", P),  # maps public IPs, routes to NAT
+            ("VPC-004", "aws_launch_configuration.private", P),
+        ],
+    ),
+    (
+        "spot_fail",
+        ("SPOT-001", "SPOT-002"),
+        [
+            ("SPOT-001", "aws_spot_instance_request.too_high", F),
+            ("SPOT-002", "aws_spot_instance_request.too_high", P),
+            ("SPOT-001", "aws_spot_instance_request.no_cap", F),  # no max price = on-demand
+            ("SPOT-002", "aws_spot_instance_request.no_cap", P),
+            ("SPOT-001", "aws_spot_instance_request.too_low", P),
+            ("SPOT-002", "aws_spot_instance_request.too_low", F),
+            ("SPOT-001", "aws_launch_template.low", P),  # format() of arithmetic: "0.20"
+            ("SPOT-002", "aws_launch_template.low", F),
+            ("SPOT-001", "aws_autoscaling_group.mixed", F),  # 1.00 over both types' caps
+            ("SPOT-002", "aws_autoscaling_group.mixed", P),
+        ],
+    ),
+    (
+        "spot_pass",
+        ("SPOT-001", "SPOT-002"),
+        [
+            ("SPOT-001", "aws_spot_instance_request.capped", P),
+            ("SPOT-002", "aws_spot_instance_request.capped", P),
+            ("SPOT-001", "aws_launch_template.capped", P),
+            ("SPOT-002", "aws_launch_template.capped", P),
+            ("SPOT-001", "aws_spot_fleet_request.fleet", P),
+            ("SPOT-002", "aws_spot_fleet_request.fleet", P),
+        ],
+    ),
+    (
+        "asg_fail",
+        ("ASG-001", "ASG-002"),
+        [
+            ("ASG-001", "aws_autoscaling_group.all_on_demand", F),  # no spot: no ASG-002
+            ("ASG-001", "aws_autoscaling_group.all_spot", F),  # desired absent: MinSize 4
+            ("ASG-002", "aws_autoscaling_group.all_spot", F),
+            ("ASG-001", "aws_autoscaling_group.lowest_price", F),
+            ("ASG-002", "aws_autoscaling_group.lowest_price", F),
+        ],
+    ),
+    (
+        "asg_pass",
+        ("ASG-001", "ASG-002"),
+        [("ASG-001", "aws_autoscaling_group.workers", P), ("ASG-002", "aws_autoscaling_group.workers", P)],
+    ),
+]
+
+
+def _results(name: str, policy_ids: tuple[str, ...]) -> list[tuple[str, str, Status]]:
+    source = load_terraform_dir([POLICIES / name])
+    assert source.errors == []
+    config = Config(policies={"EBS-003": {"enabled": True}})
+    findings = evaluate(source.resources, config=config, policy_ids=policy_ids)
+    return [(f.policy_id, f.resource["id"], f.status) for f in findings]
+
+
+@pytest.mark.parametrize(("name", "policy_ids", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_policy_results(
+    name: str, policy_ids: tuple[str, ...], expected: list[tuple[str, str, Status]]
+) -> None:
+    assert sorted(_results(name, policy_ids)) == sorted(expected)
+
+
+def test_every_policy_has_a_failing_and_a_passing_case() -> None:
+    supported = {
+        "EBS-001",
+        "EBS-002",
+        "EBS-003",
+        "VPC-001",
+        "VPC-002",
+        "VPC-003",
+        "VPC-004",
+        "SPOT-001",
+        "SPOT-002",
+        "ASG-001",
+        "ASG-002",
+    }
+    failing = {pid for _, _, exp in CASES for pid, _, status in exp if status is F}
+    passing = {pid for _, _, exp in CASES for pid, _, status in exp if status is P}
+    assert supported <= failing and supported <= passing
+
+
+def test_findings_point_at_the_source_lines() -> None:
+    source = load_terraform_dir([POLICIES / "ebs001_fail"])
+    findings = evaluate(source.resources, policy_ids=["EBS-001"])
+    by_id = {f.resource["id"]: f for f in findings}
+    loc = by_id["aws_ebs_volume.plain"].location
+    assert loc is not None and (loc["start_line"], loc["end_line"]) == (8, 12)
+    assert loc["file"].endswith("ebs001_fail/main.tf")
+    child = by_id["module.disks[1].aws_ebs_volume.d"].location
+    assert child is not None and child["file"].endswith("ebs001_fail/modules/disk/main.tf")
+    skipped = by_id["aws_ebs_volume.skipped"]
+    assert skipped.suppression is not None
+    assert skipped.suppression["reason"] == "scratch volume, wiped by the nightly job"
+    assert skipped.suppression["by"].endswith("ebs001_fail/main.tf:25")
+    assert [(n.line, "no reason" in n.message) for n in source.notices] == [(32, True)]
+
+
+def test_ebs003_is_off_unless_enabled() -> None:
+    source = load_terraform_dir([POLICIES / "ebs003_fail"])
+    assert not [f for f in evaluate(source.resources) if f.policy_id == "EBS-003"]
