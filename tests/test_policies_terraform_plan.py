@@ -1,0 +1,312 @@
+"""Every policy of the first set on the plans real terraform produced for the fixtures
+(tests/fixtures/terraform/*/plan.json), through scanner.engine.evaluate.
+
+The expected results are the ones written in each case's main.tf header, reviewed against
+DESIGN.md. EBS-003 is off by default: it is enabled here by naming every policy.
+"""
+
+from __future__ import annotations
+
+import shutil
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from scanner.engine import evaluate
+from scanner.model import Finding, Status
+from scanner.sources.terraform_plan import load_plan
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "terraform"
+POLICIES = ("EBS-001", "EBS-002", "EBS-003", "VPC-001", "VPC-002", "VPC-003", "VPC-004",
+            "SPOT-001", "SPOT-002", "ASG-001", "ASG-002")
+
+# A result the test expects that the policy does not give today (reported to the lead):
+# an instance's root device with encrypted = true and no kms_key_id is encrypted with the
+# account's default EBS key, which aws_ebs_default_kms_key sets to a customer-managed key in
+# gpu_modules; EBS-003 applies that default key only when Encrypted is absent.
+DISPUTED = {("gpu_modules", "EBS-003"): "EBS-003 ignores the account's default KMS key when "
+                                         "Encrypted is set explicitly"}
+
+EXPECTED: dict[str, dict[str, dict[str, str]]] = {
+    "gpu_estate_a": {
+        "ASG-001": {
+            "aws_autoscaling_group.all_spot": "FAIL",
+            "aws_autoscaling_group.balanced": "PASS",
+            "aws_autoscaling_group.boundary": "PASS",
+            "aws_autoscaling_group.ondemand_only": "FAIL",
+        },
+        "ASG-002": {
+            "aws_autoscaling_group.all_spot": "FAIL",
+            "aws_autoscaling_group.balanced": "PASS",
+            "aws_autoscaling_group.boundary": "PASS",
+        },
+        "EBS-001": {
+            "aws_ebs_volume.data_awskey": "PASS",
+            "aws_ebs_volume.data_cmk": "PASS",
+            "aws_ebs_volume.legacy": "FAIL",
+            "aws_ebs_volume.scratch_default": "PASS",
+            "aws_instance.cpu_bastion": "PASS",
+            "aws_instance.in_public_subnet": "PASS",
+            "aws_instance.jupyter": "PASS",
+            "aws_instance.public_ip": "PASS",
+            "aws_instance.trainer": "PASS",
+            "aws_launch_template.gpu_ondemand": "PASS",
+            "aws_launch_template.gpu_spot": "FAIL",
+            "aws_launch_template.gpu_spot_capped": "PASS",
+            "aws_launch_template.gpu_spot_lowball": "PASS",
+            "aws_spot_instance_request.capped_ok": "PASS",
+            "aws_spot_instance_request.no_price": "PASS",
+            "aws_spot_instance_request.too_high": "PASS",
+            "aws_spot_instance_request.too_low": "PASS",
+        },
+        "EBS-002": {
+            "aws_ebs_encryption_by_default.on": "PASS",
+        },
+        "EBS-003": {
+            "aws_ebs_volume.data_awskey": "FAIL",
+            "aws_ebs_volume.data_cmk": "PASS",
+            "aws_ebs_volume.scratch_default": "FAIL",
+            "aws_instance.cpu_bastion": "FAIL",
+            "aws_instance.in_public_subnet": "FAIL",
+            "aws_instance.jupyter": "FAIL",
+            "aws_instance.public_ip": "FAIL",
+            "aws_instance.trainer": "PASS",
+            "aws_launch_template.gpu_ondemand": "PASS",
+            "aws_launch_template.gpu_spot_capped": "FAIL",
+            "aws_launch_template.gpu_spot_lowball": "FAIL",
+            "aws_spot_instance_request.capped_ok": "PASS",
+            "aws_spot_instance_request.no_price": "FAIL",
+            "aws_spot_instance_request.too_high": "FAIL",
+            "aws_spot_instance_request.too_low": "FAIL",
+        },
+        "SPOT-001": {
+            "aws_autoscaling_group.all_spot": "FAIL",
+            "aws_autoscaling_group.balanced": "PASS",
+            "aws_autoscaling_group.boundary": "PASS",
+            "aws_launch_template.gpu_spot": "FAIL",
+            "aws_launch_template.gpu_spot_capped": "PASS",
+            "aws_launch_template.gpu_spot_lowball": "PASS",
+            "aws_spot_instance_request.capped_ok": "PASS",
+            "aws_spot_instance_request.no_price": "FAIL",
+            "aws_spot_instance_request.too_high": "FAIL",
+            "aws_spot_instance_request.too_low": "PASS",
+        },
+        "SPOT-002": {
+            "aws_autoscaling_group.all_spot": "PASS",
+            "aws_autoscaling_group.balanced": "PASS",
+            "aws_autoscaling_group.boundary": "PASS",
+            "aws_launch_template.gpu_spot": "PASS",
+            "aws_launch_template.gpu_spot_capped": "PASS",
+            "aws_launch_template.gpu_spot_lowball": "FAIL",
+            "aws_spot_instance_request.capped_ok": "PASS",
+            "aws_spot_instance_request.no_price": "PASS",
+            "aws_spot_instance_request.too_high": "PASS",
+            "aws_spot_instance_request.too_low": "FAIL",
+        },
+        "VPC-001": {
+            "aws_vpc.gpu": "PASS",
+        },
+        "VPC-002": {
+            "aws_subnet.private_a": "PASS",
+            "aws_subnet.private_b": "FAIL",
+            "aws_subnet.public": "PASS",
+        },
+        "VPC-003": {
+            "aws_vpc_endpoint.dynamodb": "FAIL",
+            "aws_vpc_endpoint.s3": "PASS",
+        },
+        "VPC-004": {
+            "aws_autoscaling_group.all_spot": "PASS",
+            "aws_autoscaling_group.balanced": "PASS",
+            "aws_autoscaling_group.boundary": "PASS",
+            "aws_autoscaling_group.ondemand_only": "PASS",
+            "aws_instance.in_public_subnet": "FAIL",
+            "aws_instance.jupyter": "SUPPRESSED",
+            "aws_instance.public_ip": "FAIL",
+            "aws_instance.trainer": "PASS",
+            "aws_launch_template.gpu_ondemand": "PASS",
+            "aws_launch_template.gpu_spot": "FAIL",
+            "aws_launch_template.gpu_spot_capped": "PASS",
+            "aws_launch_template.gpu_spot_lowball": "PASS",
+            "aws_spot_instance_request.capped_ok": "PASS",
+            "aws_spot_instance_request.no_price": "PASS",
+            "aws_spot_instance_request.too_high": "PASS",
+            "aws_spot_instance_request.too_low": "PASS",
+        },
+    },
+    "gpu_estate_b": {
+        "ASG-001": {
+            "aws_autoscaling_group.lab": "FAIL",
+        },
+        "ASG-002": {
+            "aws_autoscaling_group.lab": "FAIL",
+        },
+        "EBS-001": {
+            "aws_ebs_volume.encrypted": "PASS",
+            "aws_ebs_volume.no_flag": "FAIL",
+            "aws_instance.cpu_worker": "FAIL",
+            "aws_instance.lab_gpu": "FAIL",
+            "aws_instance.lab_private_gpu": "PASS",
+            "aws_launch_configuration.lab": "FAIL",
+            "aws_launch_template.fleet": "PASS",
+            "aws_spot_fleet_request.lab": "FAIL",
+        },
+        "EBS-002": {
+            "aws_ebs_encryption_by_default.off": "FAIL",
+        },
+        "EBS-003": {
+            "aws_ebs_volume.encrypted": "PASS",
+            "aws_instance.lab_gpu": "FAIL",
+            "aws_instance.lab_private_gpu": "PASS",
+            "aws_launch_template.fleet": "PASS",
+            "aws_spot_fleet_request.lab": "FAIL",
+        },
+        "SPOT-001": {
+            "aws_ec2_fleet.lab": "FAIL",
+            "aws_launch_configuration.lab": "PASS",
+            "aws_spot_fleet_request.lab": "PASS",
+        },
+        "SPOT-002": {
+            "aws_ec2_fleet.lab": "PASS",
+            "aws_launch_configuration.lab": "PASS",
+            "aws_spot_fleet_request.lab": "PASS",
+        },
+        "VPC-001": {
+            "aws_vpc.lab": "FAIL",
+        },
+        "VPC-004": {
+            "aws_autoscaling_group.lab": "FAIL",
+            "aws_ec2_fleet.lab": "PASS",
+            "aws_instance.lab_gpu": "FAIL",
+            "aws_instance.lab_private_gpu": "PASS",
+            "aws_launch_configuration.lab": "FAIL",
+            "aws_launch_template.fleet": "PASS",
+            "aws_spot_fleet_request.lab": "PASS",
+        },
+    },
+    "gpu_modules": {
+        "ASG-001": {
+            'module.gpu["infer"].aws_autoscaling_group.this': "FAIL",
+            'module.gpu["train"].aws_autoscaling_group.this': "PASS",
+        },
+        "ASG-002": {
+            'module.gpu["train"].aws_autoscaling_group.this': "PASS",
+        },
+        "EBS-001": {
+            "aws_instance.extra_gpu[0]": "PASS",
+            'module.gpu["infer"].aws_instance.debug[0]': "PASS",
+            'module.gpu["infer"].aws_launch_template.this': "PASS",
+            'module.gpu["train"].aws_launch_template.this': "PASS",
+        },
+        "EBS-002": {
+            "aws_ebs_encryption_by_default.on": "PASS",
+        },
+        "EBS-003": {
+            "aws_instance.extra_gpu[0]": "PASS",
+            'module.gpu["infer"].aws_instance.debug[0]': "PASS",  # see DISPUTED
+            'module.gpu["infer"].aws_launch_template.this': "PASS",
+            'module.gpu["train"].aws_launch_template.this': "PASS",
+        },
+        "SPOT-001": {
+            'module.gpu["train"].aws_autoscaling_group.this': "PASS",
+        },
+        "SPOT-002": {
+            'module.gpu["train"].aws_autoscaling_group.this': "FAIL",
+        },
+        "VPC-001": {
+            "module.net.aws_vpc.this": "PASS",
+        },
+        "VPC-002": {
+            "aws_subnet.extra[0]": "FAIL",
+            'module.net.aws_subnet.private["a"]': "PASS",
+            'module.net.aws_subnet.private["b"]': "PASS",
+        },
+        "VPC-003": {
+            "module.net.aws_vpc_endpoint.s3": "PASS",
+        },
+        "VPC-004": {
+            "aws_instance.extra_gpu[0]": "PASS",
+            'module.gpu["infer"].aws_autoscaling_group.this': "PASS",
+            'module.gpu["infer"].aws_instance.debug[0]': "FAIL",
+            'module.gpu["infer"].aws_launch_template.this': "PASS",
+            'module.gpu["train"].aws_autoscaling_group.this': "PASS",
+            'module.gpu["train"].aws_launch_template.this': "PASS",
+        },
+    },
+}
+
+
+@cache
+def findings(case: str) -> tuple[Finding, ...]:
+    result = load_plan(FIXTURES / case / "plan.json")  # beside its .tf files
+    assert result.errors == []
+    return tuple(evaluate(result.resources, policy_ids=POLICIES))
+
+
+def statuses(case: str, policy: str) -> dict[str, str]:
+    return {f.resource["id"]: f.status.value for f in findings(case) if f.policy_id == policy}
+
+
+PARAMS = [
+    pytest.param(case, policy, marks=[pytest.mark.xfail(strict=True,
+                                                        reason=DISPUTED[(case, policy)])]
+                 if (case, policy) in DISPUTED else [], id=f"{case}-{policy}")
+    for case in EXPECTED for policy in POLICIES
+]
+
+
+@pytest.mark.parametrize("case, policy", PARAMS)
+def test_policy_results(case: str, policy: str) -> None:
+    assert statuses(case, policy) == EXPECTED[case].get(policy, {})
+
+
+def test_every_policy_fails_and_passes_somewhere() -> None:
+    for policy in POLICIES:
+        seen = {s for case in EXPECTED for s in EXPECTED[case].get(policy, {}).values()}
+        assert {"PASS", "FAIL"} <= seen, policy
+        got = {s for case in EXPECTED for s in statuses(case, policy).values()}
+        assert {"PASS", "FAIL"} <= got, policy
+
+
+def test_findings_point_into_the_tf_files() -> None:
+    tf = FIXTURES / "gpu_estate_a" / "main.tf"
+    lines = tf.read_text(encoding="utf-8").split("\n")
+    for f in findings("gpu_estate_a"):
+        loc = f.location
+        assert loc is not None and Path(loc["file"]).name == "main.tf", f.resource["id"]
+        _kind, name = f.resource["id"].split(".")[-2:]
+        header = lines[loc["start_line"] - 1]
+        assert header.startswith("resource ") and f'"{name}"' in header, (f.resource["id"], header)
+        assert lines[loc["end_line"] - 1] == "}"
+    debug = next(f for f in findings("gpu_modules")
+                 if f.resource["id"] == 'module.gpu["infer"].aws_instance.debug[0]')
+    assert debug.location is not None
+    assert debug.location["file"].endswith("modules/gpu/main.tf")
+
+
+def test_inline_skip_suppresses_with_its_reason() -> None:
+    jupyter = [f for f in findings("gpu_estate_a")
+               if f.resource["id"] == "aws_instance.jupyter" and f.policy_id == "VPC-004"]
+    assert [f.status for f in jupyter] == [Status.SUPPRESSED]
+    assert jupyter[0].suppression is not None
+    assert "office allow-list" in jupyter[0].suppression["reason"]
+
+
+def test_plan_alone_leaves_the_dynamic_block_key_unknown(tmp_path: Path) -> None:
+    """Without the .tf, the KMS key set inside a dynamic block is not known: UNKNOWN, not FAIL."""
+    shutil.copy(FIXTURES / "gpu_modules" / "plan.json", tmp_path / "plan.json")
+    result = load_plan(tmp_path / "plan.json")
+    got = {f.resource["id"]: f.status for f in evaluate(result.resources, policy_ids=["EBS-003"])}
+    for g in ("train", "infer"):
+        assert got[f'module.gpu["{g}"].aws_launch_template.this'] is Status.UNKNOWN
+    assert got["aws_instance.extra_gpu[0]"] is Status.PASS
+
+
+def test_savings_basis_on_a_failing_spot_price() -> None:
+    too_high = next(f for f in findings("gpu_estate_a")
+                    if f.policy_id == "SPOT-001"
+                    and f.resource["id"] == "aws_spot_instance_request.too_high")
+    assert too_high.savings is not None
+    assert "0.9" in too_high.savings.basis and "1.006" in too_high.savings.basis
+    assert round(too_high.savings.usd_month, 2) == round((0.90 - 0.7 * 1.006) * 730, 2)
