@@ -9,6 +9,7 @@ import pytest
 
 from scanner.aws.collect import collect
 from scanner.aws.collectors.ebs import EBS_KMS
+from scanner.aws.collectors.spot_prices import SPOT_PRICES
 from scanner.aws.registry import ALL_KINDS, DEFAULT_KINDS
 from scanner.aws.targets import TargetSpec
 from scanner.model import Provenance, Skip, SourceKind, SourceResult, Unknown
@@ -719,5 +720,46 @@ def test_every_collector_runs_for_all_kinds(aws: None, kinds: Any) -> None:
         "autoscaling",
         "spot",
         "vpc",
+        "spot_prices",
     }
     assert all(c["account"] == ACCOUNT and c["region"] == REGION for c in result.coverage)
+
+
+# -- spot prices ---------------------------------------------------------------------------------
+
+
+def test_current_spot_prices_are_attached_once_per_region(aws: None) -> None:
+    ec2 = client("ec2")
+    lt = ec2.create_launch_template(
+        LaunchTemplateName="spot-lt",
+        LaunchTemplateData={
+            "InstanceType": "g5.xlarge",
+            "ImageId": AMI,
+            "InstanceMarketOptions": {"MarketType": "spot"},
+        },
+    )["LaunchTemplate"]["LaunchTemplateId"]
+    client("autoscaling").create_auto_scaling_group(
+        AutoScalingGroupName="mixed",
+        MinSize=0,
+        MaxSize=2,
+        AvailabilityZones=["us-east-1a"],
+        MixedInstancesPolicy={
+            "LaunchTemplate": {
+                "LaunchTemplateSpecification": {"LaunchTemplateId": lt},
+                "Overrides": [{"InstanceType": "g5.2xlarge"}],
+            }
+        },
+    )
+    mark = RECORDER.mark()
+    result = run({"ec2.launch_template", "autoscaling.group", SPOT_PRICES})
+    assert [op for _, op in RECORDER.since(mark)].count("DescribeSpotPriceHistory") == 1
+    assert result.errors == []
+    template = one(result.resources, "ec2.launch_template", lt)
+    assert template.attrs["CurrentSpotPrices"] == {"g5.xlarge": "0.00001"}  # moto's price
+    group = one(result.resources, "autoscaling.group", "mixed")
+    assert group.attrs["CurrentSpotPrices"] == {"g5.2xlarge": "0.00001", "g5.xlarge": "0.00001"}
+    # not asked for: not called, not attached
+    mark = RECORDER.mark()
+    plain = run({"ec2.launch_template"})
+    assert "CurrentSpotPrices" not in one(plain.resources, "ec2.launch_template").attrs
+    assert ("ec2", "DescribeSpotPriceHistory") not in RECORDER.since(mark)

@@ -1,10 +1,19 @@
-"""The live collectors, in run order (volumes before instances: instances join volume facts)."""
+"""The live collectors, in run order (volumes before instances: instances join volume facts;
+spot prices last: they price the types the others found)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 
-from scanner.aws.collectors import autoscaling, ebs, instances, launch_templates, spot, vpc
+from scanner.aws.collectors import (
+    autoscaling,
+    ebs,
+    instances,
+    launch_templates,
+    spot,
+    spot_prices,
+    vpc,
+)
 from scanner.aws.collectors.base import Call, Collector
 from scanner.aws.targets import DISCOVERY_CALLS
 
@@ -15,6 +24,7 @@ COLLECTORS: tuple[Collector, ...] = (
     autoscaling.COLLECTOR,
     spot.COLLECTOR,
     vpc.COLLECTOR,
+    spot_prices.COLLECTOR,  # last: it prices the types the others found
 )
 
 # Every kind a live audit can produce, plus the pseudo-kind of the default EBS KMS key.
