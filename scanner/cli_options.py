@@ -35,6 +35,8 @@ def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="A previous JSON report: only new failing findings fail."),
         click.option("--deterministic", is_flag=True,
                      help="Omit the timestamp: identical input gives byte-identical JSON."),
+        click.option("--include-passed", is_flag=True,
+                     help="List PASS results as findings too (default: counted in the summary)."),
         click.option("--quiet", "-q", is_flag=True, help="No table or progress output."),
     ]
     for decorate in reversed(decorators):
@@ -56,4 +58,5 @@ def build_report_options(kwargs: dict[str, Any]) -> ReportOptions:
         baseline=kwargs.pop("baseline", None),
         deterministic=bool(kwargs.pop("deterministic", False)),
         quiet=bool(kwargs.pop("quiet", False)),
+        include_passed=bool(kwargs.pop("include_passed", False)),
     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import functools
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,12 +21,10 @@ from scanner.model import (
     Finding,
     Gap,
     Notice,
-    Ref,
     Resource,
     Result,
     SourceKind,
     Status,
-    Unknown,
 )
 
 
@@ -51,6 +51,8 @@ def select_policies(config: Config | None = None, policy_ids: Collection[str] | 
 class Evaluation:
     findings: list[Finding]
     notices: list[Notice] = field(default_factory=list)
+    # PASS results per policy that were counted but not turned into findings
+    passed: Counter[str] = field(default_factory=Counter)
 
 
 def evaluate(
@@ -79,7 +81,9 @@ def run(
     catalog: Catalog | None = None,
     baseline: Collection[str] = (),
     today: dt.date | None = None,
+    include_passed: bool = True,
 ) -> Evaluation:
+    """Evaluate; with include_passed False, PASS results are only counted (large estates)."""
     config = config or Config()
     catalog = catalog or default_catalog()
     policies = select_policies(config, policy_ids, skip_ids)
@@ -98,6 +102,9 @@ def run(
                     results = [Result(Status.ERROR, f"policy {pol.id} failed on this resource: "
                                       f"{type(exc).__name__}: {exc}", resource)]
                 for result in results:
+                    if result.status is Status.PASS and not include_passed:
+                        out.passed[pol.id] += 1
+                        continue
                     finding = _finding(pol, result)
                     out.findings.append(_suppress(finding, result.resource, mutes, baseline_ids))
         out.findings.extend(_gap_errors(pol, gaps))
@@ -118,7 +125,9 @@ def fingerprint(policy_id: str, resource: Mapping[str, Any], path: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
 
 
+@functools.lru_cache(maxsize=4096)
 def display_path(file: str | None) -> str | None:
+    """A path relative to the working directory when it lies below it (stable across machines)."""
     if not file:
         return file
     try:
@@ -160,29 +169,11 @@ def _finding(pol: Policy, result: Result) -> Finding:
         message=result.message,
         resource=ident,
         location=location,
-        evidence=jsonable(result.evidence),
+        evidence=result.evidence,
         remediation=pol.remediation.as_dict(),
         savings=result.savings if result.status is Status.FAIL else None,
         suppression=None,
     )
-
-
-def jsonable(value: Any) -> Any:
-    """Evidence as plain JSON: Unknown → "UNKNOWN (reason)", Ref → "${address}"."""
-    if isinstance(value, Unknown):
-        return f"UNKNOWN ({value.reason})" if value.reason else "UNKNOWN"
-    if isinstance(value, Ref):
-        return "${" + str(value) + "}"
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        items = [jsonable(v) for v in value]
-        return sorted(items, key=str) if isinstance(value, set | frozenset) else items
-    if isinstance(value, float) and value != value:
-        return None
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
 
 
 class _Mutes:

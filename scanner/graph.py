@@ -67,22 +67,33 @@ class ResourceIndex:
     def vpc_of_subnet(self, subnet: Resource) -> Resource | None:
         return self.resolve(subnet.get("VpcId"), subnet.scope, "ec2.vpc")
 
+    # Reverse maps, built once on first use: a join per resource must not walk every resource
+    # of the other kind (a 50,000-resource plan is one scope).
+
+    def _lazy(self, key: str, build: Any) -> Any:
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    def _main_tables(self) -> dict[int, Resource]:
+        def build() -> dict[int, Resource]:
+            out: dict[int, Resource] = {}
+            for rt in self.of_kind("ec2.route_table"):
+                if rt.get("Main") is True:
+                    for vpc in self.resolve_all(rt.get("VpcId"), rt.scope, "ec2.vpc"):
+                        out[id(vpc)] = rt
+            for assoc in self.of_kind("ec2.main_route_table_association"):
+                rt = self.resolve(assoc.get("RouteTableId"), assoc.scope, "ec2.route_table")
+                if rt is not None:
+                    for vpc in self.resolve_all(assoc.get("VpcId"), assoc.scope, "ec2.vpc"):
+                        out[id(vpc)] = rt
+            return out
+
+        return self._lazy("main_tables", build)
+
     def main_route_table(self, vpc: Resource) -> Resource | str:
         """The VPC's main route table: a resource when declared/observed, else a synthetic key."""
-        key = f"main:{vpc.scope}:{vpc.id}"
-        if key in self._memo:
-            return self._memo[key]
-        found: Resource | str = key
-        for rt in self.of_kind("ec2.route_table", vpc.scope):
-            if rt.get("Main") is True and self.same(rt.get("VpcId"), vpc):
-                found = rt
-        for assoc in self.of_kind("ec2.main_route_table_association", vpc.scope):
-            if self.same(assoc.get("VpcId"), vpc):
-                rt = self.resolve(assoc.get("RouteTableId"), vpc.scope, "ec2.route_table")
-                if rt is not None:
-                    found = rt
-        self._memo[key] = found
-        return found
+        return self._main_tables().get(id(vpc)) or f"main:{vpc.scope}:{vpc.id}"
 
     def route_table_key(self, value: Any, scope: str) -> Resource | str | None:
         """Resolve a route table reference, including 'the VPC's main table' references."""
@@ -91,46 +102,69 @@ class ResourceIndex:
             return self.main_route_table(vpc) if vpc is not None else None
         return self.resolve(value, scope, "ec2.route_table")
 
+    def _subnet_tables(self) -> dict[int, Resource | str | None]:
+        def build() -> dict[int, Resource | str | None]:
+            out: dict[int, Resource | str | None] = {}
+            for rt in self.of_kind("ec2.route_table"):
+                for a in rt.get("Associations") or []:
+                    if isinstance(a, dict):
+                        for subnet in self.resolve_all(a.get("SubnetId"), rt.scope, "ec2.subnet"):
+                            out[id(subnet)] = rt
+            for assoc in self.of_kind("ec2.route_table_association"):
+                for subnet in self.resolve_all(assoc.get("SubnetId"), assoc.scope, "ec2.subnet"):
+                    out[id(subnet)] = self.route_table_key(assoc.get("RouteTableId"),
+                                                           assoc.scope)
+            return out
+
+        return self._lazy("subnet_tables", build)
+
     def route_table_of_subnet(self, subnet: Resource) -> Resource | str | None:
         """Explicit association, else the VPC's main table; None when the VPC is unknown."""
-        memo = f"rt:{subnet.scope}:{subnet.id}"
-        if memo in self._memo:
-            return self._memo[memo]
-        result: Resource | str | None = None
-        for assoc in self._associations(subnet.scope):
-            if self.same(assoc.get("SubnetId"), subnet):
-                result = self.route_table_key(assoc.get("RouteTableId"), subnet.scope)
-                break
-        if result is None:
-            for rt in self.of_kind("ec2.route_table", subnet.scope):
-                for a in rt.get("Associations") or []:
-                    if isinstance(a, dict) and self.same(a.get("SubnetId"), subnet):
-                        result = rt
-        if result is None:
-            vpc = self.vpc_of_subnet(subnet)
-            result = self.main_route_table(vpc) if vpc is not None else None
-        self._memo[memo] = result
-        return result
+        tables = self._subnet_tables()
+        if id(subnet) in tables:
+            return tables[id(subnet)]
+        vpc = self.vpc_of_subnet(subnet)
+        return self.main_route_table(vpc) if vpc is not None else None
 
-    def _associations(self, scope: str) -> list[Resource]:
-        return self.of_kind("ec2.route_table_association", scope)
+    def _separate_routes(self) -> dict[int, list[dict[str, Any]]]:
+        def build() -> dict[int, list[dict[str, Any]]]:
+            out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+            for route in self.of_kind("ec2.route"):
+                table = self.route_table_key(route.get("RouteTableId"), route.scope)
+                if table is not None and not isinstance(table, str):
+                    out[id(table)].append(route.attrs)
+            return out
+
+        return self._lazy("routes", build)
 
     def routes_of(self, table: Resource | str) -> list[dict[str, Any]]:
         """Inline routes plus separate route resources that target this table."""
         if isinstance(table, str):
             return []
         routes = [r for r in (table.get("Routes") or []) if isinstance(r, dict)]
-        for route in self.of_kind("ec2.route", table.scope):
-            if self.route_table_key(route.get("RouteTableId"), table.scope) is table:
-                routes.append(route.attrs)
-        return routes
+        return routes + self._separate_routes().get(id(table), [])
 
     def is_internet_gateway(self, value: Any, scope: str) -> bool:
         if isinstance(value, str) and value.startswith("igw-"):
             return True
         return self.resolve(value, scope, "ec2.internet_gateway") is not None
 
+    def _endpoint_assocs(self) -> dict[int, list[Resource | str | None]]:
+        def build() -> dict[int, list[Resource | str | None]]:
+            out: dict[int, list[Resource | str | None]] = defaultdict(list)
+            for assoc in self.of_kind("ec2.vpc_endpoint_route_table_association"):
+                table = self.route_table_key(assoc.get("RouteTableId"), assoc.scope)
+                for ep in self.resolve_all(assoc.get("VpcEndpointId"), assoc.scope,
+                                           "ec2.vpc_endpoint"):
+                    out[id(ep)].append(table)
+            return out
+
+        return self._lazy("endpoint_assocs", build)
+
     def endpoint_route_tables(self, endpoint: Resource) -> list[Resource | str | None]:
+        key = f"ep_tables:{id(endpoint)}"
+        if key in self._memo:
+            return self._memo[key]
         tables: list[Resource | str | None] = []
         ids = endpoint.get("RouteTableIds")
         for value in ids if isinstance(ids, list) else []:
@@ -139,15 +173,22 @@ class ResourceIndex:
                 tables.extend(hits or [None])
             else:
                 tables.append(self.route_table_key(value, endpoint.scope))
-        for assoc in self.of_kind("ec2.vpc_endpoint_route_table_association", endpoint.scope):
-            if self.same(assoc.get("VpcEndpointId"), endpoint):
-                tables.append(self.route_table_key(assoc.get("RouteTableId"), endpoint.scope))
+        tables.extend(self._endpoint_assocs().get(id(endpoint), []))
+        self._memo[key] = tables
         return tables
 
+    def _endpoints_by_vpc(self) -> dict[int, list[Resource]]:
+        def build() -> dict[int, list[Resource]]:
+            out: dict[int, list[Resource]] = defaultdict(list)
+            for ep in self.of_kind("ec2.vpc_endpoint"):
+                for vpc in self.resolve_all(ep.get("VpcId"), ep.scope, "ec2.vpc"):
+                    out[id(vpc)].append(ep)
+            return out
+
+        return self._lazy("endpoints_by_vpc", build)
+
     def endpoints_of_vpc(self, vpc: Resource) -> Iterator[Resource]:
-        for ep in self.of_kind("ec2.vpc_endpoint", vpc.scope):
-            if self.same(ep.get("VpcId"), vpc):
-                yield ep
+        yield from self._endpoints_by_vpc().get(id(vpc), [])
 
     def launch_template_of(self, spec: Any, scope: str) -> Resource | None:
         """Resolve a LaunchTemplateSpecification-like dict {LaunchTemplateId|LaunchTemplateName}."""

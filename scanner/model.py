@@ -257,7 +257,7 @@ class Finding:
             "message": self.message,
             "resource": self.resource,
             "location": self.location,
-            "evidence": self.evidence,
+            "evidence": jsonable(self.evidence),
             "remediation": self.remediation,
             "savings": None
             if self.savings is None
@@ -268,3 +268,26 @@ class Finding:
             },
             "suppression": self.suppression,
         }
+
+
+_PLAIN = (str, int, bool)
+
+
+def jsonable(value: Any) -> Any:
+    """Evidence as plain JSON: Unknown → "UNKNOWN (reason)", Ref → "${address}"."""
+    if value is None or type(value) in _PLAIN:
+        return value
+    if isinstance(value, Unknown):
+        return f"UNKNOWN ({value.reason})" if value.reason else "UNKNOWN"
+    if isinstance(value, Ref):
+        return "${" + str(value) + "}"
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [jsonable(v) for v in value]
+        return sorted(items, key=str) if isinstance(value, set | frozenset) else items
+    if isinstance(value, float) and value != value:
+        return None
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)

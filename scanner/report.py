@@ -25,12 +25,18 @@ def build_report(
     coverage: Sequence[dict[str, Any]] = (),
     deterministic: bool = False,
     catalog_note: str | None = None,
+    passed: Counter[str] | None = None,
 ) -> dict[str, Any]:
+    """The report document. ``passed`` counts PASS results left out of ``findings``."""
     by_status = Counter(f.status.value for f in findings)
+    if passed:
+        by_status["PASS"] += sum(passed.values())
     by_severity = Counter(f.severity.value for f in findings if f.status is Status.FAIL)
     by_policy: dict[str, Counter[str]] = {}
     for f in findings:
         by_policy.setdefault(f.policy_id, Counter())[f.status.value] += 1
+    for pid, n in (passed or {}).items():
+        by_policy.setdefault(pid, Counter())["PASS"] += n
     savings = sum(f.savings.usd_month for f in findings
                   if f.savings is not None and f.status is Status.FAIL)
     cat = catalog.describe()

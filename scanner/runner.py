@@ -25,6 +25,7 @@ class ReportOptions:
     baseline: Path | None = None
     deterministic: bool = False
     quiet: bool = False
+    include_passed: bool = False
     color: bool = False
     extra_errors: list[InputError] = field(default_factory=list)
 
@@ -62,7 +63,8 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
         config = load_config(opts.config_path)
         baseline = load_baseline(opts.baseline) if opts.baseline else set()
         evaluation = run(result.resources, config=config, policy_ids=opts.policy_ids or None,
-                         skip_ids=opts.skip_ids, gaps=result.gaps, baseline=baseline)
+                         skip_ids=opts.skip_ids, gaps=result.gaps, baseline=baseline,
+                         include_passed=opts.include_passed)
     except (ConfigError, UsageError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"gpuaudit: error: {message}", file=sys.stderr)
@@ -75,7 +77,7 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        notices=[*result.notices, *evaluation.notices], inputs=inputs,
                        catalog=default_catalog(), resources=len(result.resources),
                        coverage=result.coverage, deterministic=opts.deterministic,
-                       catalog_note=_catalog_note(result))
+                       catalog_note=_catalog_note(result), passed=evaluation.passed)
     fail_on = opts.fail_on or config.fail_on or "high"
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on)

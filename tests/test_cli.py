@@ -107,9 +107,18 @@ def test_bad_config_names_key_and_file(tmp_path: Path):
 def test_config_in_pyproject_enables_policy_and_changes_params(tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text(
         "[tool.gpuaudit.policies.SPOT-001]\nmax_price_ratio = 1.5\n")
-    code, doc = json_report(str(CFN_EXAMPLE), cwd=tmp_path)
+    code, doc = json_report(str(CFN_EXAMPLE), "--include-passed", cwd=tmp_path)
     spot = [f for f in doc["findings"] if f["policy_id"] == "SPOT-001"]
-    assert spot and all(f["status"] != "FAIL" for f in spot)
+    assert spot and all(f["status"] == "PASS" for f in spot)
+
+
+def test_passed_results_are_counted_and_listed_on_request():
+    _, lean = json_report(str(CFN_EXAMPLE))
+    _, full = json_report(str(CFN_EXAMPLE), "--include-passed")
+    assert lean["summary"] == full["summary"] and lean["summary"]["by_status"]["PASS"] > 0
+    assert not any(f["status"] == "PASS" for f in lean["findings"])
+    assert sum(f["status"] == "PASS" for f in full["findings"]) == (
+        full["summary"]["by_status"]["PASS"])
 
 
 def test_baseline_only_new_findings_fail(tmp_path: Path):
