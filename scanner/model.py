@@ -8,6 +8,7 @@ A value that refers to another resource whose id is only known after apply is a 
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,16 +136,21 @@ class Resource:
 def dig(value: Any, path: str, default: Any = None) -> Any:
     """Walk a dotted path through dicts; UNKNOWN anywhere on the way yields that UNKNOWN."""
     cur = value
-    for part in path.split("."):
-        if isinstance(cur, Unknown):
-            return cur
-        if isinstance(cur, dict):
-            if part not in cur:
+    for part in _split(path):
+        if type(cur) is dict:
+            cur = cur.get(part)
+            if cur is None:
                 return default
-            cur = cur[part]
+        elif isinstance(cur, Unknown):
+            return cur
         else:
             return default
-    return default if cur is None else cur
+    return cur
+
+
+@functools.lru_cache(maxsize=1024)
+def _split(path: str) -> tuple[str, ...]:
+    return tuple(path.split("."))
 
 
 @dataclass(frozen=True)

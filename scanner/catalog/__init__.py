@@ -18,7 +18,12 @@ _NEURON_FAMILY = re.compile(r"^(inf|trn)\d")
 
 
 def is_gpu_type(instance_type: object) -> bool:
-    return isinstance(instance_type, str) and bool(_GPU_FAMILY.match(instance_type.strip()))
+    return isinstance(instance_type, str) and _is_gpu_name(instance_type)
+
+
+@lru_cache(maxsize=4096)
+def _is_gpu_name(name: str) -> bool:
+    return bool(_GPU_FAMILY.match(name.strip()))
 
 
 def is_neuron_type(instance_type: object) -> bool:
