@@ -204,6 +204,18 @@ def _index_text(key: Any) -> str | None:
     return None
 
 
+def _strs(refs: Any) -> tuple[str, ...]:
+    return tuple(r for r in refs if isinstance(r, str)) if isinstance(refs, list) else ()
+
+
+def _seq(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _join(module: str, rel: str) -> str:
     return f"{module}.{rel}" if module else rel
 
@@ -338,7 +350,7 @@ class _ConfigModule:
     def resource(self, tf_type: str, name: str) -> dict[str, Any] | None:
         if self.resources is None:
             self.resources = {}
-            for r in self.body.get("resources") or ():
+            for r in _seq(self.body.get("resources")):
                 if isinstance(r, dict) and r.get("mode", "managed") == "managed":
                     self.resources[(str(r.get("type")), str(r.get("name")))] = r
         return self.resources.get((tf_type, name))
@@ -424,7 +436,7 @@ class _Plan:
         refs = expr.get("references")
         if not isinstance(refs, list) or len(refs) > 2:
             return None
-        p = _parse_refs(tuple(r for r in refs if isinstance(r, str)))
+        p = _parse_refs(_strs(refs))
         if len(p.resources) != 1 or p.variables or p.outputs or p.unresolved or p.resources[0][1]:
             return None
         candidate = _join(ctx.module, p.resources[0][0] + idx)
@@ -445,7 +457,7 @@ class _Plan:
         if segments and call is not None:
             call_idx = segments[-1][1]
             parent = ".".join(f"module.{n}{i}" for n, i in segments[:-1])
-            expr = (call.get("expressions") or {}).get(name)
+            expr = _map(call.get("expressions")).get(name)
             refs = expr.get("references") if isinstance(expr, dict) else None
             if not refs:
                 result = [], []  # a constant or the variable's default: known
@@ -457,7 +469,7 @@ class _Plan:
                     except ValueError:
                         key = None
                 parent_ctx = _Ctx(parent, key, call.get("for_each_expression"))
-                result = self.targets(tuple(refs), parent_ctx, depth + 1)
+                result = self.targets(_strs(refs), parent_ctx, depth + 1)
         self.memo[memo_key] = result
         return result
 
@@ -466,7 +478,7 @@ class _Plan:
         child_keyless = _join(_keyless(ctx.module), f"module.{call}")
         cfg = self.config.get(child_keyless)
         label = f"module.{call}{idx}.{output}"
-        out_def = (cfg.body.get("outputs") or {}).get(output) if cfg is not None else None
+        out_def = _map(cfg.body.get("outputs")).get(output) if cfg is not None else None
         expr = out_def.get("expression") if isinstance(out_def, dict) else None
         refs = expr.get("references") if isinstance(expr, dict) else None
         if not isinstance(refs, list):
@@ -482,7 +494,7 @@ class _Plan:
             memo_key = ("out", inst, output)
             got = self.memo.get(memo_key)
             if got is None:
-                got = self.targets(tuple(refs), _Ctx(inst), depth + 1)
+                got = self.targets(_strs(refs), _Ctx(inst), depth + 1)
                 self.memo[memo_key] = got
             self._merge(found, unresolved, got)
         return [Ref(t, a) for t, a in found.items()], unresolved
@@ -492,7 +504,7 @@ class _Plan:
         refs = expr.get("references")
         if not isinstance(refs, list) or not refs:
             return Unknown("computed at apply time")
-        targets, unresolved = self.targets(tuple(refs), ctx)
+        targets, unresolved = self.targets(_strs(refs), ctx)
         if len(targets) > 1:
             targets = _plausible(targets, key)
         if not targets and not unresolved:
@@ -812,17 +824,17 @@ def _iter_planned(module: Any, depth: int = 0) -> Iterator[tuple[str, dict[str, 
         return
     address = module.get("address") if depth else ""
     address = address if isinstance(address, str) else ""
-    for r in module.get("resources") or ():
+    for r in _seq(module.get("resources")):
         if isinstance(r, dict):
             yield address, r
-    for child in module.get("child_modules") or ():
+    for child in _seq(module.get("child_modules")):
         yield from _iter_planned(child, depth + 1)
 
 
 def _from_changes(changes: Any) -> list[tuple[str, dict[str, Any]]]:
     """A plan without planned_values: the `after` of each resource change."""
     out: list[tuple[str, dict[str, Any]]] = []
-    for rc in changes or ():
+    for rc in _seq(changes):
         if not isinstance(rc, dict) or "deposed" in rc:
             continue
         change = rc.get("change")
@@ -906,7 +918,8 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
     out: list[Resource] = []
     for module, r in planned:
         tf_type = r.get("type")
-        if r.get("mode", "managed") != "managed" or tf_type not in SUPPORTED_TYPES:
+        if not isinstance(tf_type, str) or tf_type not in SUPPORTED_TYPES \
+                or r.get("mode", "managed") != "managed":
             continue
         address = r.get("address")
         name = r.get("name")
