@@ -149,6 +149,7 @@ def test_audit_end_to_end(
         "--output",
         str(out),
         "--deterministic",
+        "--include-passed",
     ]
     res = invoke(args, tmp_path, monkeypatch)
     assert res.exit_code == 1, res.output  # failing findings at or above the default fail-on
