@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from scanner.model import Ref, Unknown
-from scanner.sources.hcl_eval import EvalError, GroupRefs, TSet, evaluate, literal_scope, materialize
+from scanner.sources.hcl_eval import (
+    EvalError,
+    GroupRefs,
+    TSet,
+    evaluate,
+    literal_scope,
+    materialize,
+)
 from scanner.sources.hcl_parse import parse_expression
 from scanner.sources.hcl_types import convert, parse_type
 
@@ -46,10 +53,10 @@ def unknown(text: str) -> Unknown:
         ("obj.n", None),
         ("items[*].id", ["x", "y"]),
         ("[for i in items : i.id if i.on]", ["x"]),
-        ("[for i, v in [\"a\", \"b\"] : \"${i}${v}\"]", ["0a", "1b"]),
+        ('[for i, v in ["a", "b"] : "${i}${v}"]', ["0a", "1b"]),
         ("{for i in items : i.id => i.on}", {"x": True, "y": False}),
         ('{for s in ["a", "b", "a"] : s => 1...}', {"a": [1, 1], "b": [1]}),
-        ('{for k, v in {b = 2, a = 1} : v => k}', {"1": "a", "2": "b"}),
+        ("{for k, v in {b = 2, a = 1} : v => k}", {"1": "a", "2": "b"}),
         ("obj.n == null", True),
         ("obj != null", True),
         ("[1, 2] == [1, 2]", True),
@@ -75,9 +82,9 @@ def test_constructs(text: str, value: Any) -> None:
         "1 / 0",
         '{for s in ["a", "a"] : s => 1}',
         "null == null ? obj.missing : 1",
-        "[1][\"x\"]",
+        '[1]["x"]',
         '"a" + 1',
-        "tobool(\"yes\")",
+        'tobool("yes")',
     ],
 )
 def test_errors_terraform_would_report(text: str) -> None:
@@ -106,15 +113,15 @@ def test_errors_terraform_would_report(text: str) -> None:
         "r.name",
         "r[0]",
         "ra == null",  # an arbitrary computed attribute might be null
-        "format(\"%s\", u)",
-        "join(\",\", [\"a\", u])",
+        'format("%s", u)',
+        'join(",", ["a", u])',
         "jsonencode({a = r})",
         "merge(u, {a = 1})",
         "length(u)",
         "keys(u)",
-        "lookup(u, \"a\", 1)",
+        'lookup(u, "a", 1)',
         "contains([u], 1)",
-        "coalesce(u, \"a\")",
+        'coalesce(u, "a")',
         "toset([u])",
         "flatten([[1], u])",
         "cidrsubnet(u, 8, 1)",
@@ -123,7 +130,7 @@ def test_errors_terraform_would_report(text: str) -> None:
         "uuid()",
         'file("x.txt")',
         'templatefile("x.tpl", {})',
-        "provider::aws::arn_parse(\"x\")",
+        'provider::aws::arn_parse("x")',
         "no_such_function(1)",
     ],
 )
@@ -158,7 +165,7 @@ def test_unknown_carries_its_reason() -> None:
         ("can(obj.a)", True),
         ("[r, ra]", [R, RA]),
         ("tolist(r)", R),
-        ("concat(r, [\"subnet-1\"])", [R, "subnet-1"]),
+        ('concat(r, ["subnet-1"])', [R, "subnet-1"]),
         ("slice(u, 0, 3)", [U, U, U]),  # the length is known even if the elements are not
         ("length(slice(u, 0, 2))", 2),
         ("contains([1, u], 1)", True),
@@ -187,8 +194,10 @@ def test_contains_with_an_unknown_element_is_undecidable() -> None:
         ("element([1, 2, 3], 4)", 2),
         ('length("héllo")', 5),
         ("length({a = 1})", 1),
-        ('format("%s-%03d-%.2f-%t-%q-%5s|%-3s|", "a", 7, 1.5, true, "q", "r", "l")',
-         'a-007-1.50-true-"q"-    r|l  |'),
+        (
+            'format("%s-%03d-%.2f-%t-%q-%5s|%-3s|", "a", 7, 1.5, true, "q", "r", "l")',
+            'a-007-1.50-true-"q"-    r|l  |',
+        ),
         ('format("%v %%", [1])', "[1] %"),
         ('formatlist("%s=%s", ["a", "b"], "x")', ["a=x", "b=x"]),
         ("tostring(5)", "5"),
@@ -203,8 +212,8 @@ def test_contains_with_an_unknown_element_is_undecidable() -> None:
         ('coalesce(null, "", "x")', "x"),
         ("coalescelist([], [1])", [1]),
         ('contains(["a"], "a")', True),
-        ('keys({b = 1, a = 2})', ["a", "b"]),
-        ('values({b = 1, a = 2})', [2, 1]),
+        ("keys({b = 1, a = 2})", ["a", "b"]),
+        ("values({b = 1, a = 2})", [2, 1]),
         ("min(3, 1, 2)", 1),
         ("max(3, 1, 2)", 3),
         ("max([4, 9]...)", 9),
@@ -318,7 +327,8 @@ def test_group_refs_materialize_to_one_ref() -> None:
 def test_type_conversion_fills_optional_attributes() -> None:
     t = parse_type(
         parse_expression(
-            'list(object({ name = string, size = optional(number, 8), tags = optional(map(string)) }))'
+            "list(object({ name = string, size = optional(number, 8),"
+            " tags = optional(map(string)) }))"
         ),
         literal_scope(),
     )
@@ -350,8 +360,10 @@ def test_type_conversions(type_text: str, value: Any, converted: Any) -> None:
     assert convert(value, parse_type(parse_expression(type_text), literal_scope())) == converted
 
 
-@pytest.mark.parametrize(("type_text", "value"), [("number", "x"), ("list(string)", "a"),
-                                                   ("bool", 2), ("map(string)", [1])])
+@pytest.mark.parametrize(
+    ("type_text", "value"),
+    [("number", "x"), ("list(string)", "a"), ("bool", 2), ("map(string)", [1])],
+)
 def test_type_mismatch(type_text: str, value: Any) -> None:
     with pytest.raises(EvalError):
         convert(value, parse_type(parse_expression(type_text), literal_scope()))

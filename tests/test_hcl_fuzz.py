@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scanner.model import SourceResult
 from scanner.sources.terraform_hcl import load_terraform_dir
 
-VALID = b'''variable "n" {
+VALID = b"""variable "n" {
   type    = number
   default = 2
 }
@@ -45,15 +45,72 @@ resource "aws_autoscaling_group" "g" {
   min_size            = try(local.nope, 1)
   max_size            = var.n > 1 ? 4 : 2
 }
-'''
+"""
 
 TOKENS = [
-    "resource", '"aws_instance"', '"x"', "{", "}", "[", "]", "(", ")", "=", ":", ",", ".",
-    "var", "local", "count", "each", "index", "value", "for", "in", "if", "=>", "...", "?",
-    "&&", "||", "!", "-", "+", "*", "/", "%", "==", "!=", "<", ">", "1", "2.5", "true",
-    "null", '"s"', '"${var.x}"', '"%{ if true }a%{ endif }"', "<<EOT\nx\nEOT\n", "\n", " ",
-    "# c\n", "merge", "concat", "length", "try", "cidrsubnet", "aws_vpc.v.id", "[*]", ".*",
-    "dynamic", "content", "module", "source", '"./m"', "tags", "ebs",
+    "resource",
+    '"aws_instance"',
+    '"x"',
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    "=",
+    ":",
+    ",",
+    ".",
+    "var",
+    "local",
+    "count",
+    "each",
+    "index",
+    "value",
+    "for",
+    "in",
+    "if",
+    "=>",
+    "...",
+    "?",
+    "&&",
+    "||",
+    "!",
+    "-",
+    "+",
+    "*",
+    "/",
+    "%",
+    "==",
+    "!=",
+    "<",
+    ">",
+    "1",
+    "2.5",
+    "true",
+    "null",
+    '"s"',
+    '"${var.x}"',
+    '"%{ if true }a%{ endif }"',
+    "<<EOT\nx\nEOT\n",
+    "\n",
+    " ",
+    "# c\n",
+    "merge",
+    "concat",
+    "length",
+    "try",
+    "cidrsubnet",
+    "aws_vpc.v.id",
+    "[*]",
+    ".*",
+    "dynamic",
+    "content",
+    "module",
+    "source",
+    '"./m"',
+    "tags",
+    "ebs",
 ]
 
 SETTINGS = settings(

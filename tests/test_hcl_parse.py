@@ -74,7 +74,7 @@ def test_one_line_blocks_and_identifier_labels() -> None:
         ('"a  ${~ "b" ~}  c"', "abc"),
         ("[1, 2, 3,]", [1, 2, 3]),
         ('{a = 1, "b" = 2, c: 3}', {"a": 1, "b": 2, "c": 3}),
-        ("{(\"k${1}\") = 1}", {"k1": 1}),
+        ('{("k${1}") = 1}', {"k1": 1}),
         ("[1, [2, 3]][1][0]", 2),
         ("{a = {b = [5]}}.a.b[0]", 5),
         ("[{x = 1}, {x = 2}][*].x", [1, 2]),
@@ -107,13 +107,13 @@ EOT
 
 
 def test_template_directives_strip_markers() -> None:
-    src = b'''a = <<EOT
+    src = b"""a = <<EOT
 %{ for x in ["a", "b"] ~}
 ${x}
 %{ endfor ~}
 end
 EOT
-'''
+"""
     assert evaluate(parse_hcl(src).body.attrs["a"].expr, literal_scope()) == "a\nb\nend\n"
 
 
@@ -132,7 +132,7 @@ EOT
         ("false ? 1 : true ? 2 : 3", 2),
         ("false ? 1 : false ? 2 : 3", 3),
         ("(false ? true : false) ? 2 : 3", 3),  # parenthesised: left-nested on purpose
-        ("1 == 1 ? \"a\" : \"b\"", "a"),
+        ('1 == 1 ? "a" : "b"', "a"),
     ],
 )
 def test_operator_precedence_and_conditionals(text: str, value: object) -> None:
@@ -168,7 +168,7 @@ z = max(1, # c
 
 
 def test_for_expressions_and_traversals_parse() -> None:
-    expr = parse_expression('[for s in var.subnets : s.id if s.public]')
+    expr = parse_expression("[for s in var.subnets : s.id if s.public]")
     assert type(expr).__name__ == "ForExpr"
     t = parse_expression("aws_subnet.a[0].id")
     assert isinstance(t, Traversal) and t.root == "aws_subnet"
@@ -182,7 +182,7 @@ def test_for_expressions_and_traversals_parse() -> None:
     [
         (b'resource "a" "b" {\n  x = \n}\n', 2),
         (b'resource "a" "b" {\n  x = 1\n', 3),  # the missing "}" is at the end
-        (b'a = 1\nb = [1, 2\nc = 3\n', 2),
+        (b"a = 1\nb = [1, 2\nc = 3\n", 2),
         (b'a = "unterminated\n', 1),
         (b"a = 1\n\n\nresource {{{\n", 4),
         (b"a = 1 +\n", 1),

@@ -150,7 +150,10 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
     (
         "asg_pass",
         ("ASG-001", "ASG-002"),
-        [("ASG-001", "aws_autoscaling_group.workers", P), ("ASG-002", "aws_autoscaling_group.workers", P)],
+        [
+            ("ASG-001", "aws_autoscaling_group.workers", P),
+            ("ASG-002", "aws_autoscaling_group.workers", P),
+        ],
     ),
 ]
 

@@ -265,8 +265,11 @@ def test_for_each_over_a_list_is_an_error(tmp_path: Path) -> None:
     write(tmp_path, {"main.tf": 'resource "aws_ebs_volume" "v" {\n  for_each = ["a"]\n}\n'})
     _, result = instance_values([tmp_path])
     assert [(e.line, e.reason.split(":")[0]) for e in result.errors] == [
-        (2, "for_each of aws_ebs_volume.v must be a map or a set of strings, not a list or other "
-            "value (use toset())")
+        (
+            2,
+            "for_each of aws_ebs_volume.v must be a map or a set of strings, not a list or other "
+            "value (use toset())",
+        )
     ]
 
 
@@ -484,7 +487,12 @@ def test_installed_remote_modules_are_scanned(tmp_path: Path) -> None:
         {
             "main.tf": 'module "vpc" {\n  source = "terraform-aws-modules/vpc/aws"\n}\n',
             ".terraform/modules/modules.json": json.dumps(
-                {"Modules": [{"Key": "", "Dir": "."}, {"Key": "vpc", "Dir": ".terraform/modules/vpc"}]}
+                {
+                    "Modules": [
+                        {"Key": "", "Dir": "."},
+                        {"Key": "vpc", "Dir": ".terraform/modules/vpc"},
+                    ]
+                }
             ),
             ".terraform/modules/vpc/main.tf": 'resource "aws_vpc" "this" {}\n',
         },
@@ -509,7 +517,10 @@ def test_dynamic_blocks(tmp_path: Path) -> None:
         {
             "main.tf": """
 variable "disks" {
-  default = [{ dev = "/dev/sdf", size = 100, enc = true }, { dev = "/dev/sdg", size = 200, enc = false }]
+  default = [
+    { dev = "/dev/sdf", size = 100, enc = true },
+    { dev = "/dev/sdg", size = 200, enc = false },
+  ]
 }
 variable "unknown_list" { type = list(string) }
 resource "aws_launch_template" "lt" {
@@ -672,6 +683,9 @@ resource "aws_ebs_volume" "v" {
 # -- other syntax -------------------------------------------------------------------------------
 
 
+INSTANCE = 'resource "aws_instance" "i" {{\n  root_block_device {{ encrypted = {encrypted} }}\n}}\n'
+
+
 def test_tf_json_and_override_files(tmp_path: Path) -> None:
     write(
         tmp_path,
@@ -686,8 +700,8 @@ def test_tf_json_and_override_files(tmp_path: Path) -> None:
                     },
                 }
             ),
-            "main.tf": 'resource "aws_instance" "i" {\n  root_block_device {\n    encrypted = false\n  }\n}\n',
-            "override.tf": 'resource "aws_instance" "i" {\n  root_block_device {\n    encrypted = true\n  }\n}\n',
+            "main.tf": INSTANCE.format(encrypted="false"),
+            "override.tf": INSTANCE.format(encrypted="true"),
         },
     )
     v = values(tmp_path)
@@ -759,7 +773,9 @@ def test_ebs_default_encryption_scope_is_the_root_module(tmp_path: Path) -> None
 # -- determinism and the parallel path --------------------------------------------------------
 
 
-def test_parallel_workers_give_the_same_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_parallel_workers_give_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for i in range(6):
         write(tmp_path / f"s{i}", {"main.tf": NETWORK, "x.tf": f'resource "aws_vpc" "x{i}" {{}}\n'})
     write(tmp_path / "s9", {"main.tf": "resource {\n"})

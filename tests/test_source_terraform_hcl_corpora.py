@@ -129,7 +129,9 @@ def test_vpc_complete_example(vpc: SourceResult) -> None:
     privates = sorted(i for i in res if i.startswith("module.vpc.aws_subnet.private["))
     assert privates == [f"module.vpc.aws_subnet.private[{i}]" for i in range(3)]
     assert res["module.vpc.aws_subnet.private[1]"].attrs["CidrBlock"] == "10.0.1.0/24"
-    assert res["module.vpc.aws_subnet.private[0]"].attrs["VpcId"] == Ref("module.vpc.aws_vpc.this[0]")
+    assert res["module.vpc.aws_subnet.private[0]"].attrs["VpcId"] == Ref(
+        "module.vpc.aws_vpc.this[0]"
+    )
     s3 = res['module.vpc_endpoints.aws_vpc_endpoint.this["s3"]']
     assert s3.attrs["VpcEndpointType"] == "Interface"
     dynamo = res['module.vpc_endpoints.aws_vpc_endpoint.this["dynamodb"]']

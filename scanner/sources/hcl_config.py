@@ -9,8 +9,9 @@ override, as terraform does.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
 from scanner.model import InputError
 from scanner.sources.hcl_parse import (
@@ -38,11 +39,11 @@ class ResourceConfig:
     start_line: int
     end_line: int
     skip_comments: list[Comment] = field(default_factory=list)
+    key: str = ""  # "[data.]type.name", set from the above
 
-    @property
-    def key(self) -> str:
+    def __post_init__(self) -> None:
         prefix = "data." if self.mode == "data" else ""
-        return f"{prefix}{self.type}.{self.name}"
+        self.key = f"{prefix}{self.type}.{self.name}"
 
 
 @dataclass
@@ -60,6 +61,7 @@ class VariableConfig:
     body: Body
     file: str
     line: int
+    parsed_type: Any = None  # the parsed type constraint, cached by hcl_modules
 
 
 @dataclass
@@ -74,21 +76,39 @@ class ModuleConfig:
     errors: list[InputError] = field(default_factory=list)
 
 
-def read_text(path: str) -> str:
-    """Read a source file as text; raise ParseError with a reason (and line) when it cannot."""
+def read_bytes(path: str) -> bytes:
+    """The bytes of a regular file, at most MAX_FILE_BYTES; ParseError otherwise. Opened
+    non-blocking and checked with fstat, so a FIFO or device named ``x.tf`` cannot hang us."""
     try:
-        st = os.stat(path)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
-    if st.st_size > MAX_FILE_BYTES:
-        raise ParseError(f"file too large ({st.st_size} bytes; limit {MAX_FILE_BYTES})")
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ParseError("not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise ParseError(f"file too large ({st.st_size} bytes; limit {MAX_FILE_BYTES})")
+        chunks = []
+        left = MAX_FILE_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
     if len(data) > MAX_FILE_BYTES:
         raise ParseError(f"file too large (limit {MAX_FILE_BYTES} bytes)")
+    return data
+
+
+def decode_source(data: bytes) -> str:
+    """UTF-8 text of a source file; binary or undecodable content is a ParseError with a line."""
     if b"\x00" in data:
         line = data.count(b"\n", 0, data.index(b"\x00")) + 1
         raise ParseError("binary file (contains NUL bytes)", line)
@@ -98,6 +118,15 @@ def read_text(path: str) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ParseError("not valid UTF-8", line) from None
     return text.removeprefix("\ufeff")
+
+
+def read_text(path: str) -> str:
+    """Read a source file as text; raise ParseError with a reason (and line) when it cannot."""
+    return decode_source(read_bytes(path))
+
+
+def join_path(directory: str, name: str) -> str:
+    return os.path.join(directory, name) if directory not in ("", ".") else name
 
 
 def is_override(name: str) -> bool:
@@ -113,6 +142,7 @@ class ParseCache:
         self.listings: dict[str, list[str]] = {}
         self.parsed: dict[str, tuple[Body, list[Comment], frozenset[int]]] = {}
         self.exprs: dict[bytes, Expr] = {}
+        self.raw: dict[str, bytes] = {}
 
     def files(self, directory: str) -> list[str]:
         names = self.listings.get(directory)
@@ -131,8 +161,17 @@ class ParseCache:
             self.listings[directory] = names
         return names
 
+    def read(self, path: str) -> bytes:
+        """File bytes, read once per run (discovery peeks at them before they are parsed)."""
+        data = self.raw.get(path)
+        if data is None:
+            data = read_bytes(path)
+            self.raw[path] = data
+        return data
+
     def parse(self, path: str) -> tuple[Body, list[Comment], frozenset[int]]:
-        text = read_text(path)
+        data = self.raw.pop(path, None)
+        text = decode_source(data if data is not None else read_bytes(path))
         hit = self.parsed.get(text)
         if hit is None:
             hit = parse_text(text, path.endswith(".json"), self.exprs)
@@ -163,7 +202,7 @@ def load_module(directory: str, cache: ParseCache | None = None) -> ModuleConfig
     cache = cache or ParseCache()
     cfg = ModuleConfig(dir=directory)
     for name in module_files(cache.files(directory)):
-        path = str(Path(directory) / name) if directory not in ("", ".") else name
+        path = join_path(directory, name)
         cfg.files.append(path)
         try:
             body, comments, comment_lines = cache.parse(path)
@@ -177,7 +216,9 @@ def load_module(directory: str, cache: ParseCache | None = None) -> ModuleConfig
     return cfg
 
 
-def _skips_for(block: Block, comments: list[Comment], comment_lines: frozenset[int]) -> list[Comment]:
+def _skips_for(
+    block: Block, comments: list[Comment], comment_lines: frozenset[int]
+) -> list[Comment]:
     if not comments:
         return []
     first = block.start_line
@@ -199,7 +240,9 @@ def _add_file(
     override: bool,
 ) -> None:
     for attr in body.attrs.values():
-        cfg.errors.append(InputError(path, f'unexpected top-level argument "{attr.name}"', attr.line))
+        cfg.errors.append(
+            InputError(path, f'unexpected top-level argument "{attr.name}"', attr.line)
+        )
     for block in body.blocks:
         t = block.type
         labels = block.labels

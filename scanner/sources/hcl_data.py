@@ -11,8 +11,12 @@ from typing import Any
 from scanner.model import Unknown
 from scanner.sources.hcl_eval import as_unknown, first_opaque
 
-_UNSUPPORTED = ("source_policy_documents", "override_policy_documents", "source_json",
-                "override_json")
+_UNSUPPORTED = (
+    "source_policy_documents",
+    "override_policy_documents",
+    "source_json",
+    "override_json",
+)
 
 
 def _one_or_list(values: Any) -> Any:
@@ -52,8 +56,12 @@ def render_policy_document(values: dict[str, Any], address: str) -> Any:
         if st.get("sid"):
             out["Sid"] = st["sid"]
         out["Effect"] = st.get("effect") or "Allow"
-        for key, name in (("actions", "Action"), ("not_actions", "NotAction"),
-                          ("resources", "Resource"), ("not_resources", "NotResource")):
+        for key, name in (
+            ("actions", "Action"),
+            ("not_actions", "NotAction"),
+            ("resources", "Resource"),
+            ("not_resources", "NotResource"),
+        ):
             if st.get(key):
                 out[name] = _one_or_list(st[key])
         if st.get("principals"):

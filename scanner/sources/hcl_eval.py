@@ -1,7 +1,8 @@
 """Evaluate HCL expressions (the AST of :mod:`hcl_parse`) to plain Python values.
 
 Values: ``str``, ``int``/``float``, ``bool``, ``None`` (null), ``list``, :class:`TSet` (a set),
-``dict`` (objects and maps), :class:`~scanner.model.Unknown` (not knowable statically, with a reason),
+``dict`` (objects and maps), :class:`~scanner.model.Unknown` (not knowable statically, with a
+reason),
 :class:`~scanner.model.Ref` (another resource's attribute, known only after apply) and
 :class:`Lazy` objects (resources and module calls, resolved on access by :mod:`hcl_modules`).
 
@@ -35,7 +36,9 @@ from scanner.sources.hcl_parse import (
 )
 
 MAX_ITEMS = 100_000
-NEVER_NULL = frozenset({"id", "arn"})  # no collection may grow beyond this (range, for, setproduct …)
+NEVER_NULL = frozenset(
+    {"id", "arn"}
+)  # no collection may grow beyond this (range, for, setproduct …)
 
 
 class EvalError(Exception):
@@ -240,7 +243,7 @@ def equal(a: Any, b: Any) -> Any:
         if isinstance(a, TSet) != isinstance(b, TSet):
             return False
         pending: Any = True
-        for x, y in zip(a, b):
+        for x, y in zip(a, b, strict=True):
             r = equal(x, y)
             if r is False:
                 return False

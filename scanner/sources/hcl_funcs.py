@@ -155,9 +155,9 @@ def make_set(items: list[Any]) -> TSet:
         if h not in seen:
             seen.add(h)
             out.append(x)
-    if all(isinstance(x, str) for x in out):
-        out.sort()
-    elif all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in out):
+    if all(isinstance(x, str) for x in out) or all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in out
+    ):
         out.sort()
     return TSet(out)
 
@@ -351,7 +351,7 @@ def f_zipmap(keys: Any, vals: Any) -> Any:
     if len(ks) != len(vs):
         raise EvalError("zipmap: keys and values differ in length")
     out: dict[str, Any] = {}
-    for k, v in zip(ks, vs):
+    for k, v in zip(ks, vs, strict=True):
         if is_opaque(k):
             return as_unknown(k)
         out[to_str(k)] = v
@@ -548,7 +548,7 @@ def f_matchkeys(values: Any, keys: Any, search: Any) -> Any:
     if len(vs) != len(ks):
         raise EvalError("matchkeys: values and keys differ in length")
     wanted = {_hashable(x) for x in _list(search)}
-    return [v for v, k in zip(vs, ks) if _hashable(k) in wanted]
+    return [v for v, k in zip(vs, ks, strict=True) if _hashable(k) in wanted]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -606,7 +606,7 @@ def _format(fmt: str, args: tuple[Any, ...]) -> str:
             raise EvalError("format: not enough arguments")
         a = args[ai]
         ai += 1
-        if width and int(width) > 1000 or prec and int(prec) > 1000:
+        if (width and int(width) > 1000) or (prec and int(prec) > 1000):
             raise EvalError("format: width too large")
         if verb in ("s", "v"):
             if verb == "v" and "#" in flags:
@@ -862,7 +862,7 @@ def f_yamldecode(s: Any) -> Any:
             return super().compose_node(parent, index)
 
     try:
-        return _plain(yaml.load(to_str(s), Loader=_NoAliases))  # noqa: S506
+        return _plain(yaml.load(to_str(s), Loader=_NoAliases))
     except yaml.YAMLError as exc:
         raise EvalError(f"yamldecode: {exc}") from None
 
@@ -883,7 +883,7 @@ def f_csvdecode(s: Any) -> Any:
     if not rows:
         return []
     head = rows[0]
-    return [dict(zip(head, r)) for r in rows[1:]]
+    return [dict(zip(head, r, strict=False)) for r in rows[1:]]
 
 
 @value_fn("base64encode")
@@ -1141,4 +1141,4 @@ def _can(args: list[Expr], scope: Scope, expand: bool) -> Any:
 SPECIAL_FUNCTIONS["try"] = _try
 SPECIAL_FUNCTIONS["can"] = _can
 
-__all__ = ["FUNCTIONS", "SPECIAL_FUNCTIONS", "make_set", "fmt_number", "iter_pairs"]
+__all__ = ["FUNCTIONS", "SPECIAL_FUNCTIONS", "fmt_number", "iter_pairs", "make_set"]

@@ -154,7 +154,9 @@ def parse_tf_json(text: str) -> Body:
     return top
 
 
-def _collect(top: Body, btype: str, obj: Any, nlabels: int, labels: list[str], lines: _Lines) -> None:
+def _collect(
+    top: Body, btype: str, obj: Any, nlabels: int, labels: list[str], lines: _Lines
+) -> None:
     if nlabels == 0:
         line, _ = lines.find([btype, *labels]) if labels else lines.find([btype])
         if btype == "locals":

@@ -7,12 +7,12 @@ something refers to it, once. A reference cycle yields Unknown, never a hang.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import posixpath
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from scanner.model import InputError, Notice, Ref, Unknown
@@ -129,14 +129,18 @@ class ResourceGroup(Lazy):
             try:
                 n = evaluate(attr.expr, scope)
             except EvalError as exc:
-                self.module.root.error(self.config.file, f"count of {self.address}: {exc}", attr.line)
+                self.module.root.error(
+                    self.config.file, f"count of {self.address}: {exc}", attr.line
+                )
                 return Unknown(f"count of {self.address} could not be evaluated")
             if is_opaque(n):
                 return Unknown(f"count of {self.address} is unknown: {as_unknown(n).reason}")
             try:
                 count = int(to_number(n))
             except EvalError as exc:
-                self.module.root.error(self.config.file, f"count of {self.address}: {exc}", attr.line)
+                self.module.root.error(
+                    self.config.file, f"count of {self.address}: {exc}", attr.line
+                )
                 return Unknown("invalid count")
             if count < 0 or count > MAX_INSTANCES:
                 self.module.root.error(
@@ -359,7 +363,9 @@ class ResourceInstance(Lazy):
             if v is None:
                 return Ref(self.address, name)  # left to the provider: computed
             return v
-        if any(b.type == name or (b.type == "dynamic" and b.labels[:1] == [name]) for b in body.blocks):
+        if any(
+            b.type == name or (b.type == "dynamic" and b.labels[:1] == [name]) for b in body.blocks
+        ):
             return self.group.module.block_values(
                 body, self.scope(), name, (self.config.file, self.address)
             )
@@ -528,7 +534,7 @@ class ModuleValue(Lazy):
         self.key = key
         self.each_value = each_value
         self.representative = representative
-        self._child: ModuleInstance | None | Unknown = None
+        self._child: ModuleInstance | Unknown | None = None
 
     def child(self) -> ModuleInstance | Unknown:
         if self._child is None:
@@ -583,7 +589,6 @@ class ModuleInstance:
         self._outputs: dict[str, Any] = {}
         self._resources: dict[str, Lazy] = {}
         self._modules: dict[str, Lazy] = {}
-        self._types: dict[str, Type] = {}
 
     @property
     def path(self) -> str:
@@ -654,9 +659,9 @@ class ModuleInstance:
         return v
 
     def _var_type(self, name: str) -> Type:
-        if name in self._types:
-            return self._types[name]
         decl = self.config.variables[name]
+        if decl.parsed_type is not None:
+            return decl.parsed_type  # type: ignore[no-any-return]
         t: Type = ANY
         attr = decl.body.attrs.get("type")
         if attr is not None:
@@ -664,7 +669,7 @@ class ModuleInstance:
                 t = parse_type(attr.expr, _const_scope())
             except (TypeSyntaxError, EvalError) as exc:
                 self.root.error(decl.file, f"variable {name}: invalid type: {exc}", attr.line)
-        self._types[name] = t
+        decl.parsed_type = t
         return t
 
     def _var_value(self, name: str, decl: Any) -> Any:
@@ -682,17 +687,17 @@ class ModuleInstance:
         if not have or value is None:
             nullable = True
             if "nullable" in attrs:
-                try:
+                with contextlib.suppress(EvalError):
                     nullable = evaluate(attrs["nullable"].expr, _const_scope()) is not False
-                except EvalError:
-                    pass
             if not have or not nullable:
                 if "default" in attrs:
                     try:
                         value = evaluate(attrs["default"].expr, _const_scope())
                     except EvalError as exc:
                         self.root.error(
-                            decl.file, f"variable {name}: invalid default: {exc}", attrs["default"].line
+                            decl.file,
+                            f"variable {name}: invalid default: {exc}",
+                            attrs["default"].line,
                         )
                         return Unknown(f"var.{name}: invalid default")
                 elif self.call is None:
@@ -851,14 +856,18 @@ class ModuleInstance:
         src = call.source
         address = self.prefix + "module." + call.name
         if src is None:
-            self.root.error(call.file, f"{address}: the module source must be a literal string", call.line)
+            self.root.error(
+                call.file, f"{address}: the module source must be a literal string", call.line
+            )
             return Unknown(f"module {address}: no literal source")
         if src.startswith("./") or src.startswith("../") or src in (".", ".."):
             base = self.config.dir or "."
             d = posixpath.normpath(posixpath.join(base.replace(os.sep, "/"), src))
             if not os.path.isdir(d):
                 self.root.error(
-                    call.file, f"{address}: local module source {src!r} is not a directory", call.line
+                    call.file,
+                    f"{address}: local module source {src!r} is not a directory",
+                    call.line,
                 )
                 return Unknown(f"module {address}: source not found")
             return d
@@ -980,8 +989,7 @@ def walk_instances(
         if isinstance(keys, Unknown):
             root.notice(
                 cfg.file,
-                f"{group.address}: {keys.reason}; scanned once with count.index / each "
-                "unknown",
+                f"{group.address}: {keys.reason}; scanned once with count.index / each unknown",
                 cfg.start_line,
             )
         for ri in group.instances():
@@ -1015,7 +1023,9 @@ def load_tfvars(path: str) -> dict[str, Any]:
         return parse_tfvars_json(text)
     parsed = parse_hcl(text.encode("utf-8"), want_skips=False)
     if parsed.body.blocks:
-        raise ParseError("blocks are not allowed in a variables file", parsed.body.blocks[0].start_line)
+        raise ParseError(
+            "blocks are not allowed in a variables file", parsed.body.blocks[0].start_line
+        )
     out: dict[str, Any] = {}
     scope = _const_scope()
     for name, attr in parsed.body.attrs.items():
@@ -1037,32 +1047,34 @@ def cli_value(text: str, t: Type) -> Any:
 
 
 def read_modules_json(root_dir: str) -> dict[str, str]:
-    path = Path(root_dir or ".") / ".terraform" / "modules" / "modules.json"
+    path = os.path.join(root_dir or ".", ".terraform", "modules", "modules.json")
+    if not os.path.exists(path):
+        return {}
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
     except (OSError, ValueError):
         return {}
     out: dict[str, str] = {}
+    base = (root_dir or ".").replace(os.sep, "/")
     for m in doc.get("Modules", []) if isinstance(doc, dict) else []:
-        if isinstance(m, dict) and isinstance(m.get("Key"), str) and isinstance(m.get("Dir"), str):
-            if m["Key"]:
-                d = m["Dir"]
-                out[m["Key"]] = d if os.path.isabs(d) else posixpath.normpath(
-                    posixpath.join((root_dir or ".").replace(os.sep, "/"), d)
-                )
+        if not isinstance(m, dict):
+            continue
+        key, d = m.get("Key"), m.get("Dir")
+        if isinstance(key, str) and key and isinstance(d, str):
+            out[key] = d if os.path.isabs(d) else posixpath.normpath(posixpath.join(base, d))
     return out
 
 
 __all__ = [
+    "Expr",
     "InstanceRecord",
     "ModuleInstance",
     "RootContext",
     "cli_value",
     "load_module",
     "load_tfvars",
+    "make_set",
     "read_modules_json",
     "walk_instances",
-    "make_set",
-    "Expr",
 ]

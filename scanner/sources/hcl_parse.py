@@ -44,7 +44,7 @@ class Lit(Expr):
 
 
 class TIf:
-    __slots__ = ("cond", "then", "other")
+    __slots__ = ("cond", "other", "then")
 
     def __init__(self, cond: Expr, then: list[Any], other: list[Any]) -> None:
         self.cond = cond
@@ -53,7 +53,7 @@ class TIf:
 
 
 class TFor:
-    __slots__ = ("kvar", "vvar", "coll", "body")
+    __slots__ = ("body", "coll", "kvar", "vvar")
 
     def __init__(self, kvar: str | None, vvar: str, coll: Expr, body: list[Any]) -> None:
         self.kvar = kvar
@@ -97,7 +97,7 @@ Op = tuple
 class Traversal(Expr):
     """A root variable followed by operations: ``var.x[0].y``."""
 
-    __slots__ = ("root", "ops")
+    __slots__ = ("ops", "root")
 
     def __init__(self, root: str, ops: tuple[Op, ...]) -> None:
         self.root = root
@@ -118,7 +118,7 @@ class Postfix(Expr):
 
 
 class Call(Expr):
-    __slots__ = ("name", "args", "expand")
+    __slots__ = ("args", "expand", "name")
 
     def __init__(self, name: str, args: list[Expr], expand: bool) -> None:
         self.name = name
@@ -127,7 +127,7 @@ class Call(Expr):
 
 
 class Cond(Expr):
-    __slots__ = ("cond", "then", "other")
+    __slots__ = ("cond", "other", "then")
 
     def __init__(self, cond: Expr, then: Expr, other: Expr) -> None:
         self.cond = cond
@@ -144,7 +144,7 @@ class Unary(Expr):
 
 
 class Binary(Expr):
-    __slots__ = ("op", "left", "right")
+    __slots__ = ("left", "op", "right")
 
     def __init__(self, op: str, left: Expr, right: Expr) -> None:
         self.op = op
@@ -153,7 +153,7 @@ class Binary(Expr):
 
 
 class ForExpr(Expr):
-    __slots__ = ("kvar", "vvar", "coll", "key", "value", "cond", "group")
+    __slots__ = ("coll", "cond", "group", "key", "kvar", "value", "vvar")
 
     def __init__(
         self,
@@ -328,6 +328,20 @@ class _Converter:
         )
 
     def block(self, node: Node) -> Block:
+        # A block's AST depends only on its text and its first line (copy-pasted stacks repeat
+        # whole blocks at the same place): reuse it.
+        start = node.start_point[0]
+        raw = self.src[node.start_byte : node.end_byte]
+        key = ("block", start, raw)
+        hit = self.cache.get(key)  # type: ignore[call-overload]
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+        block = self._block(node)
+        if len(raw) < 65536:
+            self.cache[key] = block  # type: ignore[index]
+        return block
+
+    def _block(self, node: Node) -> Block:
         children = node.children
         btype = self.text(children[0])
         labels: list[str] = []
@@ -571,7 +585,7 @@ class _Converter:
 
     def for_intro(self, node: Node) -> tuple[str | None, str, Expr]:
         idents = [self.text(c) for c in node.children if c.type == "identifier"]
-        coll = [c for c in node.children if c.type == "expression"][0]
+        coll = next(c for c in node.children if c.type == "expression")
         if len(idents) == 2:
             return idents[0], idents[1], self.expression(coll)
         return None, idents[0], self.expression(coll)
@@ -589,7 +603,7 @@ class _Converter:
             elif t == "expression":
                 exprs.append(self.expression(c))
             elif t == "for_cond":
-                cond = self.expression([e for e in c.children if e.type == "expression"][0])
+                cond = self.expression(next(e for e in c.children if e.type == "expression"))
             elif t == "ellipsis":
                 group = True
         assert vvar is not None and coll is not None
@@ -699,7 +713,7 @@ class _Converter:
         kids = inner.children
         if inner.type == "template_if":
             intro = kids[0]
-            cond = self.expression([e for e in intro.children if e.type == "expression"][0])
+            cond = self.expression(next(e for e in intro.children if e.type == "expression"))
             else_at = next((k for k in kids if k.type == "template_else_intro"), None)
             end_node = kids[-1]
             body_nodes = [k for k in kids[1:-1] if k.type != "template_else_intro"]
@@ -729,7 +743,7 @@ class _Converter:
         # template_for
         start = kids[0]
         idents = [self.text(k) for k in start.children if k.type == "identifier"]
-        coll = self.expression([e for e in start.children if e.type == "expression"][0])
+        coll = self.expression(next(e for e in start.children if e.type == "expression"))
         end_node = kids[-1]
         body = self.template_parts(
             kids[1:-1],

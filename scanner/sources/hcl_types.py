@@ -98,7 +98,10 @@ def convert(value: Any, t: Type, where: str = "value") -> Any:
     if kind == "tuple":
         if not isinstance(value, list) or len(value) != len(t[1]):
             raise EvalError(f"{where}: does not match the tuple type")
-        return [convert(x, et, f"{where}[{i}]") for i, (x, et) in enumerate(zip(value, t[1]))]
+        return [
+            convert(x, et, f"{where}[{i}]")
+            for i, (x, et) in enumerate(zip(value, t[1], strict=True))
+        ]
     if kind == "map":
         if not isinstance(value, dict):
             raise EvalError(f"{where}: a {type_name(value)} is not a map")
@@ -122,4 +125,4 @@ def is_complex(t: Type) -> bool:
     return t[0] in ("list", "set", "map", "tuple", "object")
 
 
-__all__ = ["ANY", "Type", "TypeSyntaxError", "convert", "is_complex", "parse_type", "TSet"]
+__all__ = ["ANY", "TSet", "Type", "TypeSyntaxError", "convert", "is_complex", "parse_type"]

@@ -76,14 +76,14 @@ class _Modules:
         return hit
 
     def _mentions_local_source(self, d: str) -> bool:
-        from scanner.sources.hcl_config import MAX_FILE_BYTES, module_files
+        from scanner.sources.hcl_config import join_path, module_files
+        from scanner.sources.hcl_parse import ParseError
 
         for name in module_files(self.files.files(d)):
-            path = posixpath.join(d, name) if d not in ("", ".") else name
+            path = join_path(d, name)
             try:
-                with open(path, "rb") as fh:
-                    data = fh.read(MAX_FILE_BYTES + 1)
-            except OSError:
+                data = self.files.read(path)
+            except ParseError:
                 return True  # let the real parse report it
             if b"source" in data and _LOCAL_SOURCE.search(data):
                 return True
@@ -226,7 +226,12 @@ def _root_instance(
 ) -> Any:
     """The root ModuleInstance of root_dir with its variable values."""
     from scanner.sources.hcl_eval import EvalError
-    from scanner.sources.hcl_modules import ModuleInstance, RootContext, cli_value, read_modules_json
+    from scanner.sources.hcl_modules import (
+        ModuleInstance,
+        RootContext,
+        cli_value,
+        read_modules_json,
+    )
     from scanner.sources.hcl_parse import ParseError
 
     values: dict[str, Any] = {}
@@ -248,7 +253,9 @@ def _root_instance(
                 values[name] = cli_value(text, root._var_type(name))
             except (ParseError, EvalError) as exc:
                 reason = exc.reason if isinstance(exc, ParseError) else str(exc)
-                errors.append(InputError(f"--var {name}", f"invalid value: {reason}", kind="config"))
+                errors.append(
+                    InputError(f"--var {name}", f"invalid value: {reason}", kind="config")
+                )
     return root
 
 
@@ -280,7 +287,9 @@ def scan_root(
             module=rec.module_path,
         )
         resources.extend(
-            translate(rec.type, rec.address, rec.values, provenance=prov, scope=root_dir, skips=skips)
+            translate(
+                rec.type, rec.address, rec.values, provenance=prov, scope=root_dir, skips=skips
+            )
         )
     result.resources.extend(resources)
     result.errors.extend(root.root.errors)
@@ -291,7 +300,7 @@ def instance_values(
     paths: Sequence[Path | str],
     *,
     var_files: Sequence[Path] = (),
-    variables: Mapping[str, str] = {},  # noqa: B006 (read only)
+    variables: Mapping[str, str] = {},
 ) -> tuple[dict[str, tuple[str, dict[str, Any]]], SourceResult]:
     """The terraform-plan-shaped values of every resource instance (all types), keyed by
     address, before translation: ``{address: (type, values)}``; for tests and debugging."""
@@ -316,7 +325,7 @@ def load_terraform_dir(
     paths: Sequence[Path],
     *,
     var_files: Sequence[Path] = (),
-    variables: Mapping[str, str] = {},  # noqa: B006 (read only)
+    variables: Mapping[str, str] = {},
 ) -> SourceResult:
     """Scan Terraform source: directories and/or ``.tf`` / ``.tf.json`` files."""
     # The loader allocates many small long-lived objects and frees them all at once: the cyclic
@@ -418,20 +427,22 @@ def _scan_all(
     try:
         with ProcessPoolExecutor(max_workers=n - 1, mp_context=ctx) as pool:
             futures = [(c, pool.submit(_worker, c)) for c in chunks[1:]]
-            for root_dir, part in zip(chunks[0], _scan_chunk(chunks[0], modules, file_vars,
-                                                              variables)):
+            for root_dir, part in zip(
+                chunks[0], _scan_chunk(chunks[0], modules, file_vars, variables), strict=True
+            ):
                 results[root_dir] = part
             for chunk, fut in futures:
                 try:
                     parts, errors = fut.result()
                 except Exception:  # a worker died: do its share here
                     parts, errors = _scan_chunk(chunk, modules, file_vars, variables), []
-                for root_dir, part in zip(chunk, parts):
+                for root_dir, part in zip(chunk, parts, strict=True):
                     results[root_dir] = part
                 modules.extra_errors.extend(errors)
     except OSError:
         missing = [r for r in roots if r not in results]
-        for root_dir, part in zip(missing, _scan_chunk(missing, modules, file_vars, variables)):
+        parts = _scan_chunk(missing, modules, file_vars, variables)
+        for root_dir, part in zip(missing, parts, strict=True):
             results[root_dir] = part
     finally:
         _FORKED = None
