@@ -609,3 +609,76 @@ def test_load_plan_never_raises(tmp_path: Path, planned_values: Any, configurati
     assert isinstance(result, SourceResult)
     assert all(isinstance(r, Resource) for r in result.resources)
     assert all(e.path == str(path) for e in result.errors)
+
+
+# -- modules installed by terraform init, and the .tf scanner -----------------------------------
+
+
+def test_installed_module_locations(tmp_path: Path) -> None:
+    work = tmp_path / "root"
+    shutil.copytree(M, work)
+    plan = raw_plan(M)
+    plan["configuration"]["root_module"]["module_calls"]["gpu"]["source"] = \
+        "app.terraform.io/acme/gpu/aws"
+    (work / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
+    shutil.move(work / "modules" / "gpu", work / ".terraform" / "modules" / "gpu")
+    result = load_plan(work / "plan.json")
+    notices = [n.message for n in result.notices]
+    assert any("module.gpu" in n and "not available locally" in n for n in notices)
+    debug = by_id(result)['module.gpu["infer"].aws_instance.debug[0]']
+    assert debug.provenance.file == str(work / "plan.json")
+    # the subnet module is still local: located
+    assert by_id(result)['module.net.aws_vpc.this'].provenance.file == str(
+        work / "modules" / "net" / "main.tf")
+
+    (work / ".terraform" / "modules" / "modules.json").write_text(json.dumps({"Modules": [
+        {"Key": "", "Source": "", "Dir": "."},
+        {"Key": "gpu", "Source": "app.terraform.io/acme/gpu/aws",
+         "Dir": ".terraform/modules/gpu"}]}), encoding="utf-8")
+    result = load_plan(work / "plan.json")
+    assert not any("not available locally" in n.message for n in result.notices)
+    debug = by_id(result)['module.gpu["infer"].aws_instance.debug[0]']
+    assert debug.provenance.file == str(work / ".terraform" / "modules" / "gpu" / "main.tf")
+
+
+def test_tf_scanner_finds_block_ends_past_tricky_text(tmp_path: Path) -> None:
+    from scanner.sources.tf_locate import scan_file
+
+    tf = tmp_path / "main.tf"
+    tf.write_text('''\
+locals { x = "}" }
+
+# gpuaudit:skip=EBS-001:scratch volume, wiped nightly
+resource "aws_ebs_volume" "a" {
+  tags = { Name = "brace } in a string ${var.x}" } # and } in a comment
+  /* a block comment with { and
+     gpuaudit:skip=EBS-003:still inside the block */
+  user_data = <<-EOT
+    }}} not code {{{
+  EOT
+}
+
+resource "aws_launch_template" "b" {
+  // gpuaudit:skip=VPC-004
+  dynamic "block_device_mappings" {
+    for_each = var.volumes
+    content {
+      device_name = block_device_mappings.value.device
+      ebs {
+        encrypted  = true
+        kms_key_id = module.keys.ebs_arn
+      }
+    }
+  }
+}
+''', encoding="utf-8")
+    blocks = scan_file(tf)
+    a = blocks[("aws_ebs_volume", "a")]
+    assert (a.start_line, a.end_line) == (4, 11)
+    assert [(s.policy_id, s.reason) for s in a.skips] == [
+        ("EBS-001", "scratch volume, wiped nightly"), ("EBS-003", "still inside the block")]
+    b = blocks[("aws_launch_template", "b")]
+    assert (b.start_line, b.end_line) == (13, 25)
+    assert b.skips == () and b.bad_skips == ((14, "// gpuaudit:skip=VPC-004"),)
+    assert b.dynamic == {"block_device_mappings": {
+        "device_name": None, "ebs": {"encrypted": None, "kms_key_id": "module.keys.ebs_arn"}}}

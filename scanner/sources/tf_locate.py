@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,14 +79,27 @@ def _block_end(text: str, pos: int) -> int:
     return n
 
 
-def _comment_text(line: str) -> str | None:
-    """The comment part of a line (#, //, /* */), None without one. Quotes are not tracked:
-    a gpuaudit:skip marker inside a string is rare enough."""
-    positions = [p for p in (line.find("#"), line.find("//"), line.find("/*")) if p >= 0]
-    stripped = line.lstrip()
-    if stripped.startswith("*"):  # inside a /* */ comment
-        positions.append(len(line) - len(stripped))
-    return line[min(positions):] if positions else None
+def _comments(lines: list[str], first: int, end: int) -> Iterator[tuple[int, str]]:
+    """(0-based line, comment text) for lines[first:end] (#, //, and /* */ over several lines).
+    Quotes are not tracked: a marker inside a string is rare enough."""
+    in_block = False
+    for idx in range(first, min(end, len(lines))):
+        line = lines[idx]
+        if in_block:
+            close = line.find("*/")
+            in_block = close < 0
+            yield idx, line if close < 0 else line[:close]
+            continue
+        starts = [(p, m) for m in ("#", "//", "/*") if (p := line.find(m)) >= 0]
+        if not starts:
+            continue
+        pos, marker = min(starts)
+        text = line[pos + len(marker):]
+        if marker == "/*":
+            close = text.find("*/")
+            in_block = close < 0
+            text = text if close < 0 else text[:close]
+        yield idx, text
 
 
 def _skips(lines: list[str], start: int, end: int, file: Path
@@ -99,21 +113,19 @@ def _skips(lines: list[str], start: int, end: int, file: Path
         first -= 1
     skips: list[Skip] = []
     bad: list[tuple[int, str]] = []
-    for idx in range(first, min(end, len(lines))):
-        line = lines[idx]
-        if "gpuaudit:skip" not in line:
+    for idx, comment in _comments(lines, first, end):
+        if "gpuaudit:skip" not in comment:
             continue
-        comment = _comment_text(line)
         found = False
-        for m in _SKIP.finditer(comment or ""):
+        for m in _SKIP.finditer(comment):
             found = True
             reason = (m.group(2) or "").strip().rstrip("*/").strip().rstrip(",;").strip()
             if reason:
                 skips.append(Skip(m.group(1), reason, f"comment at {file}:{idx + 1}"))
             else:
-                bad.append((idx + 1, line.strip()))
+                bad.append((idx + 1, lines[idx].strip()))
         if not found:
-            bad.append((idx + 1, line.strip()))
+            bad.append((idx + 1, lines[idx].strip()))
     return tuple(skips), tuple(bad)
 
 
