@@ -6,6 +6,7 @@ Commands that need heavy imports (boto3 for `audit`) are loaded only when invoke
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import sys
@@ -193,6 +194,9 @@ def demo(output_dir: Path) -> None:
 
 
 def main() -> None:
+    # A one-shot process that builds a large, mostly acyclic object graph (a 50,000-resource plan
+    # is millions of dicts): the cyclic collector only costs time here (-30% on that bench).
+    gc.disable()
     cli()
 
 

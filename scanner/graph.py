@@ -50,7 +50,7 @@ class ResourceIndex:
         else:
             return []
         found = self._by_key.get((scope, key)) or self._by_base.get((scope, key)) or []
-        if kind is not None:
+        if kind is not None and any(r.kind != kind for r in found):
             found = [r for r in found if r.kind == kind]
         return found
 

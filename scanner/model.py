@@ -130,6 +130,9 @@ class Resource:
 
     def get(self, path: str, default: Any = None) -> Any:
         """Dotted lookup, e.g. ``get("LaunchTemplateData.InstanceMarketOptions.MarketType")``."""
+        if "." not in path:
+            value = self.attrs.get(path)
+            return default if value is None else value
         return dig(self.attrs, path, default)
 
 
