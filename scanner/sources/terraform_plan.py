@@ -370,6 +370,8 @@ class _Plan:
     example: str = ""
     memo: dict[tuple[Any, ...], Targets] = field(default_factory=dict)
     shapes: dict[int, Any] = field(default_factory=dict)  # id(expressions) -> _shape()
+    # id(references list of the parsed plan, alive during the load) -> its strings
+    strs: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def targets(self, refs: tuple[str, ...], ctx: _Ctx, depth: int = 0) -> Targets:
         """Resources named by an expression's references, and the references not followed."""
@@ -504,7 +506,16 @@ class _Plan:
         refs = expr.get("references")
         if not isinstance(refs, list) or not refs:
             return Unknown("computed at apply time")
-        targets, unresolved = self.targets(_strs(refs), ctx)
+        strs = self.strs.get(id(refs))  # instances share their configuration's lists
+        if strs is None:
+            strs = self.strs[id(refs)] = _strs(refs)
+        return self.resolve_refs(strs, key, ctx)
+
+    def resolve_refs(self, refs: tuple[str, ...], key: str, ctx: _Ctx) -> Any:
+        """The value of an attribute known only after apply, from its expression's references."""
+        if not refs:
+            return Unknown("computed at apply time")
+        targets, unresolved = self.targets(refs, ctx)
         if len(targets) > 1:
             targets = _plausible(targets, key)
         if not targets and not unresolved:
@@ -589,7 +600,7 @@ class _Plan:
                         if isinstance(s, dict):
                             self._fill_dynamic(s, k, v, ctx, where)
                 elif k not in item:
-                    value = (self.resolve({"references": [v]}, k, ctx) if isinstance(v, str)
+                    value = (self.resolve_refs((v,), k, ctx) if isinstance(v, str)
                              else Unknown("set in a dynamic block, known only after apply"))
                     self._set(item, k, value, where)
             return
