@@ -135,6 +135,7 @@ BLOCK_KEYS: dict[str, tuple[str, ...]] = {
     "route": _ROUTE_KEYS,
 }
 _BLOCK_NAMES = frozenset(BLOCK_KEYS)
+_NO_EXPRESSIONS: dict[str, Any] = {}  # one object: expression blocks are cached by id()
 MAX_DEPTH = 16
 # Top-level members that are not needed (after_unknown's information is in planned_values).
 _SKIPPABLE = frozenset({"resource_changes", "resource_drift", "output_changes", "prior_state"})
@@ -947,7 +948,7 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
             exprs = rcfg.get("expressions")
             ctx = _Ctx(module, r.get("index"), rcfg.get("for_each_expression"),
                        block.dynamic if block else {}, tf_type)
-            plan.fill(values, exprs if isinstance(exprs, dict) else {}, ctx, address)
+            plan.fill(values, exprs if isinstance(exprs, dict) else _NO_EXPRESSIONS, ctx, address)
         if block is not None:
             prov = Provenance(SourceKind.TERRAFORM_PLAN, str(block.file), block.start_line,
                               block.end_line, module)
