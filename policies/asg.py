@@ -42,9 +42,12 @@ ASG_NEEDS = ("ec2.launch_template", "autoscaling.launch_configuration")
                        "    OnDemandBaseCapacity: 0\n"
                        "    OnDemandPercentageAboveBaseCapacity: 30\n"
                        "    SpotAllocationStrategy: price-capacity-optimized"),
-    params={"on_demand_percent": {"min": 20, "max": 40}, "spot_price_ratio": 0.35},
+    params={"on_demand_percent": {"min": 20, "max": 40}, "spot_price_ratio": 0.35,
+            "gpu_only": False},
 )
 def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
+    if ctx.params["gpu_only"] and gpu_verdict(instance_types(asg, ctx)) is False:
+        return  # the organisation applies the mix to GPU groups only
     cap = asg_capacity(asg, ctx)
     if cap is None:
         return

@@ -318,3 +318,11 @@ def test_gap_becomes_error_for_policies_that_need_it():
 def test_unknown_policy_id_is_reported():
     with pytest.raises(KeyError, match="unknown policy id NOPE-1"):
         select_policies(policy_ids=["NOPE-1"])
+
+
+def test_asg001_gpu_only_parameter():
+    cpu = asg(pct=100, types=("m5.large", "m6i.large"))
+    assert status([cpu], "ASG-001", "asg") is Status.FAIL
+    cfg = Config(policies={"ASG-001": {"gpu_only": True}})
+    assert status([cpu], "ASG-001", "asg", config=cfg) is None
+    assert status([asg(pct=100)], "ASG-001", "asg", config=cfg) is Status.FAIL
