@@ -235,9 +235,13 @@ def test_unreachable_service_endpoint(moto_server: Any, monkeypatch: pytest.Monk
         f"{SCOPE}/autoscaling:DescribeLaunchConfigurations",
         f"{SCOPE}/autoscaling:DescribePolicies",
     ]
-    assert all(
-        e.reason.startswith("endpoint unreachable: http://127.0.0.1:1") for e in result.errors
-    )
+    first, *rest = result.errors
+    assert first.reason.startswith("endpoint unreachable: http://127.0.0.1:1")
+    # the other calls of the unreachable service are not sent (each would wait through its
+    # retries), but each is reported with its own gap
+    assert [e.reason for e in rest] == [
+        f"not attempted after an earlier failure: {first.reason}"
+    ] * 2
     assert sorted(g.kinds for g in result.gaps) == [
         ("autoscaling.group",),
         ("autoscaling.launch_configuration",),
@@ -276,3 +280,28 @@ def test_default_kms_key_html_500_from_a_server_is_an_ebs_kms_gap(moto_server: A
     assert [g.kinds for g in result.gaps] == [(EBS_KMS,)]
     assert by_kind(result.resources, "ec2.volume")
     assert by_kind(result.resources, "ec2.ebs_defaults")[0].attrs["EbsEncryptionByDefault"] is False
+
+
+def test_region_wide_refusal_stops_the_service_but_reports_every_kind(aws: None) -> None:
+    seed()
+    refused = Fault(401, ec2_error("AuthFailure", "AWS was not able to validate the credentials"))
+    result = run({"before-send.ec2": refused})
+    assert refused.attempts == 1  # the first EC2 call; the others were not sent
+    gapped = {k for g in result.gaps for k in g.kinds}
+    assert {
+        "ec2.volume",
+        "ec2.ebs_defaults",
+        "ec2.instance",
+        "ec2.launch_template",
+        "ec2.vpc",
+        "ec2.subnet",
+        "ec2.route_table",
+        "ec2.vpc_endpoint",
+    } <= gapped
+    reasons = [e.reason for e in result.errors]
+    assert sum(r.startswith("access denied (AuthFailure)") for r in reasons) == 1
+    assert all("access denied (AuthFailure)" in r for r in reasons)
+    assert {r.kind for r in result.resources} == {
+        "autoscaling.group",
+        "autoscaling.launch_configuration",
+    }

@@ -48,6 +48,28 @@ THROTTLE_CODES = frozenset(
 )
 
 
+# Refusals that hold for every call of the service in the region (a disabled region, bad or
+# expired credentials), as opposed to one operation's missing permission.
+SERVICE_WIDE_CODES = frozenset(
+    {
+        "OptInRequired",
+        "AuthFailure",
+        "InvalidClientTokenId",
+        "UnrecognizedClientException",
+        "ExpiredToken",
+        "ExpiredTokenException",
+        "SignatureDoesNotMatch",
+    }
+)
+
+
+def service_wide(exc: BaseException) -> bool:
+    """Will every other call to this service endpoint fail the same way?"""
+    if isinstance(exc, EndpointConnectionError | ConnectTimeoutError | NoCredentialsError):
+        return True
+    return error_code(exc) in SERVICE_WIDE_CODES
+
+
 def error_code(exc: BaseException) -> str | None:
     if isinstance(exc, ClientError):
         return str(exc.response.get("Error", {}).get("Code") or "") or None

@@ -88,6 +88,7 @@ class RegionContext:
             for call in c.calls:
                 self._declared.setdefault(call.service, set()).add(call.operation)
         self._clients: dict[str, BaseClient] = {}
+        self._broken: dict[str, str] = {}  # service -> why its endpoint is unusable here
         self.shared: dict[str, Any] = {}  # in-memory joins between collectors of this region
 
     # -- selection -----------------------------------------------------------------------------
@@ -123,6 +124,8 @@ class RegionContext:
 
     def call(self, service: str, operation: str, **params: Any) -> dict[str, Any] | None:
         """One unpaginated call; None (with the failure recorded) when it fails."""
+        if self._skipped(service, operation):
+            return None
         try:
             method = getattr(self.client(service), _snake(operation))
             return dict(method(**params))
@@ -134,6 +137,8 @@ class RegionContext:
         self, service: str, operation: str, key: str, **params: Any
     ) -> list[dict[str, Any]] | None:
         """Every item of a list call, walking all pages; None when any page fails."""
+        if self._skipped(service, operation):
+            return None
         try:
             return list(self._pages(service, operation, key, params))
         except Exception as exc:
@@ -151,6 +156,21 @@ class RegionContext:
         else:
             yield from getattr(client, name)(**params).get(key) or []
 
+    def _skipped(self, service: str, operation: str) -> bool:
+        """After an unreachable endpoint or a region/credential-wide refusal, the service's
+        other calls in this region are not sent (each would wait through its retries), but each
+        is still reported with the Gap of its own kinds."""
+        reason = self._broken.get(service)
+        if reason is None:
+            return False
+        assert self.collector is not None
+        self.record_failure(
+            f"{service}:{operation}",
+            f"not attempted after an earlier failure: {reason}",
+            self.collector.call(service, operation).kinds,
+        )
+        return True
+
     def fail(
         self,
         service: str,
@@ -160,6 +180,8 @@ class RegionContext:
     ) -> None:
         assert self.collector is not None
         reason = faults.describe(exc)
+        if faults.service_wide(exc):
+            self._broken[service] = reason
         if kinds is None:
             kinds = self.collector.call(service, operation).kinds
         self.record_failure(f"{service}:{operation}", reason, kinds)
