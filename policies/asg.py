@@ -8,6 +8,7 @@ from typing import Any
 from policies.base import Context, Remediation, policy
 from policies.common import (
     asg_capacity,
+    gpu_verdict,
     instance_types,
     launch_template_of,
     lt_data,
