@@ -187,7 +187,8 @@ def demo(output_dir: Path) -> None:
 
     examples = Path(__file__).resolve().parent.parent / "examples"
     result = scan_paths([examples])
-    opts = ReportOptions(formats=("html", "json"), output_dir=output_dir, fail_on="none")
+    opts = ReportOptions(formats=("html", "json"), output_dir=output_dir, fail_on="none",
+                         include_passed=True)
     code = _finish(result, {"paths": ["examples"]}, opts)
     click.echo(f"\nreports written: {output_dir / 'report.html'}, {output_dir / 'report.json'}")
     sys.exit(code)
