@@ -86,23 +86,30 @@ def default_encryption(resource: Resource, ctx: Context) -> tuple[bool | Unknown
     key: Any = None
     for d in ctx.index.of_kind("ec2.ebs_defaults", resource.scope):
         value = d.get("EbsEncryptionByDefault")
+        key = key or d.get("KmsKeyId")
         if value is True:
-            return True, d.get("KmsKeyId")
-        if isinstance(value, Unknown):
-            found, key = value, d.get("KmsKeyId")
+            found = True
+        elif isinstance(value, Unknown) and found is not True:
+            found = value
     return found, key
 
 
 def _effective(dev: Device, resource: Resource, ctx: Context) -> tuple[Any, Any, str]:
     """(encrypted, key, how) for a device, applying the default-encryption rule to absent values."""
+    default, key = default_encryption(resource, ctx)
     if dev.encrypted is None:
-        default, key = default_encryption(resource, ctx)
         if default is True:
-            return True, dev.kms_key or key, "Encrypted unset; encryption by default is on"
+            return True, _key(dev, key), "Encrypted unset; encryption by default is on"
         if isinstance(default, Unknown):
             return default, None, "Encrypted unset; encryption by default is not known"
         return False, None, "Encrypted unset and encryption by default is not known to be on"
-    return dev.encrypted, dev.kms_key, f"Encrypted = {dev.encrypted!r}"
+    # an encrypted volume without a key uses the account's default EBS key
+    return dev.encrypted, _key(dev, key), f"Encrypted = {dev.encrypted!r}"
+
+
+def _key(dev: Device, default_key: Any) -> Any:
+    """The device's own key (Unknown stays Unknown), else the account's default EBS key."""
+    return default_key if dev.kms_key is None or dev.kms_key == "" else dev.kms_key
 
 
 @policy(

@@ -29,7 +29,7 @@ class ResourceIndex:
             for alias in r.aliases:
                 if alias != r.id:
                     self._by_key[(r.scope, alias)].append(r)
-            base = r.id.split("[", 1)[0] if r.id.endswith("]") else None
+            base = r.id.rsplit("[", 1)[0] if r.id.endswith("]") else None
             if base:
                 self._by_base[(r.scope, base)].append(r)
         self._memo: dict[str, Any] = {}

@@ -25,8 +25,7 @@ POLICIES = ("EBS-001", "EBS-002", "EBS-003", "VPC-001", "VPC-002", "VPC-003", "V
 # an instance's root device with encrypted = true and no kms_key_id is encrypted with the
 # account's default EBS key, which aws_ebs_default_kms_key sets to a customer-managed key in
 # gpu_modules; EBS-003 applies that default key only when Encrypted is absent.
-DISPUTED = {("gpu_modules", "EBS-003"): "EBS-003 ignores the account's default KMS key when "
-                                         "Encrypted is set explicitly"}
+DISPUTED: dict[tuple[str, str], str] = {}  # (case, policy) -> why the result is disputed
 
 EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "gpu_estate_a": {
@@ -204,7 +203,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
         },
         "EBS-003": {
             "aws_instance.extra_gpu[0]": "PASS",
-            'module.gpu["infer"].aws_instance.debug[0]': "PASS",  # see DISPUTED
+            'module.gpu["infer"].aws_instance.debug[0]': "PASS",  # the default CMK applies
             'module.gpu["infer"].aws_launch_template.this': "PASS",
             'module.gpu["train"].aws_launch_template.this': "PASS",
         },
