@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scanner.model import InputError, SourceResult
+from scanner.model import InputError, Notice, SourceResult
 
 SNIFF_BYTES = 64 * 1024
 SKIP_DIRS = {".git", ".terraform", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
@@ -84,8 +84,24 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
             continue
         result.extend(_read_data_file(path, head, opts))
     if tf_files:
-        result.extend(_read_terraform(tf_files, opts))
+        result.extend(_without_planned_roots(_read_terraform(tf_files, opts), result))
     return result
+
+
+def _without_planned_roots(hcl: SourceResult, plans: SourceResult) -> SourceResult:
+    """A root module that a scanned plan describes is reported once, from the plan (its values
+    are resolved); the .tf files' errors and notices are kept."""
+    planned = {scope for scope in {r.scope for r in plans.resources} if os.path.isdir(scope)}
+    if not planned:
+        return hcl
+    planned_real = {os.path.realpath(p) for p in planned}
+    kept = [r for r in hcl.resources if os.path.realpath(r.scope) not in planned_real]
+    dropped = {r.scope for r in hcl.resources} - {r.scope for r in kept}
+    for scope in sorted(dropped):
+        hcl.notices.append(Notice(scope, "a plan of this root module was scanned too: its "
+                                         "resources are reported from the plan"))
+    hcl.resources = kept
+    return hcl
 
 
 def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult:

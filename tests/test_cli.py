@@ -170,3 +170,10 @@ def test_terraform_example(target: Path):
     assert ("SPOT-001", "aws_launch_template.inference") in fails(doc)
     assert ("VPC-002", "aws_subnet.gpu") in fails(doc)
     assert ("ASG-002", "aws_autoscaling_group.inference") in fails(doc)
+
+
+def test_directory_with_tf_and_its_plan_reports_each_finding_once():
+    code, doc = json_report("tests/fixtures/terraform/gpu_estate_a")
+    ids = [f["id"] for f in doc["findings"]]
+    assert ids and len(ids) == len(set(ids))
+    assert any("reported from the plan" in n["message"] for n in doc["notices"])
