@@ -26,7 +26,7 @@ PLACED_KINDS = ("ec2.instance", "autoscaling.group", "ec2.spot_request", "ec2.sp
 NETWORK_KINDS = ("ec2.vpc", "ec2.subnet", "ec2.route_table", "ec2.route",
                  "ec2.route_table_association", "ec2.main_route_table_association",
                  "ec2.internet_gateway", "ec2.gateway_attachment", "ec2.vpc_endpoint",
-                 "ec2.vpc_endpoint_route_table_association")
+                 "ec2.vpc_endpoint_route_table_association", "ec2.vpc_endpoint_policy")
 
 
 def as_list(value: Any) -> list[Any]:

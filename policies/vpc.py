@@ -204,7 +204,7 @@ def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
     vpc = ctx.index.resolve(endpoint.get("VpcId"), endpoint.scope, "ec2.vpc")
     if vpc is None or not gpu_compute_by_vpc(ctx).get(id(vpc)):
         return
-    doc = endpoint.get("PolicyDocument")
+    doc = ctx.index.endpoint_policy(endpoint)
     if isinstance(doc, Unknown):
         yield ctx.result(endpoint, Status.UNKNOWN, f"endpoint policy not known: {doc.reason}",
                          path="PolicyDocument")

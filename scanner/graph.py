@@ -187,6 +187,22 @@ class ResourceIndex:
 
         return self._lazy("endpoints_by_vpc", build)
 
+    def endpoint_policy(self, endpoint: Resource) -> Any:
+        """The endpoint's policy: inline, else from a separate endpoint-policy resource."""
+        inline = endpoint.get("PolicyDocument")
+        if inline is not None:
+            return inline
+
+        def build() -> dict[int, Any]:
+            out: dict[int, Any] = {}
+            for pol in self.of_kind("ec2.vpc_endpoint_policy"):
+                for ep in self.resolve_all(pol.get("VpcEndpointId"), pol.scope,
+                                           "ec2.vpc_endpoint"):
+                    out[id(ep)] = pol.get("PolicyDocument")
+            return out
+
+        return self._lazy("endpoint_policies", build).get(id(endpoint))
+
     def endpoints_of_vpc(self, vpc: Resource) -> Iterator[Resource]:
         yield from self._endpoints_by_vpc().get(id(vpc), [])
 

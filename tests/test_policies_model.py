@@ -326,3 +326,11 @@ def test_asg001_gpu_only_parameter():
     cfg = Config(policies={"ASG-001": {"gpu_only": True}})
     assert status([cpu], "ASG-001", "asg", config=cfg) is None
     assert status([asg(pct=100)], "ASG-001", "asg", config=cfg) is Status.FAIL
+
+
+def test_vpc003_separate_endpoint_policy_resource():
+    ep = res("ec2.vpc_endpoint", "ep", VpcId=Ref("vpc"), ServiceName="com.amazonaws.x.s3")
+    narrow = res("ec2.vpc_endpoint_policy", "pol", VpcEndpointId=Ref("ep"), PolicyDocument={
+        "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject"}]})
+    assert status(network() + [gpu_instance(), ep], "VPC-003", "ep") is Status.FAIL
+    assert status(network() + [gpu_instance(), ep, narrow], "VPC-003", "ep") is Status.PASS

@@ -721,6 +721,12 @@ def _vpc_endpoint_route_table_association(
     return "ec2.vpc_endpoint_route_table_association", a, None, ()
 
 
+def _vpc_endpoint_policy(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (("vpc_endpoint_id", "VpcEndpointId", None),
+                       ("policy", "PolicyDocument", _json_doc)))
+    return "ec2.vpc_endpoint_policy", a, None, ()
+
+
 _TRANSLATORS: dict[str, Translator] = {
     "aws_ebs_volume": _ebs_volume,
     "aws_ebs_encryption_by_default": _ebs_encryption_by_default,
@@ -743,6 +749,7 @@ _TRANSLATORS: dict[str, Translator] = {
     "aws_internet_gateway_attachment": _internet_gateway_attachment,
     "aws_vpc_endpoint": _vpc_endpoint,
     "aws_vpc_endpoint_route_table_association": _vpc_endpoint_route_table_association,
+    "aws_vpc_endpoint_policy": _vpc_endpoint_policy,
 }
 
 SUPPORTED_TYPES: frozenset[str] = frozenset(_TRANSLATORS)
