@@ -133,6 +133,9 @@ def test_every_declared_operation_is_exercised_and_every_sent_one_declared(aws: 
     """The full collection against moto: what is sent ⊆ what is declared, and the declarations
     are not stale (each collector operation is really called)."""
     client("organizations").create_organization(FeatureSet="ALL")
+    client("ec2").create_launch_template(  # something to price: DescribeSpotPriceHistory
+        LaunchTemplateName="spot", LaunchTemplateData={"InstanceType": "g5.xlarge"}
+    )
     mark = RECORDER.mark()
     collect(TargetSpec(regions=(REGION,)), kinds=ALL_KINDS)
     plan(TargetSpec(regions=("all",), org=True, role_name="Audit"), ClientFactory())
