@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from reports.schema import validate_report
 from scanner.aws.collectors.ebs import EBS_KMS
 from scanner.aws.iam_policy import policy_document
 from scanner.aws.registry import selected
@@ -154,6 +155,7 @@ def test_audit_end_to_end(
     res = invoke(args, tmp_path, monkeypatch)
     assert res.exit_code == 1, res.output  # failing findings at or above the default fail-on
     doc = json.loads(out.read_text())
+    assert validate_report(doc) == []
     assert doc["inputs"] == {"accounts": [ACCOUNT], "regions": [REGION, WEST]}
     assert doc["errors"] == []
     assert not_passing(doc) == expected_results(ids)
@@ -253,6 +255,7 @@ def test_unreachable_service_gives_errors_error_results_and_exit_2(
     assert res.exit_code == 2, res.output
     assert out.exists()  # the report is still written
     doc = json.loads(out.read_text())
+    assert validate_report(doc) == []
     assert {e["path"] for e in doc["errors"]} == {
         f"{EAST}/autoscaling:DescribeAutoScalingGroups",
         f"{EAST}/autoscaling:DescribeLaunchConfigurations",
