@@ -502,6 +502,28 @@ def test_installed_remote_modules_are_scanned(tmp_path: Path) -> None:
     assert result.notices == []
 
 
+def test_workspace_and_paths(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "main.tf": 'module "m" {\n  source = "./mod"\n}\n',
+            "mod/main.tf": (
+                'resource "aws_vpc" "v" {\n  tags = {\n'
+                "    ws = terraform.workspace\n    mod = path.module\n    root = path.root\n"
+                "    cwd = basename(path.cwd)\n  }\n}\n"
+            ),
+            ".terraform/environment": "prod\n",
+        },
+    )
+    tags = values(tmp_path)["module.m.aws_vpc.v"]["tags"]
+    assert tags == {
+        "ws": "prod",
+        "mod": str(tmp_path / "mod"),
+        "root": str(tmp_path),
+        "cwd": tmp_path.name,
+    }
+
+
 def test_missing_local_module_is_an_error(tmp_path: Path) -> None:
     write(tmp_path, {"main.tf": 'module "m" {\n  source = "./nowhere"\n}\n'})
     result = load_terraform_dir([tmp_path])

@@ -81,6 +81,7 @@ class RootContext:
     notices: list[Notice] = field(default_factory=list)
     _seen: set[tuple[str, str, int | None]] = field(default_factory=set)
     installed: dict[str, str] = field(default_factory=dict)  # modules.json: key → dir
+    workspace: str = "default"  # .terraform/environment, else terraform's default
 
     def notice(self, path: str, message: str, line: int | None = None) -> None:
         k = (path, message, line)
@@ -624,7 +625,7 @@ class ModuleInstance:
             raise EvalError(f"unknown path.{first}")
         if root == "terraform":
             if first == "workspace":
-                return "default", 1
+                return self.root.workspace, 1
             return Unknown(f"terraform.{first} is not known statically"), 1
         if root in ("count", "each"):
             raise EvalError(f"{root} is only available in a block with {root}")
@@ -1044,6 +1045,19 @@ def cli_value(text: str, t: Type) -> Any:
     if is_complex(t):
         return evaluate(parse_expression(text), _const_scope())
     return text
+
+
+def read_workspace(root_dir: str) -> str:
+    """The selected workspace (``terraform workspace select``), else "default"."""
+    path = os.path.join(root_dir or ".", ".terraform", "environment")
+    if not os.path.exists(path):
+        return "default"
+    try:
+        with open(path, encoding="utf-8") as fh:
+            name = fh.read(256).strip()
+    except (OSError, UnicodeDecodeError):
+        return "default"
+    return name or "default"
 
 
 def read_modules_json(root_dir: str) -> dict[str, str]:

@@ -14,10 +14,46 @@ Variables of a root come, lowest precedence first, from defaults, ``terraform.tf
 ``var_files`` in order, then ``variables`` (``--var NAME=VALUE``). ``TF_VAR_*`` environment
 variables are not read (scans stay reproducible).
 
-Evaluation is described in :mod:`hcl_eval` / :mod:`hcl_funcs`; modules in :mod:`hcl_modules`.
+What is evaluated (anything else is UNKNOWN with a reason, never a guess):
+
+- literals, strings with escapes, heredocs (``<<EOT``, ``<<-EOT``), templates with
+  interpolations, ``%{if}`` / ``%{for}`` directives and ``~`` strip markers;
+- ``var.*`` (typed: ``optional()`` attributes filled with their defaults), ``local.*``,
+  ``count.index``, ``each.key`` / ``each.value``, ``path.module`` / ``path.root`` / ``path.cwd``,
+  ``terraform.workspace`` (``.terraform/environment``, else "default");
+- references to resources: an attribute set in the configuration is its value; anything else is
+  ``Ref(address[, attr])`` (``id`` → ``Ref(address)``); ``aws_x.y[*].id`` and
+  ``[for s in aws_x.y : s.id]`` over all instances → ``Ref("aws_x.y")``; module outputs of
+  local modules; ``data.aws_iam_policy_document.*.json`` rendered; other data sources UNKNOWN;
+- indexing, attribute access, splats (``[*]``, ``.*``), conditionals, arithmetic, comparison,
+  logic (short-circuit on known operands), ``for`` expressions (list and object, ``if``,
+  grouping ``...``), ``...`` argument expansion;
+- functions: abs alltrue anytrue base64decode base64encode base64gzip base64sha256 base64sha512
+  basename can ceil chomp chunklist cidrhost cidrnetmask cidrsubnet cidrsubnets coalesce
+  coalescelist compact concat contains csvdecode dirname distinct element endswith flatten floor
+  format formatlist index indent join jsondecode jsonencode keys length log lookup lower
+  matchkeys max md5 merge min nonsensitive one parseint pow range regex regexall replace
+  reverse sensitive setintersection setproduct setsubtract setunion sha1 sha256 sha512 signum
+  slice sort split startswith strcontains strrev substr sum title tobool tolist tomap tonumber
+  toset tostring transpose trim trimprefix trimspace trimsuffix try upper urlencode uuidv5
+  values yamldecode yamlencode zipmap. Not evaluated (UNKNOWN): the clock and randomness
+  (timestamp, uuid, bcrypt …), the filesystem (file, templatefile, fileset …), provider
+  functions;
+- ``count`` / ``for_each`` over known values (addresses ``[0]`` / ``["key"]``); unknown ones
+  give one representative instance at the unindexed address, and a notice;
+- ``dynamic`` blocks (``iterator``, nested) over known values; unknown → the blocks are UNKNOWN;
+- local modules (``source = "./…"``) with count / for_each, nested; remote modules are read
+  from ``.terraform/modules`` when ``terraform init`` ran, else a notice and UNKNOWN outputs;
+- ``override.tf`` / ``*_override.tf`` merged; ``.tf.json`` files.
+
 Inline suppressions: ``# gpuaudit:skip=EBS-001:reason`` (or ``//``, ``/* */``) inside a resource
 block or in the comment lines right above it. A skip without a reason is reported as a notice
 and does not suppress anything.
+
+Bad input (a syntax error, binary or non-UTF-8 content, a file over 5 MiB, a symlink loop, a
+FIFO) is an InputError naming the file and line; the other files of the module are still read.
+Many root modules (64 or more) are scanned in forked worker processes, one per CPU
+(``GPUAUDIT_WORKERS=N`` overrides).
 """
 
 from __future__ import annotations
@@ -231,6 +267,7 @@ def _root_instance(
         RootContext,
         cli_value,
         read_modules_json,
+        read_workspace,
     )
     from scanner.sources.hcl_parse import ParseError
 
@@ -245,6 +282,7 @@ def _root_instance(
         root_values=values,
         modules=modules.get,
         installed=read_modules_json(root_dir),
+        workspace=read_workspace(root_dir),
     )
     root = ModuleInstance(ctx, modules.get(root_dir))
     for name, text in variables.items():
