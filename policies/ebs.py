@@ -82,9 +82,16 @@ def devices(resource: Resource) -> list[Device]:
 
 def default_encryption(resource: Resource, ctx: Context) -> tuple[bool | Unknown, Any]:
     """Is EBS encryption by default known to be on in the resource's scope? (and its key)"""
+    memo = ctx.memo.setdefault("ebs_defaults", {})
+    if resource.scope not in memo:
+        memo[resource.scope] = _scope_defaults(resource.scope, ctx)
+    return memo[resource.scope]
+
+
+def _scope_defaults(scope: str, ctx: Context) -> tuple[bool | Unknown, Any]:
     found: bool | Unknown = False
     key: Any = None
-    for d in ctx.index.of_kind("ec2.ebs_defaults", resource.scope):
+    for d in ctx.index.of_kind("ec2.ebs_defaults", scope):
         value = d.get("EbsEncryptionByDefault")
         key = key or d.get("KmsKeyId")
         if value is True:

@@ -99,12 +99,15 @@ def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
     if opts.output is not None and len(formats) > 1:
         raise UsageError("--output takes one --format; use --output-dir for several")
     for fmt in formats:
+        to_stdout = opts.output is None and opts.output_dir is None
+        if to_stdout and opts.quiet and fmt == "table":
+            continue
         text = render(fmt, doc, color=opts.color and fmt == "table")
         if opts.output is not None:
             _write(opts.output, text)
         elif opts.output_dir is not None:
             _write(opts.output_dir / default_filename(fmt), text)
-        elif not opts.quiet or fmt != "table":
+        else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if (opts.output or opts.output_dir) and "table" not in formats and not opts.quiet:
         from reports import render as render_table
