@@ -201,6 +201,8 @@ def _aws_managed(key: Any, resource: Resource) -> bool | Unknown:
     if isinstance(key, str) and any(key.endswith(k) for k in AWS_MANAGED_KEYS):
         return True
     manager = resource.get("KmsKeyManager")
+    if isinstance(manager, Unknown):
+        return manager
     return manager == "AWS" if isinstance(manager, str) else False
 
 
@@ -209,7 +211,7 @@ def _aws_managed(key: Any, resource: Resource) -> bool | Unknown:
     title="EBS encrypted with the AWS-managed key, not a customer-managed key",
     severity=Severity.LOW,
     kinds=("ec2.volume",) + DEVICE_KINDS,
-    needs=("ec2.ebs_defaults",),
+    needs=("ec2.ebs_defaults", "ec2.ebs_kms_keys"),  # live: default key and key aliases
     description="Encrypted EBS storage must use a customer-managed KMS key (off by default).",
     remediation=Remediation(
         text="Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",

@@ -132,6 +132,7 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
     title="Spot max price too low to be fulfilled",
     severity=Severity.MEDIUM,
     kinds=SPOT_KINDS,
+    needs=("ec2.spot_prices",),  # live: current spot prices per type
     description="A spot max price below min_price_ratio x on-demand (or, live, below the current "
                 "spot price) leaves capacity unfulfilled or constantly interrupted.",
     remediation=Remediation(
