@@ -810,3 +810,38 @@ def test_parallel_workers_give_the_same_result(
     ]
     assert parallel.errors == serial.errors and len(serial.errors) == 1
     assert parallel.notices == serial.notices
+
+
+def test_runaway_expressions_stop(tmp_path: Path) -> None:
+    doubling = "\n".join(f"  l{i} = [local.l{i + 1}, local.l{i + 1}]" for i in range(60))
+    write(
+        tmp_path,
+        {
+            "main.tf": f"""
+locals {{
+{doubling}
+  l60 = "x"
+  s0 = "${{local.s1}}${{local.s1}}"
+  s1 = "${{local.s2}}${{local.s2}}"
+  s2 = join("", [for i in range(100000) : "abcdefghij"])
+  nested = [for a in range(50000) : [for b in range(50000) : a * b]]
+}}
+resource "aws_vpc" "a" {{
+  tags = {{ a = local.l0 }}
+}}
+resource "aws_vpc" "b" {{
+  tags = {{ s = local.s0, n = length(local.nested) }}
+}}
+resource "aws_vpc" "c" {{
+  cidr_block = "10.0.0.0/16"
+}}
+"""
+        },
+    )
+    import time
+
+    start = time.perf_counter()
+    result = load_terraform_dir([tmp_path])
+    assert time.perf_counter() - start < 20
+    assert [r.id for r in result.resources] == ["aws_vpc.a", "aws_vpc.b", "aws_vpc.c"]
+    assert any("too much work" in e.reason for e in result.errors)

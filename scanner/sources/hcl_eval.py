@@ -35,14 +35,35 @@ from scanner.sources.hcl_parse import (
     Unary,
 )
 
-MAX_ITEMS = 100_000
-NEVER_NULL = frozenset(
-    {"id", "arn"}
-)  # no collection may grow beyond this (range, for, setproduct …)
+MAX_ITEMS = 100_000  # no collection may grow beyond this (range, for, setproduct …)
+MAX_STRING = 16 * 1024 * 1024  # no string may grow beyond this
+WORK_BUDGET = 5_000_000  # units of work (iterations, value nodes walked) per root module
+NEVER_NULL = frozenset({"id", "arn"})  # computed attributes never null once applied
 
 
 class EvalError(Exception):
     """What terraform would report as an error while evaluating an expression."""
+
+
+_LEFT = WORK_BUDGET
+
+
+def reset_budget(units: int = WORK_BUDGET) -> None:
+    """Start a new work budget (one per root module): hostile or absurd code (nested loops,
+    values that double at each step) stops with an EvalError instead of hanging."""
+    global _LEFT
+    _LEFT = units
+
+
+def budget_exhausted() -> bool:
+    return _LEFT < 0
+
+
+def charge(units: int = 1) -> None:
+    global _LEFT
+    _LEFT -= units
+    if _LEFT < 0:
+        raise EvalError("evaluation stopped: too much work (a runaway expression?)")
 
 
 class TSet(list):  # type: ignore[type-arg]
@@ -128,6 +149,7 @@ def first_opaque(v: Any, depth: int = 0) -> Any:
         return v
     if depth > 64:
         return None
+    charge()
     if isinstance(v, dict):
         for x in v.values():
             r = first_opaque(x, depth + 1)
@@ -214,6 +236,7 @@ def to_str(v: Any) -> str:
 
 def equal(a: Any, b: Any) -> Any:
     """HCL ==: True / False, or Unknown when it cannot be decided."""
+    charge()
     if a is None or b is None:
         if a is None and b is None:
             return True
@@ -288,7 +311,10 @@ def _template(e: Template, scope: Scope) -> Any:
     r = _render(parts, scope, out)
     if r is not None:
         return r
-    return "".join(out)
+    text = "".join(out)
+    if len(text) > MAX_STRING:
+        raise EvalError("string too long")
+    return text
 
 
 def _render(parts: list[Any], scope: Scope, out: list[str]) -> Unknown | None:
@@ -306,6 +332,7 @@ def _render(parts: list[Any], scope: Scope, out: list[str]) -> Unknown | None:
             pairs = iter_pairs(evaluate(p.coll, scope))
             if isinstance(pairs, Unknown):
                 return pairs
+            charge(len(pairs))
             for k, v in pairs:
                 b = {p.vvar: v}
                 if p.kvar:
@@ -317,7 +344,9 @@ def _render(parts: list[Any], scope: Scope, out: list[str]) -> Unknown | None:
             v = evaluate(p, scope)
             if is_opaque(v) or isinstance(v, Lazy):
                 return as_unknown(v)
-            out.append(to_str(v))
+            s = to_str(v)
+            charge(len(s) >> 10)
+            out.append(s)
     return None
 
 
@@ -537,6 +566,7 @@ def _for(e: ForExpr, scope: Scope) -> Any:
         return pairs
     if len(pairs) > MAX_ITEMS:
         raise EvalError("collection too large")
+    charge(len(pairs))
     if e.key is None:
         out: list[Any] = []
         for k, v in pairs:
@@ -616,6 +646,7 @@ _DISPATCH: dict[type, Callable[[Any, Scope], Any]] = {
 
 def materialize(v: Any) -> Any:
     """Replace lazy objects by what they stand for (a Ref or Unknown); sets become lists."""
+    charge()
     if isinstance(v, dict):
         return {k: materialize(x) for k, x in v.items()}
     if isinstance(v, GroupRefs):

@@ -28,6 +28,7 @@ from scanner.sources.hcl_eval import (
     Scope,
     TSet,
     as_unknown,
+    charge,
     equal,
     evaluate,
     first_opaque,
@@ -136,6 +137,7 @@ def _size(n: int) -> None:
 
 
 def _hashable(v: Any) -> Any:
+    charge()
     if isinstance(v, dict):
         return ("d", tuple(sorted((k, _hashable(x)) for k, x in v.items())))
     if isinstance(v, list):
@@ -286,6 +288,7 @@ def f_flatten(v: Any) -> Any:
         if depth > 64:
             raise EvalError("flatten: nested too deeply")
         for e in x:
+            charge()
             if isinstance(e, list):
                 walk(e, depth + 1)
             elif isinstance(e, Unknown):
@@ -434,6 +437,7 @@ def f_range(*args: Any) -> Any:
         raise EvalError("range() step must not be zero")
     n = max(0, math.ceil((stop - start) / step))
     _size(n)
+    charge(n)
     return [norm_number(start + i * step) for i in range(n)]
 
 
@@ -475,6 +479,7 @@ def f_setproduct(*sets: Any) -> Any:
     for s in sets:
         items = _list(s)
         _size(len(out) * len(items))
+        charge(len(out) * len(items))
         out = [o + [x] for o in out for x in items]
     if not sets:
         return []
@@ -816,6 +821,7 @@ def f_replace(s: Any, old: Any, new: Any) -> Any:
 
 
 def _json_ready(v: Any) -> Any:
+    charge()
     if isinstance(v, dict):
         return {k: _json_ready(x) for k, x in v.items()}
     if isinstance(v, list):

@@ -899,7 +899,12 @@ class ModuleInstance:
                 self.root.notice(
                     site[0], f"{site[1]}: {name}: could not evaluate: {err}", attr.line
                 )
-            out[name] = v if type(v) in _PLAIN else materialize(v)
+            if type(v) not in _PLAIN:
+                try:
+                    v = materialize(v)
+                except EvalError as exc:
+                    v = Unknown(str(exc))
+            out[name] = v
         if body.blocks:
             for btype in _block_types(body):
                 if btype in SKIPPED_BLOCKS:

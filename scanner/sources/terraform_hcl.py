@@ -261,7 +261,7 @@ def _root_instance(
     variables: Mapping[str, str],
 ) -> Any:
     """The root ModuleInstance of root_dir with its variable values."""
-    from scanner.sources.hcl_eval import EvalError
+    from scanner.sources.hcl_eval import EvalError, reset_budget
     from scanner.sources.hcl_modules import (
         ModuleInstance,
         RootContext,
@@ -271,6 +271,7 @@ def _root_instance(
     )
     from scanner.sources.hcl_parse import ParseError
 
+    reset_budget()
     values: dict[str, Any] = {}
     for f in _tfvars_files(root_dir, modules.files.files(root_dir)):
         values.update(_read_vars(f, errors))
@@ -330,6 +331,13 @@ def scan_root(
             )
         )
     result.resources.extend(resources)
+    from scanner.sources.hcl_eval import budget_exhausted
+
+    if budget_exhausted():
+        root.root.error(
+            root_dir,
+            "evaluation stopped: too much work (a runaway expression?); values left UNKNOWN",
+        )
     result.errors.extend(root.root.errors)
     result.notices.extend(root.root.notices)
 
@@ -342,8 +350,10 @@ def instance_values(
 ) -> tuple[dict[str, tuple[str, dict[str, Any]]], SourceResult]:
     """The terraform-plan-shaped values of every resource instance (all types), keyed by
     address, before translation: ``{address: (type, values)}``; for tests and debugging."""
+    from scanner.sources.hcl_eval import reset_budget
     from scanner.sources.hcl_modules import walk_instances
 
+    reset_budget()
     result = SourceResult()
     modules = _Modules()
     out: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -380,6 +390,9 @@ def load_terraform_dir(
 def _load(
     paths: Sequence[Path], var_files: Sequence[Path], variables: Mapping[str, str]
 ) -> SourceResult:
+    from scanner.sources.hcl_eval import reset_budget
+
+    reset_budget()
     result = SourceResult()
     modules = _Modules()
     roots = discover_roots(paths, modules, result.errors)
