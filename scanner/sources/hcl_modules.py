@@ -595,6 +595,33 @@ class ModuleInstance:
     def path(self) -> str:
         return self.prefix[:-1] if self.prefix else ""
 
+    def close(self) -> None:
+        """Drop the memo caches (and the reference cycles through them), so that a finished
+        root is freed by reference counting rather than left to the cyclic GC."""
+        for m in self._modules.values():
+            if isinstance(m, ModuleGroup):
+                for mv in m._instances.values():
+                    if isinstance(mv._child, ModuleInstance):
+                        mv._child.close()
+                    mv._child = None
+                m._instances.clear()
+        for r in self._resources.values():
+            if isinstance(r, ResourceGroup):
+                for inst in r._instances.values():
+                    inst._attrs.clear()
+                    inst._scope = None
+                    inst._values = None
+                r._instances.clear()
+                r._keys = None
+            elif isinstance(r, PolicyDocumentData):
+                r._json = None
+        self._modules.clear()
+        self._resources.clear()
+        self._vars.clear()
+        self._locals.clear()
+        self._outputs.clear()
+        self.call_scope = None
+
     # -- name resolution -----------------------------------------------------------------------
 
     def resolve(self, root: str, ops: tuple[Any, ...], scope: Scope) -> tuple[Any, int]:

@@ -340,6 +340,7 @@ def scan_root(
         )
     result.errors.extend(root.root.errors)
     result.notices.extend(root.root.notices)
+    root.close()
 
 
 def instance_values(
@@ -364,6 +365,7 @@ def instance_values(
             out[rec.address] = (rec.type, rec.values)
         result.errors.extend(root.root.errors)
         result.notices.extend(root.root.notices)
+        root.close()
     result.errors.extend(modules.errors())
     _dedupe(result)
     return out, result
