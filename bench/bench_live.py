@@ -1,0 +1,421 @@
+"""Live-audit benchmark: gpuaudit and Prowler side by side on the same seeded moto server.
+
+    python bench/bench_live.py [--repeat 3] [--volumes 5000 --instances 500 ...] [--skip-prowler]
+
+1. Starts moto on 127.0.0.1 (bench/seed_live.py's server, which counts every request by
+   service, region and operation) and seeds it over us-east-1 and us-west-2 (default: 5,000
+   volumes, 500 instances, 200 launch templates, 100 Auto Scaling groups, plus networks).
+2. Times `gpuaudit audit --endpoint-url URL --regions us-east-1,us-west-2 --format json -o ...`
+   (a new process each run, interpreter start included; median of --repeat) and records the API
+   calls per operation that the server received, beside the report's own coverage `calls`.
+   DescribeRouteTables must be one paginated walk per region.
+3. Installs Prowler in its own virtualenv (bench/out/prowler-venv, `pip install prowler`) and
+   times `prowler aws --checks ec2_ebs_default_encryption ec2_ebs_volume_encryption
+   autoscaling_group_multiple_instance_types --region us-east-1 us-west-2` against the same
+   server (boto3 honours AWS_ENDPOINT_URL), with the same fake credentials; its calls are counted
+   the same way. If Prowler cannot be installed or run, the reason is printed and recorded.
+4. Prints a table and writes bench/out/live.json. The target: gpuaudit at least 10x faster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = HERE / "out"
+sys.path.insert(0, str(HERE))
+
+import seed_live  # noqa: E402 - bench/ is not a package
+
+REGIONS = ("us-east-1", "us-west-2")
+PROWLER_CHECKS = (
+    "ec2_ebs_default_encryption",
+    "ec2_ebs_volume_encryption",
+    "autoscaling_group_multiple_instance_types",
+)
+PROWLER_VENV = OUT / "prowler-venv"
+TARGET_RATIO = 10.0
+
+
+def log(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def fake_env(url: str | None, home: Path) -> dict[str, str]:
+    """No AWS setting of the machine; fake credentials; empty config and credential files."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_SESSION_TOKEN="testing",
+        AWS_DEFAULT_REGION="us-east-1",
+        AWS_DISABLE_REQUEST_COMPRESSION="true",
+        AWS_EC2_METADATA_DISABLED="true",
+        AWS_CONFIG_FILE=str(home / "aws-config"),
+        AWS_SHARED_CREDENTIALS_FILE=str(home / "aws-credentials"),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    if url:
+        env["AWS_ENDPOINT_URL"] = url
+    return env
+
+
+# -- the server ------------------------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, log_path: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(log_path, "ab")  # noqa: SIM115
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
+        self.proc = subprocess.Popen(
+            seed_live.serve_command(self.port),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.calls()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"the moto server did not start (see {log_path})") from None
+                time.sleep(0.2)
+
+    def calls(self) -> list[dict[str, Any]]:
+        with urllib.request.urlopen(f"{self.url}/bench/calls", timeout=30) as resp:
+            return list(json.loads(resp.read()))
+
+    def reset_calls(self) -> None:
+        req = urllib.request.Request(f"{self.url}/bench/calls/reset", method="POST")
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            resp.read()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.log.close()
+
+
+def by_operation(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """ "service:Operation" -> calls, summed over regions."""
+    out: Counter[str] = Counter()
+    for r in rows:
+        out[f"{r['service']}:{r['operation']}"] += int(r["calls"])
+    return dict(sorted(out.items()))
+
+
+def per_region(rows: list[dict[str, Any]], operation: str) -> dict[str, int]:
+    return {r["region"]: int(r["calls"]) for r in rows if r["operation"] == operation}
+
+
+# -- gpuaudit --------------------------------------------------------------------------------------
+
+
+def run_gpuaudit(server: Server, repeat: int, work: Path) -> dict[str, Any]:
+    report = OUT / "live-gpuaudit.json"
+    cmd = [
+        sys.executable,
+        "-m",
+        "scanner.cli",
+        "audit",
+        "--endpoint-url",
+        server.url,
+        "--regions",
+        ",".join(REGIONS),
+        "--format",
+        "json",
+        "-o",
+        str(report),
+        "--quiet",
+    ]
+    env = fake_env(None, work)
+    env["PYTHONPATH"] = str(ROOT)
+    times: list[float] = []
+    calls: list[dict[str, Any]] = []
+    for i in range(repeat):
+        server.reset_calls()
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
+        elapsed = time.perf_counter() - start
+        if proc.returncode not in (0, 1):
+            raise RuntimeError(f"gpuaudit exited {proc.returncode}: {proc.stderr[-3000:]}")
+        times.append(elapsed)
+        if i == 0:
+            calls = server.calls()
+        log(f"gpuaudit run {i + 1}/{repeat}: {elapsed:.2f} s (exit {proc.returncode})")
+    doc = json.loads(report.read_text())
+    coverage_calls: Counter[str] = Counter()
+    for row in doc.get("coverage", []):
+        coverage_calls[row["service"]] += int(row.get("calls", 0))
+    fails = Counter(f["policy_id"] for f in doc["findings"] if f["status"] == "FAIL")
+    volume_fails = sum(
+        1
+        for f in doc["findings"]
+        if f["policy_id"] == "EBS-001"
+        and f["status"] == "FAIL"
+        and f["resource"]["kind"] == "ec2.volume"
+    )
+    return {
+        "command": " ".join(cmd[2:]),
+        "wall_s": [round(t, 3) for t in times],
+        "median_s": round(statistics.median(times), 3),
+        "calls_by_operation": by_operation(calls),
+        "calls_total": sum(int(r["calls"]) for r in calls),
+        "calls_by_region_operation": calls,
+        "coverage_calls_by_collector": dict(sorted(coverage_calls.items())),
+        "coverage_calls_total": sum(coverage_calls.values()),
+        "describe_route_tables_per_region": per_region(calls, "DescribeRouteTables"),
+        "errors": doc.get("errors", []),
+        "summary": doc.get("summary", {}),
+        "fails_by_policy": dict(sorted(fails.items())),
+        "unencrypted_volumes": volume_fails,
+    }
+
+
+# -- Prowler ---------------------------------------------------------------------------------------
+
+
+def ensure_prowler() -> tuple[Path | None, str]:
+    """(path to the prowler executable, version) or (None, why not)."""
+    exe = PROWLER_VENV / "bin" / "prowler"
+    if not exe.exists():
+        log(f"creating {PROWLER_VENV} and installing prowler from PyPI (a few minutes)")
+        base = getattr(sys, "_base_executable", sys.executable)
+        steps = [
+            [base, "-m", "venv", str(PROWLER_VENV)],
+            [
+                str(PROWLER_VENV / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--upgrade",
+                "pip",
+            ],
+            [str(PROWLER_VENV / "bin" / "python"), "-m", "pip", "install", "-q", "prowler"],
+        ]
+        for step in steps:
+            proc = subprocess.run(step, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                lines = [ln for ln in proc.stderr.splitlines() if "is ignored" not in ln]
+                return None, f"`{' '.join(step[-3:])}` failed: " + "\n".join(lines[-15:])
+    proc = subprocess.run(
+        [str(exe), "--version"], capture_output=True, text=True, check=False, timeout=300
+    )
+    if proc.returncode != 0:
+        return None, f"`prowler --version` failed: {proc.stderr[-2000:]}"
+    return exe, proc.stdout.strip()
+
+
+def run_prowler(server: Server, work: Path, timeout: float) -> dict[str, Any]:
+    exe, version = ensure_prowler()
+    if exe is None:
+        return {"ok": False, "error": version}
+    out_dir = Path(tempfile.mkdtemp(prefix="prowler-out-", dir=work))
+    cmd = [
+        str(exe),
+        "aws",
+        "--checks",
+        *PROWLER_CHECKS,
+        "--region",
+        *REGIONS,
+        "--no-banner",
+        "--no-color",
+        "--ignore-exit-code-3",  # 3 = some check FAILed: expected here
+        "--output-formats",
+        "json-ocsf",
+        "--output-directory",
+        str(out_dir),
+    ]
+    env = fake_env(server.url, work)
+    env.pop("PYTHONPATH", None)
+    start = time.perf_counter()
+    version_proc = subprocess.run(
+        [str(exe), "--version"], env=env, capture_output=True, text=True, check=False
+    )
+    startup = time.perf_counter() - start
+    del version_proc
+    server.reset_calls()
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            cmd, cwd=work, env=env, capture_output=True, text=True, check=False, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "version": version, "error": f"timed out after {timeout:.0f} s"}
+    elapsed = time.perf_counter() - start
+    calls = server.calls()
+    result: dict[str, Any] = {
+        "version": version,
+        "command": " ".join(["prowler", *cmd[1:-1], "DIR"]),
+        "wall_s": round(elapsed, 3),
+        "startup_s": round(startup, 3),
+        "exit_code": proc.returncode,
+        "calls_by_operation": by_operation(calls),
+        "calls_total": sum(int(r["calls"]) for r in calls),
+        "calls_by_region_operation": calls,
+    }
+    if proc.returncode != 0:
+        result.update(ok=False, error=(proc.stderr or proc.stdout)[-3000:])
+        return result
+    findings: list[dict[str, Any]] = []
+    for path in sorted(out_dir.glob("*.ocsf.json")):
+        findings += json.loads(path.read_text() or "[]")
+    by_check: dict[str, Counter[str]] = {}
+    for f in findings:
+        check = str(f.get("metadata", {}).get("event_code") or f.get("finding_info", {}).get("uid"))
+        by_check.setdefault(check, Counter())[str(f.get("status_code"))] += 1
+    result.update(
+        ok=True,
+        findings_by_check={k: dict(sorted(v.items())) for k, v in sorted(by_check.items())},
+        unencrypted_volumes=by_check.get("ec2_ebs_volume_encryption", Counter()).get("FAIL", 0),
+    )
+    shutil.rmtree(out_dir, ignore_errors=True)
+    return result
+
+
+# -- report ----------------------------------------------------------------------------------------
+
+
+def table(result: dict[str, Any]) -> str:
+    g, p = result["gpuaudit"], result.get("prowler") or {}
+    lines = []
+    created = result["seeded"]["created"]
+    totals = Counter()
+    for region in created.values():
+        totals.update(region)
+    lines.append(
+        "seeded ({}): {} standalone volumes (+1 root volume per instance), {} instances, "
+        "{} launch templates, {} Auto Scaling groups, {} VPCs, {} subnets; {:.0f} s".format(
+            ", ".join(created),
+            totals["volumes"],
+            totals["instances"],
+            totals["launch_templates"],
+            totals["asgs"],
+            totals["vpcs"],
+            totals["subnets"],
+            result["seeded"]["seconds"],
+        )
+    )
+    lines.append("")
+    lines.append(f"{'tool':<28}{'wall s':>10}{'API calls':>12}{'unencrypted vols':>18}")
+    lines.append("-" * 68)
+    runs = ", ".join(f"{t:.2f}" for t in g["wall_s"])
+    lines.append(
+        f"{'gpuaudit (median)':<28}{g['median_s']:>10.2f}{g['calls_total']:>12}"
+        f"{g['unencrypted_volumes']:>18}"
+    )
+    lines.append(f"  runs: {runs}")
+    if p.get("ok"):
+        lines.append(
+            f"{p['version']:<28}{p['wall_s']:>10.2f}{p['calls_total']:>12}"
+            f"{p['unencrypted_volumes']:>18}"
+        )
+        lines.append(f"  of which start-up (prowler --version): {p['startup_s']:.2f} s")
+        ratio = result["ratio"]
+        verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
+        lines.append(
+            f"ratio Prowler / gpuaudit: {ratio:.1f}x ({verdict} the {TARGET_RATIO:.0f}x target)"
+        )
+    elif p:
+        lines.append(f"Prowler did not run: {p.get('error')}")
+    lines.append("")
+    lines.append("API calls per operation (both regions; server-side count)")
+    ops = sorted(set(g["calls_by_operation"]) | set(p.get("calls_by_operation", {})))
+    lines.append(f"  {'operation':<48}{'gpuaudit':>10}{'prowler':>10}")
+    for op in ops:
+        pv = p.get("calls_by_operation", {}).get(op, "")
+        gv = g["calls_by_operation"].get(op, "")
+        lines.append(f"  {op:<48}{gv!s:>10}{pv!s:>10}")
+    rt = g["describe_route_tables_per_region"]
+    lines.append(f"DescribeRouteTables per region (gpuaudit): {rt}")
+    lines.append(
+        f"gpuaudit coverage rows: {g['coverage_calls_total']} calls "
+        f"{g['coverage_calls_by_collector']}"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    for name, default in asdict(seed_live.Scale()).items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=default)
+    parser.add_argument("--repeat", type=int, default=3, help="gpuaudit runs (median)")
+    parser.add_argument("--skip-prowler", action="store_true")
+    parser.add_argument("--prowler-timeout", type=float, default=3600)
+    parser.add_argument("--output", type=Path, default=OUT / "live.json")
+    args = parser.parse_args(argv)
+    OUT.mkdir(parents=True, exist_ok=True)
+    scale = seed_live.Scale(**{k: getattr(args, k) for k in asdict(seed_live.Scale())})
+    with tempfile.TemporaryDirectory(prefix="bench-live-") as tmp:
+        work = Path(tmp)
+        server = Server(OUT / "live-moto.log")
+        try:
+            log(f"moto server {server.url}; seeding {asdict(scale)}")
+            seeded = seed_live.seed(server.url, scale, REGIONS)
+            result: dict[str, Any] = {
+                "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+                "server": "moto " + _moto_version(),
+                "seeded": asdict(seeded),
+            }
+            result["gpuaudit"] = run_gpuaudit(server, max(1, args.repeat), work)
+            if not args.skip_prowler:
+                result["prowler"] = run_prowler(server, work, args.prowler_timeout)
+                if result["prowler"].get("ok"):
+                    result["ratio"] = round(
+                        result["prowler"]["wall_s"] / result["gpuaudit"]["median_s"], 1
+                    )
+                    result["meets_target"] = result["ratio"] >= TARGET_RATIO
+        finally:
+            server.stop()
+    # moto answers DescribeRouteTables in one page when no MaxResults is sent: one walk per
+    # region is then exactly one call per region (and never one per subnet or VPC)
+    rt = result["gpuaudit"]["describe_route_tables_per_region"]
+    result["route_tables_one_walk_per_region"] = rt == {r: 1 for r in REGIONS}
+    args.output.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    print(table(result))
+    print(f"\nwritten: {args.output}")
+    ok = result["route_tables_one_walk_per_region"] and not result["gpuaudit"]["errors"]
+    return 0 if ok else 1
+
+
+def _moto_version() -> str:
+    import moto
+
+    return str(moto.__version__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
