@@ -79,6 +79,9 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
                             account_id=account_id, source_dir=source_dir,
                             var_files=var_file, variables=_pairs(tf_vars, "--var"))
     result = scan_paths(list(paths), scan_opts)
+    if paths and all(p.is_file() for p in paths):
+        # files named one by one (pre-commit): their module is read, their findings reported
+        opts.only_files = tuple(str(p) for p in paths)
     inputs = {"paths": [p.as_posix() for p in paths]}
     sys.exit(_finish(result, inputs, opts))
 

@@ -82,8 +82,13 @@ def run(
     baseline: Collection[str] = (),
     today: dt.date | None = None,
     include_passed: bool = True,
+    only_files: Collection[str] | None = None,
 ) -> Evaluation:
-    """Evaluate; with include_passed False, PASS results are only counted (large estates)."""
+    """Evaluate; with include_passed False, PASS results are only counted (large estates).
+
+    ``only_files``: report only results on HCL resources declared in these files (the
+    pre-commit case: a changed .tf is evaluated with its whole module, but only its own
+    findings count)."""
     config = config or Config()
     catalog = catalog or default_catalog()
     policies = select_policies(config, policy_ids, skip_ids)
@@ -92,6 +97,7 @@ def run(
     out = Evaluation([])
     mutes = _Mutes(config.mutes, today or dt.date.today(), out.notices, config.path)
     baseline_ids = set(baseline)
+    only = None if only_files is None else {os.path.realpath(f) for f in only_files}
     for pol in policies:
         ctx = Context(index, config.params(pol.id, pol.params), catalog, memo)
         for kind in pol.kinds:
@@ -102,6 +108,8 @@ def run(
                     results = [Result(Status.ERROR, f"policy {pol.id} failed on this resource: "
                                       f"{type(exc).__name__}: {exc}", resource)]
                 for result in results:
+                    if only is not None and not _declared_in(result.resource, only):
+                        continue
                     if result.status is Status.PASS and not include_passed:
                         out.passed[pol.id] += 1
                         continue
@@ -110,6 +118,19 @@ def run(
         out.findings.extend(_gap_errors(pol, gaps))
     out.findings.sort(key=_sort_key)
     return out
+
+
+def _declared_in(resource: Resource, files: set[str]) -> bool:
+    """Only HCL resources are narrowed: a template or plan named by the user counts whole."""
+    file = resource.provenance.file
+    if resource.provenance.source is not SourceKind.TERRAFORM_HCL or file is None:
+        return True
+    return _realpath(file) in files
+
+
+@functools.lru_cache(maxsize=4096)
+def _realpath(path: str) -> str:
+    return os.path.realpath(path)
 
 
 def _sort_key(f: Finding) -> tuple[Any, ...]:

@@ -26,6 +26,7 @@ class ReportOptions:
     deterministic: bool = False
     quiet: bool = False
     include_passed: bool = False
+    only_files: tuple[str, ...] | None = None  # report only findings declared in these files
     color: bool = False
     extra_errors: list[InputError] = field(default_factory=list)
 
@@ -64,7 +65,7 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
         baseline = load_baseline(opts.baseline) if opts.baseline else set()
         evaluation = run(result.resources, config=config, policy_ids=opts.policy_ids or None,
                          skip_ids=opts.skip_ids, gaps=result.gaps, baseline=baseline,
-                         include_passed=opts.include_passed)
+                         include_passed=opts.include_passed, only_files=opts.only_files)
     except (ConfigError, UsageError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"gpuaudit: error: {message}", file=sys.stderr)

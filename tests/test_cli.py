@@ -107,7 +107,7 @@ def test_bad_config_names_key_and_file(tmp_path: Path):
 def test_config_in_pyproject_enables_policy_and_changes_params(tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text(
         "[tool.gpuaudit.policies.SPOT-001]\nmax_price_ratio = 1.5\n")
-    code, doc = json_report(str(CFN_EXAMPLE), "--include-passed", cwd=tmp_path)
+    _, doc = json_report(str(CFN_EXAMPLE), "--include-passed", cwd=tmp_path)
     spot = [f for f in doc["findings"] if f["policy_id"] == "SPOT-001"]
     assert spot and all(f["status"] == "PASS" for f in spot)
 
@@ -155,7 +155,7 @@ def test_report_render_roundtrip(tmp_path: Path):
 
 
 def test_cfn_params_and_region(tmp_path: Path):
-    code, doc = json_report(str(CFN_EXAMPLE), "--cfn-param", "GpuInstanceType=m5.large",
+    _, doc = json_report(str(CFN_EXAMPLE), "--cfn-param", "GpuInstanceType=m5.large",
                             "--cfn-param", "TrainingNodes=10")
     asg = next(f for f in doc["findings"]
                if f["policy_id"] == "ASG-001" and f["resource"]["id"] == "TrainingGroup")
@@ -164,7 +164,7 @@ def test_cfn_params_and_region(tmp_path: Path):
 
 @pytest.mark.parametrize("target", [TF_EXAMPLE])
 def test_terraform_example(target: Path):
-    code, doc = json_report(str(target))
+    _, doc = json_report(str(target))
     assert ("EBS-001", "aws_ebs_volume.models") in fails(doc)
     assert ("EBS-002", "aws_ebs_encryption_by_default.this") in fails(doc)
     assert ("SPOT-001", "aws_launch_template.inference") in fails(doc)
@@ -173,7 +173,20 @@ def test_terraform_example(target: Path):
 
 
 def test_directory_with_tf_and_its_plan_reports_each_finding_once():
-    code, doc = json_report("tests/fixtures/terraform/gpu_estate_a")
+    _, doc = json_report("tests/fixtures/terraform/gpu_estate_a")
     ids = [f["id"] for f in doc["findings"]]
     assert ids and len(ids) == len(set(ids))
     assert any("reported from the plan" in n["message"] for n in doc["notices"])
+
+
+def test_named_tf_file_reports_only_its_own_findings(tmp_path: Path):
+    volume = ('resource "aws_ebs_volume" "{}" {{\n'
+              '  availability_zone = "us-east-1a"\n  size = 1\n}}\n')
+    (tmp_path / "a.tf").write_text(volume.format("a"))
+    (tmp_path / "b.tf").write_text(volume.format("b"))
+    _, named = json_report(str(tmp_path / "a.tf"))
+    assert fails(named) == {("EBS-001", "aws_ebs_volume.a")}
+    _, whole = json_report(str(tmp_path))
+    assert fails(whole) == {("EBS-001", "aws_ebs_volume.a"), ("EBS-001", "aws_ebs_volume.b")}
+    _, plan = json_report("tests/fixtures/terraform/gpu_estate_a/plan.json")
+    assert fails(plan)  # a named plan counts whole, though its resources point into .tf files
