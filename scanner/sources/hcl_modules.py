@@ -1044,8 +1044,9 @@ def walk_instances(
             yield from walk_instances(child, want)
 
 
-def load_tfvars(path: str) -> dict[str, Any]:
-    """Values of a ``.tfvars`` / ``.tfvars.json`` file; raises ParseError."""
+def load_tfvars(path: str, cache: dict[Any, Any] | None = None) -> dict[str, Any]:
+    """Values of a ``.tfvars`` / ``.tfvars.json`` file; raises ParseError. cache: the run's
+    parse cache of expressions (:class:`~scanner.sources.hcl_config.ParseCache` ``exprs``)."""
     from scanner.sources.hcl_config import read_text
     from scanner.sources.hcl_parse import ParseError, parse_hcl
 
@@ -1054,7 +1055,7 @@ def load_tfvars(path: str) -> dict[str, Any]:
         from scanner.sources.hcl_json import parse_tfvars_json
 
         return parse_tfvars_json(text)
-    parsed = parse_hcl(text.encode("utf-8"), want_skips=False)
+    parsed = parse_hcl(text.encode("utf-8"), want_skips=False, cache=cache)
     if parsed.body.blocks:
         raise ParseError(
             "blocks are not allowed in a variables file", parsed.body.blocks[0].start_line

@@ -797,8 +797,22 @@ def _first_error(node: Node) -> Node:
 
 
 _COMMENT_LINE = re.compile(r"\s*(#|//|/\*|\*)")
-# A line that is a lone closing brace at column 0: where top-level blocks usually end.
-_TOP_CLOSE = re.compile(rb"^\}[ \t]*(?:\r?\n|\Z)", re.M)
+# After a closing brace at column 0: the rest of a line that is that lone brace.
+_LINE_REST = re.compile(rb"[ \t]*(?:\r?\n|\Z)")
+
+
+def _top_close_ends(src: bytes) -> list[int]:
+    """The end offsets (after the newline) of the lines that are a lone ``}`` at column 0."""
+    out: list[int] = []
+    match = _LINE_REST.match
+    pos = 0 if src[:1] == b"}" else src.find(b"\n}")
+    while pos >= 0:
+        brace = pos if pos == 0 and src[:1] == b"}" else pos + 1
+        m = match(src, brace + 1)
+        if m is not None:
+            out.append(m.end())
+        pos = src.find(b"\n}", brace)
+    return out
 
 
 def _chunk_items(
@@ -807,13 +821,13 @@ def _chunk_items(
     """The top-level attributes and blocks of src[start:end] (which starts at a line start,
     on line row + 1), parsed alone with tree-sitter's included ranges so that positions are
     those of the whole file; None when the piece does not parse cleanly on its own."""
-    from tree_sitter import Point, Range
-
     piece = src[start:end]
     key = ("chunk", row, piece)
     hit = cache.get(key)
     if hit is not None:
         return hit  # type: ignore[no-any-return]
+    from tree_sitter import Point, Range
+
     nl = piece.rfind(b"\n")
     end_point = Point(row + piece.count(b"\n"), len(piece) - nl - 1)
     parser = _parser()
@@ -855,7 +869,7 @@ def _parse_chunked(src: bytes, cache: dict[Any, Any]) -> Body | None:
     caller then parses the whole file, which also reports errors exactly as before."""
     if not _FULL_RANGE:
         _FULL_RANGE.extend(_parser().included_ranges)
-    ends = [m.end() for m in _TOP_CLOSE.finditer(src)]
+    ends = _top_close_ends(src)
     if len(ends) < 2:
         return None
     if ends[-1] < len(src):

@@ -218,12 +218,14 @@ def _tfvars_files(root_dir: str, names: list[str]) -> list[str]:
     return [posixpath.join(root_dir, n) if root_dir not in ("", ".") else n for n in out]
 
 
-def _read_vars(path: str, errors: list[InputError]) -> dict[str, Any]:
+def _read_vars(
+    path: str, errors: list[InputError], cache: dict[Any, Any] | None = None
+) -> dict[str, Any]:
     from scanner.sources.hcl_modules import load_tfvars
     from scanner.sources.hcl_parse import ParseError
 
     try:
-        return load_tfvars(path)
+        return load_tfvars(path, cache)
     except ParseError as exc:
         errors.append(InputError(path, exc.reason, exc.line))
     except RecursionError:
@@ -274,7 +276,7 @@ def _root_instance(
     reset_budget()
     values: dict[str, Any] = {}
     for f in _tfvars_files(root_dir, modules.files.files(root_dir)):
-        values.update(_read_vars(f, errors))
+        values.update(_read_vars(f, errors, modules.files.exprs))
     for fv in file_vars:
         values.update(fv)
     ctx = RootContext(
