@@ -815,18 +815,63 @@ def _top_close_ends(src: bytes) -> list[int]:
     return out
 
 
+# A whole line ``name = "text"`` / ``name = 12`` / ``name = true`` at column 0: an attribute
+# whose AST is known without tree-sitter (the expression fast paths of _Converter.expression).
+_SIMPLE_LINE = re.compile(
+    rb'([A-Za-z_][A-Za-z0-9_-]*)[ \t]*=[ \t]*("[^"\\$%\x00-\x1f\x7f]*"|-?(?:0|[1-9][0-9]{0,15})'
+    rb"|true|false|null)[ \t]*(?:\r?\n|\Z)"
+)
+_NOT_NAMES = frozenset({b"true", b"false", b"null", b"for", b"in", b"if", b"else", b"endif",
+                        b"endfor"})
+MAX_PIECE = 65536  # bigger pieces are parsed but not kept in the cache
+
+
 def _chunk_items(
     src: bytes, start: int, end: int, row: int, cache: dict[Any, Any]
 ) -> tuple[Attribute | Block, ...] | None:
     """The top-level attributes and blocks of src[start:end] (which starts at a line start,
-    on line row + 1), parsed alone with tree-sitter's included ranges so that positions are
-    those of the whole file; None when the piece does not parse cleanly on its own."""
+    on line row + 1); None when the piece does not parse cleanly on its own. Leading simple
+    attribute lines (variables files) are taken without tree-sitter; the rest is looked up in
+    the cache, else parsed alone with tree-sitter's included ranges so that positions are
+    those of the whole file."""
     piece = src[start:end]
     key = ("chunk", row, piece)
     hit = cache.get(key)
     if hit is not None:
         return hit  # type: ignore[no-any-return]
+    m = _SIMPLE_LINE.match(src, start, end)
+    if m is None or m.group(1) in _NOT_NAMES:
+        return _parse_piece(src, start, end, row, cache, key)
+    head: list[Attribute | Block] = []
+    while m is not None and m.group(1) not in _NOT_NAMES:
+        raw = m.group(2)
+        expr = cache.get(raw)
+        if expr is None:
+            if raw[:1] == b'"':
+                expr = Lit(raw[1:-1].decode("utf-8"))
+            else:
+                expr = Lit(_KEYWORDS[raw] if raw in _KEYWORDS else int(raw))
+            cache[raw] = expr
+        head.append(Attribute(m.group(1).decode("ascii"), expr, row + 1, row + 1))
+        start = m.end()
+        row += 1
+        if start >= end:
+            return tuple(head)
+        m = _SIMPLE_LINE.match(src, start, end)
+    rest = cache.get(("chunk", row, src[start:end]))
+    if rest is None:
+        rest = _parse_piece(src, start, end, row, cache, ("chunk", row, src[start:end]))
+        if rest is None:
+            return None
+    return (*head, *rest)
+
+
+def _parse_piece(
+    src: bytes, start: int, end: int, row: int, cache: dict[Any, Any], key: Any
+) -> tuple[Attribute | Block, ...] | None:
     from tree_sitter import Point, Range
+
+    piece = src[start:end]
 
     nl = piece.rfind(b"\n")
     end_point = Point(row + piece.count(b"\n"), len(piece) - nl - 1)
@@ -854,7 +899,8 @@ def _chunk_items(
     except (ParseError, RecursionError):
         return None
     out = tuple(items)
-    cache[key] = out
+    if end - start <= MAX_PIECE:
+        cache[key] = out
     return out
 
 
@@ -870,9 +916,7 @@ def _parse_chunked(src: bytes, cache: dict[Any, Any]) -> Body | None:
     if not _FULL_RANGE:
         _FULL_RANGE.extend(_parser().included_ranges)
     ends = _top_close_ends(src)
-    if len(ends) < 2:
-        return None
-    if ends[-1] < len(src):
+    if not ends or ends[-1] < len(src):
         ends.append(len(src))
     body = Body()
     start = 0
