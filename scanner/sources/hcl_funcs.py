@@ -11,6 +11,7 @@ clock, randomness, the filesystem or the provider (``timestamp``, ``uuid``, ``fi
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import ipaddress
 import json
@@ -1005,9 +1006,14 @@ def f_parseint(s: Any, base: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1024)
+def _parse_net(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    return ipaddress.ip_network(text, strict=False)
+
+
 def _net(prefix: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
     try:
-        return ipaddress.ip_network(to_str(prefix), strict=False)
+        return _parse_net(to_str(prefix))
     except ValueError as exc:
         raise EvalError(f"invalid CIDR: {exc}") from None
 
@@ -1016,6 +1022,11 @@ def _net(prefix: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
 def f_cidrsubnet(prefix: Any, newbits: Any, netnum: Any) -> Any:
     net = _net(prefix)
     nb, num = int(to_number(newbits)), int(to_number(netnum))
+    return _subnet(net, nb, num)
+
+
+@functools.lru_cache(maxsize=4096)
+def _subnet(net: ipaddress.IPv4Network | ipaddress.IPv6Network, nb: int, num: int) -> str:
     new_len = net.prefixlen + nb
     if new_len > net.max_prefixlen or num < 0 or num >= 2**nb:
         raise EvalError("cidrsubnet: not enough address space")

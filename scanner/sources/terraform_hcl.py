@@ -432,14 +432,37 @@ def _scan_chunk(
     return out
 
 
-# State handed to forked workers (inherited, not pickled).
-_FORKED: tuple[_Modules, list[dict[str, Any]], Mapping[str, str]] | None = None
+# State handed to forked workers (inherited, not pickled): the shared state of the run, the
+# roots, and a shared counter of the next block of roots to take.
+_FORKED: tuple[_Modules, list[dict[str, Any]], Mapping[str, str], list[str], Any] | None = None
+BLOCK_ROOTS = 16  # roots taken at a time: work is shared out as it goes, not split up front
 
 
-def _worker(roots: list[str]) -> tuple[list[SourceResult], list[InputError]]:
+def _take_blocks(
+    roots: list[str],
+    counter: Any,
+    modules: _Modules,
+    file_vars: list[dict[str, Any]],
+    variables: Mapping[str, str],
+) -> dict[int, list[SourceResult]]:
+    """Scan blocks of roots until none is left; each block is taken by one process only
+    (the counter is shared), so a process slowed down by other load simply takes fewer."""
+    out: dict[int, list[SourceResult]] = {}
+    n_blocks = (len(roots) + BLOCK_ROOTS - 1) // BLOCK_ROOTS
+    while True:
+        with counter.get_lock():
+            i = counter.value
+            counter.value = i + 1
+        if i >= n_blocks:
+            return out
+        block = roots[i * BLOCK_ROOTS : (i + 1) * BLOCK_ROOTS]
+        out[i] = _scan_chunk(block, modules, file_vars, variables)
+
+
+def _worker() -> tuple[dict[int, list[SourceResult]], list[InputError]]:
     assert _FORKED is not None
-    modules, file_vars, variables = _FORKED
-    parts = _scan_chunk(roots, modules, file_vars, variables)
+    modules, file_vars, variables, roots, counter = _FORKED
+    parts = _take_blocks(roots, counter, modules, file_vars, variables)
     return parts, modules.errors()
 
 
@@ -464,7 +487,8 @@ def _scan_all(
     variables: Mapping[str, str],
 ) -> list[SourceResult]:
     """Scan roots, in forked worker processes when there are many (the main process takes a
-    share too); results come back in root order. Falls back to one process on any trouble."""
+    share too, block by block from a shared counter); results come back in root order. Roots
+    a worker did not return (it died, or could not start) are scanned here."""
     n = _workers(len(roots))
     if n <= 1:
         return _scan_chunk(roots, modules, file_vars, variables)
@@ -473,35 +497,34 @@ def _scan_all(
 
     try:
         ctx = multiprocessing.get_context("fork")
-    except ValueError:
+        counter = ctx.Value("q", 0)
+    except (ValueError, OSError):
         return _scan_chunk(roots, modules, file_vars, variables)
     global _FORKED
-    chunks = [roots[i::n] for i in range(n)]
-    results: dict[str, SourceResult] = {}
-    _FORKED = (modules, file_vars, variables)
+    blocks: dict[int, list[SourceResult]] = {}
+    _FORKED = (modules, file_vars, variables, roots, counter)
     try:
         with ProcessPoolExecutor(max_workers=n - 1, mp_context=ctx) as pool:
-            futures = [(c, pool.submit(_worker, c)) for c in chunks[1:]]
-            for root_dir, part in zip(
-                chunks[0], _scan_chunk(chunks[0], modules, file_vars, variables), strict=True
-            ):
-                results[root_dir] = part
-            for chunk, fut in futures:
+            futures = [pool.submit(_worker) for _ in range(n - 1)]
+            blocks.update(_take_blocks(roots, counter, modules, file_vars, variables))
+            for fut in futures:
                 try:
                     parts, errors = fut.result()
-                except Exception:  # a worker died: do its share here
-                    parts, errors = _scan_chunk(chunk, modules, file_vars, variables), []
-                for root_dir, part in zip(chunk, parts, strict=True):
-                    results[root_dir] = part
+                except Exception:  # a worker died: its blocks are done below
+                    continue
+                blocks.update(parts)
                 modules.extra_errors.extend(errors)
     except OSError:
-        missing = [r for r in roots if r not in results]
-        parts = _scan_chunk(missing, modules, file_vars, variables)
-        for root_dir, part in zip(missing, parts, strict=True):
-            results[root_dir] = part
+        pass
     finally:
         _FORKED = None
-    return [results[r] for r in roots]
+    out: list[SourceResult] = []
+    for i in range(0, len(roots), BLOCK_ROOTS):
+        part = blocks.get(i // BLOCK_ROOTS)
+        if part is None:
+            part = _scan_chunk(roots[i : i + BLOCK_ROOTS], modules, file_vars, variables)
+        out.extend(part)
+    return out
 
 
 def _dedupe(result: SourceResult) -> None:
