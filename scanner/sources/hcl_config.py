@@ -91,12 +91,17 @@ def read_bytes(path: str) -> bytes:
             raise ParseError(f"file too large ({st.st_size} bytes; limit {MAX_FILE_BYTES})")
         chunks = []
         left = MAX_FILE_BYTES + 1
+        got = 0
         while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
+            want = min(left, 1 << 20)
+            chunk = os.read(fd, want)
             if not chunk:
                 break
             chunks.append(chunk)
             left -= len(chunk)
+            got += len(chunk)
+            if len(chunk) < want and got >= st.st_size:
+                break  # the whole file, and a short read: its end (saves a read per file)
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
     finally:
