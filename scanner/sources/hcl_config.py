@@ -93,7 +93,8 @@ def read_bytes(path: str) -> bytes:
         left = MAX_FILE_BYTES + 1
         got = 0
         while left > 0:
-            want = min(left, 1 << 20)
+            # sized by fstat (small files need no 1 MiB buffer), then in 1 MiB steps
+            want = min(left, st.st_size + 1 if not got else 1 << 20)
             chunk = os.read(fd, want)
             if not chunk:
                 break
