@@ -26,7 +26,8 @@ class ScanOptions:
     variables: Mapping[str, str] = field(default_factory=dict)
 
 
-def _walk(root: Path, errors: list[InputError]) -> Iterator[Path]:
+def _walk(root: Path, errors: list[InputError]) -> Iterator[tuple[str, str]]:
+    """(directory, lower-cased file name) pairs below root, in a stable order."""
     def onerror(exc: OSError) -> None:
         errors.append(InputError(str(exc.filename or root), f"cannot read directory: "
                                                              f"{exc.strerror or exc}"))
@@ -34,7 +35,7 @@ def _walk(root: Path, errors: list[InputError]) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(filenames):
-            yield Path(dirpath) / name
+            yield dirpath, name
 
 
 def discover(paths: Sequence[Path], errors: list[InputError]) -> tuple[list[Path], list[Path]]:
@@ -48,16 +49,18 @@ def discover(paths: Sequence[Path], errors: list[InputError]) -> tuple[list[Path
         if not given.exists() and not given.is_symlink():
             errors.append(InputError(str(given), "no such file or directory"))
             continue
-        if given.is_dir():
-            files = list(_walk(given, errors))
-        else:
-            files = [given]
-        for f in files:
-            name = f.name.lower()
-            if name.endswith(TF_SUFFIXES):
-                tf[given if given.is_dir() else f] = None
-            elif name.endswith(DATA_SUFFIXES) or f == given:
-                data[f] = None
+        if not given.is_dir():
+            if given.name.lower().endswith(TF_SUFFIXES):
+                tf[given] = None
+            else:
+                data[given] = None
+            continue
+        for dirpath, name in _walk(given, errors):
+            lower = name.lower()
+            if lower.endswith(TF_SUFFIXES):
+                tf[given] = None
+            elif lower.endswith(DATA_SUFFIXES):
+                data[Path(dirpath) / name] = None
     return list(tf), list(data)
 
 
