@@ -33,6 +33,7 @@ class ResourceIndex:
             if base:
                 self._by_base[(r.scope, base)].append(r)
         self._memo: dict[str, Any] = {}
+        self._kind_hits: dict[tuple[str, str, str], list[Resource]] = {}
 
     # -- lookups -----------------------------------------------------------------------------
 
@@ -50,9 +51,13 @@ class ResourceIndex:
         else:
             return []
         found = self._by_key.get((scope, key)) or self._by_base.get((scope, key)) or []
-        if kind is not None and any(r.kind != kind for r in found):
-            found = [r for r in found if r.kind == kind]
-        return found
+        if kind is None or len(found) < 2:
+            return found if kind is None or not found or found[0].kind == kind else []
+        cache_key = (scope, key, kind)
+        hit = self._kind_hits.get(cache_key)
+        if hit is None:
+            hit = self._kind_hits[cache_key] = [r for r in found if r.kind == kind]
+        return hit
 
     def resolve(self, value: Any, scope: str, kind: str | None = None) -> Resource | None:
         found = self.resolve_all(value, scope, kind)
