@@ -15,6 +15,15 @@
    server (boto3 honours AWS_ENDPOINT_URL), with the same fake credentials; its calls are counted
    the same way. If Prowler cannot be installed or run, the reason is printed and recorded.
 4. Prints a table and writes bench/out/live.json. The target: gpuaudit at least 10x faster.
+
+The server is moto in one Python process, so both tools also pay moto's rendering time (for the
+same DescribeVolumes / DescribeInstances of 5,500 volumes and 500 instances); the table shows it
+(moto CPU s) beside each tool's own CPU. By default the server looks EC2 tags up by resource id
+(moto 5.2.5 scans every tag of the region per resource: quadratic, ``--stock-moto`` keeps it) and
+does not load moto's built-in AMIs (their ~1,300 snapshots per region are not part of the seeded
+estate and Prowler reads each one's attributes; ``--moto-default-amis`` loads them).
+Exit code: 0 when gpuaudit's report has no errors and DescribeRouteTables was one walk per region
+(the speed ratio is reported, not enforced).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -85,13 +95,18 @@ def fake_env(url: str | None, home: Path) -> dict[str, str]:
 
 
 class Server:
-    def __init__(self, log_path: Path) -> None:
+    def __init__(
+        self, log_path: Path, *, stock_moto: bool = False, default_amis: bool = False
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(log_path, "ab")  # noqa: SIM115
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
+        # moto's built-in AMIs come with about 1,300 snapshots per region that the account
+        # appears to own: not part of the seeded estate (Prowler reads each one's attributes)
+        env["MOTO_EC2_LOAD_DEFAULT_AMIS"] = "true" if default_amis else "false"
         self.proc = subprocess.Popen(
-            seed_live.serve_command(self.port),
+            seed_live.serve_command(self.port, stock_moto=stock_moto),
             stdout=self.log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -107,6 +122,14 @@ class Server:
                     self.stop()
                     raise RuntimeError(f"the moto server did not start (see {log_path})") from None
                 time.sleep(0.2)
+
+    def cpu(self) -> float:
+        """CPU seconds (user + system) the server process has used so far (Linux /proc)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def calls(self) -> list[dict[str, Any]]:
         with urllib.request.urlopen(f"{self.url}/bench/calls", timeout=30) as resp:
@@ -136,6 +159,16 @@ def by_operation(rows: list[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def server_seconds(rows: list[dict[str, Any]]) -> float:
+    """Seconds moto spent answering, summed over requests (concurrent ones overlap)."""
+    return round(sum(float(r.get("server_s", 0.0)) for r in rows), 2)
+
+
+def child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def per_region(rows: list[dict[str, Any]], operation: str) -> dict[str, int]:
     return {r["region"]: int(r["calls"]) for r in rows if r["operation"] == operation}
 
@@ -163,12 +196,17 @@ def run_gpuaudit(server: Server, repeat: int, work: Path) -> dict[str, Any]:
     env = fake_env(None, work)
     env["PYTHONPATH"] = str(ROOT)
     times: list[float] = []
+    cpu: list[float] = []
+    server_cpu: list[float] = []
     calls: list[dict[str, Any]] = []
     for i in range(repeat):
         server.reset_calls()
+        cpu0, scpu0 = child_cpu(), server.cpu()
         start = time.perf_counter()
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
         elapsed = time.perf_counter() - start
+        cpu.append(child_cpu() - cpu0)
+        server_cpu.append(server.cpu() - scpu0)
         if proc.returncode not in (0, 1):
             raise RuntimeError(f"gpuaudit exited {proc.returncode}: {proc.stderr[-3000:]}")
         times.append(elapsed)
@@ -191,6 +229,9 @@ def run_gpuaudit(server: Server, repeat: int, work: Path) -> dict[str, Any]:
         "command": " ".join(cmd[2:]),
         "wall_s": [round(t, 3) for t in times],
         "median_s": round(statistics.median(times), 3),
+        "cpu_s_median": round(statistics.median(cpu), 2),
+        "server_cpu_s_median": round(statistics.median(server_cpu), 2),
+        "server_s_first_run": server_seconds(calls),
         "calls_by_operation": by_operation(calls),
         "calls_total": sum(int(r["calls"]) for r in calls),
         "calls_by_region_operation": calls,
@@ -268,6 +309,7 @@ def run_prowler(server: Server, work: Path, timeout: float) -> dict[str, Any]:
     startup = time.perf_counter() - start
     del version_proc
     server.reset_calls()
+    cpu0, scpu0 = child_cpu(), server.cpu()
     start = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -276,12 +318,16 @@ def run_prowler(server: Server, work: Path, timeout: float) -> dict[str, Any]:
     except subprocess.TimeoutExpired:
         return {"ok": False, "version": version, "error": f"timed out after {timeout:.0f} s"}
     elapsed = time.perf_counter() - start
+    cpu, server_cpu = child_cpu() - cpu0, server.cpu() - scpu0
     calls = server.calls()
     result: dict[str, Any] = {
         "version": version,
         "command": " ".join(["prowler", *cmd[1:-1], "DIR"]),
         "wall_s": round(elapsed, 3),
         "startup_s": round(startup, 3),
+        "cpu_s": round(cpu, 2),
+        "server_cpu_s": round(server_cpu, 2),
+        "server_s": server_seconds(calls),
         "exit_code": proc.returncode,
         "calls_by_operation": by_operation(calls),
         "calls_total": sum(int(r["calls"]) for r in calls),
@@ -329,19 +375,23 @@ def table(result: dict[str, Any]) -> str:
             result["seeded"]["seconds"],
         )
     )
+    lines.append(f"server: {result['server']}")
     lines.append("")
-    lines.append(f"{'tool':<28}{'wall s':>10}{'API calls':>12}{'unencrypted vols':>18}")
-    lines.append("-" * 68)
+    lines.append(
+        f"{'tool':<22}{'wall s':>8}{'CPU s':>8}{'moto CPU s':>12}{'API calls':>11}"
+        f"{'unencr. vols':>14}"
+    )
+    lines.append("-" * 75)
     runs = ", ".join(f"{t:.2f}" for t in g["wall_s"])
     lines.append(
-        f"{'gpuaudit (median)':<28}{g['median_s']:>10.2f}{g['calls_total']:>12}"
-        f"{g['unencrypted_volumes']:>18}"
+        f"{'gpuaudit (median)':<22}{g['median_s']:>8.2f}{g['cpu_s_median']:>8.2f}"
+        f"{g['server_cpu_s_median']:>12.2f}{g['calls_total']:>11}{g['unencrypted_volumes']:>14}"
     )
     lines.append(f"  runs: {runs}")
     if p.get("ok"):
         lines.append(
-            f"{p['version']:<28}{p['wall_s']:>10.2f}{p['calls_total']:>12}"
-            f"{p['unencrypted_volumes']:>18}"
+            f"{p['version']:<22}{p['wall_s']:>8.2f}{p['cpu_s']:>8.2f}{p['server_cpu_s']:>12.2f}"
+            f"{p['calls_total']:>11}{p['unencrypted_volumes']:>14}"
         )
         lines.append(f"  of which start-up (prowler --version): {p['startup_s']:.2f} s")
         ratio = result["ratio"]
@@ -351,6 +401,10 @@ def table(result: dict[str, Any]) -> str:
         )
     elif p:
         lines.append(f"Prowler did not run: {p.get('error')}")
+    lines.append(
+        "CPU s = the tool's own processes (user + system); moto CPU s = the moto server's CPU "
+        "while the tool ran (one Python process: its requests are answered one at a time)"
+    )
     lines.append("")
     lines.append("API calls per operation (both regions; server-side count)")
     ops = sorted(set(g["calls_by_operation"]) | set(p.get("calls_by_operation", {})))
@@ -374,6 +428,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=default)
     parser.add_argument("--repeat", type=int, default=3, help="gpuaudit runs (median)")
     parser.add_argument("--skip-prowler", action="store_true")
+    parser.add_argument(
+        "--stock-moto",
+        action="store_true",
+        help="keep moto's per-resource tag scan (quadratic server time, paid by both tools)",
+    )
+    parser.add_argument(
+        "--moto-default-amis",
+        action="store_true",
+        help="load moto's built-in AMIs (and their ~1,300 snapshots per region) as well",
+    )
     parser.add_argument("--prowler-timeout", type=float, default=3600)
     parser.add_argument("--output", type=Path, default=OUT / "live.json")
     args = parser.parse_args(argv)
@@ -381,13 +445,21 @@ def main(argv: list[str] | None = None) -> int:
     scale = seed_live.Scale(**{k: getattr(args, k) for k in asdict(seed_live.Scale())})
     with tempfile.TemporaryDirectory(prefix="bench-live-") as tmp:
         work = Path(tmp)
-        server = Server(OUT / "live-moto.log")
+        server = Server(
+            OUT / "live-moto.log",
+            stock_moto=args.stock_moto,
+            default_amis=args.moto_default_amis,
+        )
         try:
             log(f"moto server {server.url}; seeding {asdict(scale)}")
             seeded = seed_live.seed(server.url, scale, REGIONS)
             result: dict[str, Any] = {
                 "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
-                "server": "moto " + _moto_version(),
+                "server": "moto "
+                + _moto_version()
+                + (" (stock tag lookup" if args.stock_moto else " (EC2 tags indexed by id")
+                + (", with" if args.moto_default_amis else ", without")
+                + " its built-in AMIs)",
                 "seeded": asdict(seeded),
             }
             result["gpuaudit"] = run_gpuaudit(server, max(1, args.repeat), work)

@@ -108,7 +108,7 @@ class Run:
     live_rc: int
     iac_rc: int
     url: str
-    outputs: dict[str, Any]
+    facts: dict[str, Any]
 
 
 def _skip_reason() -> str | None:
@@ -229,9 +229,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             out=work / "live.json",
         )
         iac_rc, iac = _gpuaudit(["scan", str(FIXTURE)], cwd=work, env=env, out=work / "iac.json")
-        outputs = _server_facts(server.url, work)
+        facts = _server_facts(server.url, work)
         print(f"terraform init+apply: {applied:.1f} s")
-        yield Run(live, iac, live_rc, iac_rc, server.url, outputs)
+        yield Run(live, iac, live_rc, iac_rc, server.url, facts)
 
 
 def _server_facts(url: str, work: Path) -> dict[str, Any]:
@@ -340,7 +340,7 @@ def test_every_status_matches(run: Run) -> None:
 
 def test_the_differences_are_moto_s_and_nothing_else(run: Run) -> None:
     """Each exception above is checked against what the server holds, not assumed."""
-    facts = run.outputs
+    facts = run.facts
     volumes: dict[str, Any] = facts["volumes"]
     # encryption by default is on in moto, yet the volume created without `encrypted` is not
     assert facts["ebs_default"] is True
