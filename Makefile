@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench fixtures clean
+.PHONY: demo test lint bench bench-live fixtures clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# live audit vs Prowler on a seeded moto server (~3 min; installs Prowler in bench/out/prowler-venv)
+bench-live: $(STAMP)
+	$(PY) bench/bench_live.py
 
 fixtures: $(STAMP)
 	bash tools/make_plan_fixtures.sh
