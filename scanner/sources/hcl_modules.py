@@ -744,45 +744,35 @@ class ModuleInstance:
             return Unknown(f"var.{name} does not match its type")
 
     def local(self, name: str) -> Any:
-        if name in self._locals:
-            v = self._locals[name]
+        entry = self.config.locals.get(name)
+        missing = f'undeclared local value "{name}"'
+        return self._memo_eval(self._locals, name, entry, f"local.{name}", missing)
+
+    def output(self, name: str) -> Any:
+        entry = self.config.outputs.get(name)
+        missing = f'module {self.path} has no output "{name}"'
+        return self._memo_eval(self._outputs, name, entry, f"output {name}", missing)
+
+    def _memo_eval(self, memo: dict[str, Any], name: str, entry: Any, label: str,
+                   missing: str) -> Any:
+        """Evaluate a local or output once; a cycle or an error is remembered and re-raised."""
+        if name in memo:
+            v = memo[name]
             if v is _IN_PROGRESS:
-                raise EvalError(f"local.{name} refers to itself")
+                raise EvalError(f"{label} refers to itself")
             if isinstance(v, EvalError):
                 raise v
             return v
-        entry = self.config.locals.get(name)
         if entry is None:
-            raise EvalError(f'undeclared local value "{name}"')
-        self._locals[name] = _IN_PROGRESS
+            raise EvalError(missing)
+        memo[name] = _IN_PROGRESS
         try:
-            v: Any = evaluate(entry[0].expr, Scope(self))
+            v = evaluate(entry[0].expr, Scope(self))
         except EvalError as exc:
             v = exc
         except RecursionError:
             v = EvalError("expression nested too deeply")
-        self._locals[name] = v
-        if isinstance(v, EvalError):
-            raise v
-        return v
-
-    def output(self, name: str) -> Any:
-        if name in self._outputs:
-            v = self._outputs[name]
-            if v is _IN_PROGRESS:
-                raise EvalError(f"output {name} refers to itself")
-            if isinstance(v, EvalError):
-                raise v
-            return v
-        entry = self.config.outputs.get(name)
-        if entry is None:
-            raise EvalError(f'module {self.path} has no output "{name}"')
-        self._outputs[name] = _IN_PROGRESS
-        try:
-            v: Any = evaluate(entry[0].expr, Scope(self))
-        except EvalError as exc:
-            v = exc
-        self._outputs[name] = v
+        memo[name] = v
         if isinstance(v, EvalError):
             raise v
         return v
