@@ -14,7 +14,7 @@ is raised; ``try``/``can`` catch it, the caller turns it into ``Unknown``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from scanner.model import Ref, Unknown
@@ -569,31 +569,15 @@ def _for(e: ForExpr, scope: Scope) -> Any:
     charge(len(pairs))
     if e.key is None:
         out: list[Any] = []
-        for k, v in pairs:
-            b = {e.vvar: v}
-            if e.kvar:
-                b[e.kvar] = k
-            s = scope.child(b)
-            if e.cond is not None:
-                c = evaluate(e.cond, s)
-                if is_opaque(c):
-                    return as_unknown(c)
-                if not to_bool(c):
-                    continue
+        for s in _for_scopes(e, scope, pairs):
+            if isinstance(s, Unknown):
+                return s
             out.append(evaluate(e.value, s))
         return out
     obj: dict[str, Any] = {}
-    for k, v in pairs:
-        b = {e.vvar: v}
-        if e.kvar:
-            b[e.kvar] = k
-        s = scope.child(b)
-        if e.cond is not None:
-            c = evaluate(e.cond, s)
-            if is_opaque(c):
-                return as_unknown(c)
-            if not to_bool(c):
-                continue
+    for s in _for_scopes(e, scope, pairs):
+        if isinstance(s, Unknown):
+            return s
         kv = evaluate(e.key, s)
         if is_opaque(kv):
             return as_unknown(kv)
@@ -606,6 +590,24 @@ def _for(e: ForExpr, scope: Scope) -> Any:
         else:
             obj[key] = val
     return obj
+
+
+def _for_scopes(e: ForExpr, scope: Scope, pairs: Any) -> Iterator[Scope | Unknown]:
+    """The scope of each element the ``if`` keeps; an unknown condition yields that Unknown
+    (the whole for expression is then unknown)."""
+    for k, v in pairs:
+        b = {e.vvar: v}
+        if e.kvar:
+            b[e.kvar] = k
+        s = scope.child(b)
+        if e.cond is not None:
+            c = evaluate(e.cond, s)
+            if is_opaque(c):
+                yield as_unknown(c)
+                return
+            if not to_bool(c):
+                continue
+        yield s
 
 
 def _call(e: Call, scope: Scope) -> Any:
