@@ -45,6 +45,9 @@ def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def build_report_options(kwargs: dict[str, Any]) -> ReportOptions:
+    formats = tuple(kwargs.get("formats", ()) or ())
+    if kwargs.get("output") is not None and len(formats) > 1:  # checked before any scanning
+        raise click.UsageError("--output takes one --format; use --output-dir for several")
     policy_ids = tuple(p.strip().upper() for p in kwargs.pop("policy_ids", ()) or ())
     skip_ids = tuple(p.strip().upper() for p in kwargs.pop("skip_ids", ()) or ())
     return ReportOptions(

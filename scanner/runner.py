@@ -111,9 +111,7 @@ def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if (opts.output or opts.output_dir) and "table" not in formats and not opts.quiet:
-        from reports import render as render_table
-
-        sys.stdout.write(render_table("table", doc))
+        sys.stdout.write(render("table", doc))
 
 
 def _write(path: Path, text: str) -> None:

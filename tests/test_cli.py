@@ -190,3 +190,9 @@ def test_named_tf_file_reports_only_its_own_findings(tmp_path: Path):
     assert fails(whole) == {("EBS-001", "aws_ebs_volume.a"), ("EBS-001", "aws_ebs_volume.b")}
     _, plan = json_report("tests/fixtures/terraform/gpu_estate_a/plan.json")
     assert fails(plan)  # a named plan counts whole, though its resources point into .tf files
+
+
+def test_output_with_several_formats_is_a_usage_error(tmp_path: Path):
+    proc = gpuaudit("scan", str(CFN_EXAMPLE), "--format", "json", "--format", "html",
+                    "--output", str(tmp_path / "r"))
+    assert proc.returncode == 2 and "--output-dir" in proc.stderr
