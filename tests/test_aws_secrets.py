@@ -218,3 +218,13 @@ def test_no_secret_reaches_any_report(
             assert marker not in text, f"{marker!r} leaked into {path.name}"
     for marker in MARKERS:
         assert marker not in res.output
+
+
+def test_scrub_remembers_verdicts_without_changing_them() -> None:
+    """The verdict cache must give the same answer on every look, credential or not."""
+    for _ in range(3):
+        assert scrub({"Description": f"key {ACCESS_KEY}", "State": "in-use"}) == {
+            "Description": REDACTED,
+            "State": "in-use",
+        }
+        assert scrub({"userData": USER_DATA_B64, "Size": 8}) == {"Size": 8}

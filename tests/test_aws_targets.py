@@ -245,3 +245,48 @@ def test_org_older_status_field_and_inactive_accounts(aws: None) -> None:
     )
     assert [t.account for t in targets] == [ACCOUNT, "444444444444"]
     assert all(t.failure is None for t in targets)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2026-11-30T23:12:47.000Z",
+        "2026-11-30T23:12:47Z",
+        "2026-11-30T23:12:47.123456789Z",
+        "2026-11-30T23:12:47+02:00",
+        "2026-11-30T23:12:47",  # no zone: botocore's own rule
+        "Mon, 30 Nov 2026 23:12:47 GMT",
+        1764544367,
+        "1764544367.5",
+    ],
+)
+def test_fast_timestamp_parses_like_botocore(value: Any) -> None:
+    from botocore.utils import parse_timestamp
+
+    from scanner.aws.targets import fast_timestamp
+
+    got, want = fast_timestamp(value), parse_timestamp(value)
+    assert got == want and got.utcoffset() == want.utcoffset()
+
+
+def test_collected_timestamps_skip_dateutil(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Volumes' CreateTime comes through the fast path: botocore's dateutil parser is not used."""
+    import botocore.parsers
+
+    import scanner.aws.targets as targets
+
+    slow: list[Any] = []
+
+    def counting(value: Any) -> Any:
+        slow.append(value)
+        return parse_timestamp(value)
+
+    from botocore.utils import parse_timestamp
+
+    client("ec2").create_volume(Size=8, AvailabilityZone=f"{REGION}a")
+    monkeypatch.setattr(targets, "parse_timestamp", counting)
+    monkeypatch.setattr(botocore.parsers, "DEFAULT_TIMESTAMP_PARSER", counting)
+    result = collect(TargetSpec(regions=(REGION,)), kinds={"ec2.volume"})
+    [vol] = [r for r in result.resources if r.kind == "ec2.volume"]
+    assert str(vol.attrs["CreateTime"]).endswith("+00:00")
+    assert slow == []

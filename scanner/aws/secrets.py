@@ -40,16 +40,37 @@ _CREDENTIAL = re.compile(
 )
 
 
+# API responses repeat the same short strings (states, types, zones, tag keys) thousands of
+# times; remembering each verdict makes scrubbing 5,000 volumes cheap. Bounded, thread-safe
+# enough (a lost insert only costs a second regex search).
+_VERDICTS: dict[str, str] = {}
+_VERDICTS_MAX = 200_000
+_NORMAL_KEYS: dict[str, str] = {}
+_NOT_LETTERS = re.compile(r"[^a-z]")
+
+
 def looks_like_credential(text: str) -> bool:
     return bool(_CREDENTIAL.search(text))
 
 
 def scrub_text(text: str) -> str:
-    return REDACTED if looks_like_credential(text) else text
+    verdict = _VERDICTS.get(text)
+    if verdict is None:
+        verdict = REDACTED if _CREDENTIAL.search(text) else text
+        if len(_VERDICTS) >= _VERDICTS_MAX:
+            _VERDICTS.clear()
+        _VERDICTS[text] = verdict
+    return verdict
 
 
 def _normal_key(key: str) -> str:
-    return re.sub(r"[^a-z]", "", key.lower())
+    normal = _NORMAL_KEYS.get(key)
+    if normal is None:
+        normal = _NOT_LETTERS.sub("", key.lower())
+        if len(_NORMAL_KEYS) >= _VERDICTS_MAX:
+            _NORMAL_KEYS.clear()
+        _NORMAL_KEYS[key] = normal
+    return normal
 
 
 def scrub(value: Any) -> Any:

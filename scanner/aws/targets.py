@@ -25,6 +25,7 @@ from botocore.credentials import (
     DeferredRefreshableCredentials,
 )
 from botocore.loaders import Loader, create_loader
+from botocore.utils import parse_timestamp
 
 from scanner.aws import faults
 from scanner.aws.clients import ClientFactory
@@ -121,6 +122,24 @@ def _shared_loader(bs: botocore.session.Session) -> Loader:
         return _LOADERS[key]
 
 
+def fast_timestamp(value: Any) -> datetime:
+    """botocore's timestamp parser without dateutil for the ISO 8601 form AWS sends.
+
+    botocore parses every timestamp with dateutil (about 0.1 ms each: 0.5 s of the client's
+    time for the 7,700 timestamps of 5,000 volumes and 500 instances); ``fromisoformat`` takes
+    about a microsecond. Anything else (epoch numbers, HTTP dates, no time zone) goes to
+    botocore's own parser, so the result is the same timezone-aware datetime either way."""
+    if isinstance(value, str) and len(value) >= 19 and value[10:11] == "T":
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            if parsed.tzinfo is not None:
+                return parsed
+    return parse_timestamp(value)
+
+
 def default_session_maker(profile: str | None) -> botocore.session.Session:
     return botocore.session.Session(profile=profile)
 
@@ -140,6 +159,9 @@ class Principal:
     def session(self, region: str) -> boto3.Session:
         bs = self.maker(self.profile)
         bs.register_component("data_loader", _shared_loader(bs))
+        bs.get_component("response_parser_factory").set_parser_defaults(
+            timestamp_parser=fast_timestamp
+        )
         bs.get_component("credential_provider").providers.insert(
             0, _SharedCredentials(self.credentials)
         )
