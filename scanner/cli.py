@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from scanner import __version__
-from scanner.cli_options import build_report_options, report_options
+from scanner.cli_options import build_report_options, output_options, report_options
 from scanner.runner import EXIT_ERROR, UsageError, finish
 
 LAZY_COMMANDS = {
@@ -159,18 +159,13 @@ def report() -> None:
 def report_render(json_report: Path, formats: tuple[str, ...], output: Path | None,
                   output_dir: Path | None) -> None:
     """Re-render a JSON report in other formats."""
+    from scanner.report_merge import ReportReadError, read_report
     from scanner.runner import ReportOptions, write_reports
 
     try:
-        doc = json.loads(json_report.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        click.echo(f"gpuaudit: error: {json_report}: not a JSON report: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
-    from reports.schema import validate_report
-
-    problems = validate_report(doc)
-    if problems:
-        click.echo(f"gpuaudit: error: {json_report}: {problems[0]}", err=True)
+        doc = read_report(json_report)
+    except ReportReadError as exc:
+        click.echo(f"gpuaudit: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     try:
         write_reports(doc, ReportOptions(formats=formats, output=output, output_dir=output_dir,
@@ -178,6 +173,36 @@ def report_render(json_report: Path, formats: tuple[str, ...], output: Path | No
     except UsageError as exc:
         click.echo(f"gpuaudit: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+
+
+@report.command("merge")
+@click.argument("json_reports", nargs=-1, required=True,
+                type=click.Path(path_type=Path, dir_okay=False))
+@output_options
+def report_merge(json_reports: tuple[Path, ...], **kwargs: Any) -> None:
+    """Merge JSON reports (the shards of `audit --shard K/N`, or several scans) into one.
+
+    Findings are listed once each; the summary is recomputed. A report that cannot be read is
+    an error in the merged report (exit 2); the others are still merged."""
+    from scanner.report_merge import Part, ReportReadError, merge_reports, read_report
+    from scanner.runner import report_exit_code, write_reports
+
+    opts = build_report_options(kwargs)
+    parts: list[Part] = []
+    unreadable: list[tuple[str, str]] = []
+    for path in json_reports:
+        try:
+            parts.append(Part(str(path), read_report(path)))
+        except ReportReadError as exc:
+            click.echo(f"gpuaudit: error: {exc}", err=True)
+            unreadable.append((str(path), str(exc).removeprefix(f"{path}: ")))
+    doc = merge_reports(parts, unreadable=unreadable, deterministic=opts.deterministic)
+    try:
+        write_reports(doc, opts)
+    except UsageError as exc:
+        click.echo(f"gpuaudit: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(report_exit_code(doc, opts.fail_on or "high"))
 
 
 @cli.command()

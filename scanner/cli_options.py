@@ -14,8 +14,8 @@ FORMATS = ("table", "json", "html", "sarif", "junit", "markdown", "csv")
 SEVERITIES = ("critical", "high", "medium", "low", "info", "none")
 
 
-def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    decorators = [
+def _output_options() -> list[Callable[..., Any]]:
+    return [
         click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS),
                      help="Report format (repeatable). Default: table."),
         click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
@@ -24,6 +24,29 @@ def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Write report.<ext> for every format into this directory."),
         click.option("--fail-on", type=click.Choice(SEVERITIES, case_sensitive=False),
                      help="Exit 1 on a FAIL at or above this severity (default: high)."),
+    ]
+
+
+def _apply(fn: Callable[..., Any], decorators: list[Callable[..., Any]]) -> Callable[..., Any]:
+    for decorate in reversed(decorators):
+        fn = decorate(fn)
+    return fn
+
+
+def output_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Where reports go and when to fail: for commands that write a report they did not
+    evaluate (`report merge`)."""
+    return _apply(fn, [
+        *_output_options(),
+        click.option("--deterministic", is_flag=True,
+                     help="Omit the timestamp: identical input gives byte-identical JSON."),
+        click.option("--quiet", "-q", is_flag=True, help="No table output."),
+    ])
+
+
+def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    decorators = [
+        *_output_options(),
         click.option("--config", "config_path", type=click.Path(path_type=Path,
                                                                  dir_okay=False),
                      help=".gpuaudit.yaml or pyproject.toml (default: found in the cwd)."),
@@ -39,9 +62,7 @@ def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="List PASS results as findings too (default: counted in the summary)."),
         click.option("--quiet", "-q", is_flag=True, help="No table or progress output."),
     ]
-    for decorate in reversed(decorators):
-        fn = decorate(fn)
-    return fn
+    return _apply(fn, decorators)
 
 
 def build_report_options(kwargs: dict[str, Any]) -> ReportOptions:

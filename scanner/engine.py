@@ -134,10 +134,15 @@ def _realpath(path: str) -> str:
 
 
 def _sort_key(f: Finding) -> tuple[Any, ...]:
-    loc = f.location or {}
-    return (loc.get("file") or "", loc.get("start_line") or 0, f.policy_id,
-            f.resource.get("account") or "", f.resource.get("region") or "", f.resource["id"],
-            f.id)
+    return report_order(f.location, f.policy_id, f.resource, f.id)
+
+
+def report_order(location: Mapping[str, Any] | None, policy_id: str,
+                 resource: Mapping[str, Any], fid: str) -> tuple[Any, ...]:
+    """The order of findings in a report: file and line, policy, account, region, resource."""
+    loc = location or {}
+    return (loc.get("file") or "", loc.get("start_line") or 0, policy_id,
+            resource.get("account") or "", resource.get("region") or "", resource["id"], fid)
 
 
 def fingerprint(policy_id: str, resource: Mapping[str, Any], path: str) -> str:

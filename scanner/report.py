@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scanner import __version__
 from scanner.catalog import Catalog
-from scanner.model import Finding, InputError, Notice, Status
+from scanner.model import Finding, InputError, Notice
 
 SCHEMA_VERSION = 1
 
@@ -24,44 +24,88 @@ def build_report(
     resources: int,
     coverage: Sequence[dict[str, Any]] = (),
     deterministic: bool = False,
-    catalog_note: str | None = None,
+    unpriced_regions: Sequence[str] = (),
     passed: Counter[str] | None = None,
 ) -> dict[str, Any]:
     """The report document. ``passed`` counts PASS results left out of ``findings``."""
-    by_status = Counter(f.status.value for f in findings)
-    if passed:
-        by_status["PASS"] += sum(passed.values())
-    by_severity = Counter(f.severity.value for f in findings if f.status is Status.FAIL)
-    by_policy: dict[str, Counter[str]] = {}
-    for f in findings:
-        by_policy.setdefault(f.policy_id, Counter())[f.status.value] += 1
-    for pid, n in (passed or {}).items():
-        by_policy.setdefault(pid, Counter())["PASS"] += n
-    savings = sum(f.savings.usd_month for f in findings
-                  if f.savings is not None and f.status is Status.FAIL)
-    cat = catalog.describe()
-    if catalog_note:
-        cat["note"] = catalog_note
+    cat = with_unpriced_regions(catalog.describe(), unpriced_regions)
+    return assemble(
+        findings=[f.as_dict() for f in findings],
+        errors=[e.as_dict() for e in errors],
+        notices=[n.as_dict() for n in notices],
+        inputs=inputs,
+        catalog=cat,
+        coverage=coverage,
+        passed=passed,
+        resources=resources,
+        deterministic=deterministic,
+    )
+
+
+def assemble(
+    *,
+    findings: list[dict[str, Any]],
+    errors: Sequence[dict[str, Any]],
+    notices: Sequence[dict[str, Any]],
+    inputs: dict[str, Any],
+    catalog: dict[str, Any],
+    coverage: Sequence[dict[str, Any]],
+    passed: Mapping[str, int] | None,
+    resources: int,
+    deterministic: bool,
+) -> dict[str, Any]:
+    """The document from its parts, already as JSON values (``findings`` in report order)."""
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "gpuaudit", "version": __version__},
         "inputs": inputs,
-        "catalog": cat,
-        "summary": {
-            "by_status": dict(sorted(by_status.items())),
-            "by_severity": dict(sorted(by_severity.items())),
-            "by_policy": {k: dict(sorted(v.items())) for k, v in sorted(by_policy.items())},
-            "savings_usd_month": round(savings, 2),
-            "resources": resources,
-        },
-        "errors": sorted((e.as_dict() for e in errors),
-                         key=lambda e: (e["path"], e.get("line") or 0, e["reason"])),
-        "notices": sorted((n.as_dict() for n in notices),
-                          key=lambda n: (n["path"], n.get("line") or 0, n["message"])),
+        "catalog": catalog,
+        "summary": summarize(findings, passed=passed, resources=resources),
+        "errors": sorted(errors, key=lambda e: (e["path"], e.get("line") or 0, e["reason"])),
+        "notices": sorted(notices, key=lambda n: (n["path"], n.get("line") or 0, n["message"])),
         "coverage": sorted(coverage, key=lambda c: (str(c.get("account")), str(c.get("region")),
                                                     str(c.get("service")))),
-        "findings": [f.as_dict() for f in findings],
+        "findings": findings,
     }
     if not deterministic:
         doc["generated_at"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return doc
+
+
+def with_unpriced_regions(catalog: dict[str, Any], regions: Sequence[str]) -> dict[str, Any]:
+    """The catalogue description, saying which regions were priced with us-east-1 prices."""
+    if regions:
+        catalog["unpriced_regions"] = sorted(regions)
+        catalog["note"] = (f"prices are us-east-1 on-demand prices, used for "
+                           f"{', '.join(sorted(regions))} too (the catalogue has no regional "
+                           "prices yet)")
+    return catalog
+
+
+def summarize(
+    findings: Sequence[dict[str, Any]], *, passed: Mapping[str, int] | None, resources: int
+) -> dict[str, Any]:
+    """The report's ``summary`` of listed findings (as dicts) plus unlisted PASS counts."""
+    by_status: Counter[str] = Counter()
+    by_severity: Counter[str] = Counter()
+    by_policy: dict[str, Counter[str]] = {}
+    savings = 0.0
+    for f in findings:
+        status = f["status"]
+        by_status[status] += 1
+        by_policy.setdefault(f["policy_id"], Counter())[status] += 1
+        if status == "FAIL":
+            by_severity[f["severity"]] += 1
+            if f.get("savings"):
+                savings += f["savings"]["usd_month"]
+    for pid, n in (passed or {}).items():
+        if n:
+            by_status["PASS"] += n
+            by_policy.setdefault(pid, Counter())["PASS"] += n
+    return {
+        "by_status": dict(sorted(by_status.items())),
+        "by_severity": dict(sorted(by_severity.items())),
+        "by_policy": {k: dict(sorted(v.items())) for k, v in sorted(by_policy.items())},
+        "savings_usd_month": round(savings, 2),
+        "resources": resources,
+    }

@@ -55,6 +55,19 @@ def exit_code(findings: list[Finding], errors: list[Any], fail_on: str) -> int:
     return EXIT_OK
 
 
+def report_exit_code(doc: dict[str, Any], fail_on: str) -> int:
+    """``exit_code`` for a report document (a merged one): 2 on errors, 1 on failing findings."""
+    if doc["errors"] or doc["summary"]["by_status"].get("ERROR"):
+        return EXIT_ERROR
+    if fail_on == "none":
+        return EXIT_OK
+    threshold = Severity.parse(fail_on).rank
+    if any(f["status"] == "FAIL" and Severity.parse(f["severity"]).rank >= threshold
+           for f in doc["findings"]):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
 def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions) -> int:
     """Evaluate the policies, write the reports, return the exit code."""
     from scanner.config import ConfigError, load_config
@@ -78,19 +91,16 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        notices=[*result.notices, *evaluation.notices], inputs=inputs,
                        catalog=default_catalog(), resources=len(result.resources),
                        coverage=result.coverage, deterministic=opts.deterministic,
-                       catalog_note=_catalog_note(result), passed=evaluation.passed)
+                       unpriced_regions=_unpriced_regions(result), passed=evaluation.passed)
     fail_on = opts.fail_on or config.fail_on or "high"
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on)
 
 
-def _catalog_note(result: SourceResult) -> str | None:
-    regions = sorted({r.provenance.region for r in result.resources
-                      if r.provenance.region and r.provenance.region != "us-east-1"})
-    if regions:
-        return (f"prices are us-east-1 on-demand prices, used for {', '.join(regions)} too "
-                "(the catalogue has no regional prices yet)")
-    return None
+def _unpriced_regions(result: SourceResult) -> list[str]:
+    """Regions of the resources that the catalogue has no prices of (all but us-east-1)."""
+    return sorted({r.provenance.region for r in result.resources
+                   if r.provenance.region and r.provenance.region != "us-east-1"})
 
 
 def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:

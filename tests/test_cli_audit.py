@@ -313,22 +313,24 @@ def test_ebs_003_needs_the_default_key_and_moto_lacks_it(
 def test_shards_split_the_pairs(
     moto_server: MotoServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seed(moto_server.url)
+    """Each shard audits its own pairs; `report merge` of the shards is the unsharded audit."""
+    ids = seed(moto_server.url)
     regions = []
-    for k in (1, 2):
-        out = tmp_path / f"shard{k}.json"
+    for k in ("1/2", "2/2", None):
+        out = tmp_path / f"shard{(k or 'all').replace('/', 'of')}.json"
+        shard = ["--shard", k] if k else []
         res = invoke(
             [
                 "--endpoint-url",
                 moto_server.url,
                 "--regions",
                 f"{WEST},{REGION}",
-                "--shard",
-                f"{k}/2",
+                *shard,
                 "--format",
                 "json",
                 "--output",
                 str(out),
+                "--deterministic",
                 "-q",
             ],
             tmp_path,
@@ -338,7 +340,19 @@ def test_shards_split_the_pairs(
         doc = json.loads(out.read_text())
         regions.append(doc["inputs"]["regions"])
         assert {c["region"] for c in doc["coverage"]} == set(doc["inputs"]["regions"])
-    assert regions == [[REGION], [WEST]]
+    assert regions == [[REGION], [WEST], [REGION, WEST]]
+    merged = tmp_path / "merged.json"
+    res = CliRunner().invoke(
+        cli,
+        ["report", "merge", str(tmp_path / "shard1of2.json"), str(tmp_path / "shard2of2.json"),
+         "--format", "json", "-o", str(merged), "--deterministic", "-q"],
+    )
+    whole = json.loads((tmp_path / "shardall.json").read_text())
+    assert res.exit_code == 1, res.output  # the seed's high FAIL (EBS-001 on the root volume)
+    doc = json.loads(merged.read_text())
+    assert validate_report(doc) == []
+    assert doc == whole
+    assert not_passing(doc) == expected_results(ids)
 
 
 @pytest.mark.parametrize(

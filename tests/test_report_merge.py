@@ -1,0 +1,106 @@
+"""`gpuaudit report merge`: the merge of reports equals the report of the whole (the live shards
+are checked the same way in test_cli_audit.py), bad inputs are reported, not dropped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from reports.schema import validate_report
+from scanner.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+TF = ROOT / "examples" / "terraform"
+CFN = ROOT / "examples" / "cloudformation"
+
+
+def gpuaudit(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def scan(out: Path, *paths: Path, passed: bool = False) -> dict[str, Any]:
+    extra = ["--include-passed"] if passed else []
+    res = gpuaudit("scan", *map(str, paths), "--format", "json", "-o", str(out),
+                   "--deterministic", "-q", *extra)
+    assert res.exit_code in (0, 1), res.output
+    return dict(json.loads(out.read_text()))
+
+
+def merge(out: Path, *inputs: Path, extra: tuple[str, ...] = ()) -> tuple[Result, dict[str, Any]]:
+    res = gpuaudit("report", "merge", *map(str, inputs), "--format", "json", "-o", str(out),
+                   "--deterministic", "-q", *extra)
+    doc = dict(json.loads(out.read_text()))
+    assert validate_report(doc) == []
+    return res, doc
+
+
+def test_merge_of_two_scans_is_the_scan_of_both(tmp_path: Path) -> None:
+    whole = scan(tmp_path / "whole.json", TF, CFN)
+    # one part lists its PASS results, the other only counts them: the merge must carry both
+    tf = scan(tmp_path / "tf.json", TF, passed=True)
+    scan(tmp_path / "cfn.json", CFN)
+    res, doc = merge(tmp_path / "merged.json", tmp_path / "tf.json", tmp_path / "cfn.json")
+    assert res.exit_code == 1, res.output  # high FAILs in the examples, --fail-on high
+    passes = [f for f in doc["findings"] if f["status"] == "PASS"]
+    assert passes and all(f in tf["findings"] for f in passes)
+    doc["findings"] = [f for f in doc["findings"] if f["status"] != "PASS"]
+    assert {k: v for k, v in doc.items() if k != "inputs"} == {
+        k: v for k, v in whole.items() if k != "inputs"
+    }
+    assert doc["inputs"] == {"paths": sorted(whole["inputs"]["paths"])}
+    assert doc["summary"]["by_status"]["PASS"] == whole["summary"]["by_status"]["PASS"] > 0
+
+
+def test_overlapping_reports_list_each_finding_once_and_say_so(tmp_path: Path) -> None:
+    part = scan(tmp_path / "tf.json", TF)
+    res, doc = merge(tmp_path / "merged.json", tmp_path / "tf.json", tmp_path / "tf.json")
+    assert res.exit_code == 1  # overlapping is not an error
+    assert doc["findings"] == part["findings"]
+    [notice] = [n for n in doc["notices"] if "overlap" in n["message"]]
+    assert notice["path"].count("tf.json") == 2
+    assert f"{len(part['findings'])} finding(s)" in notice["message"]
+
+
+def test_unreadable_reports_are_errors_and_the_rest_is_merged(tmp_path: Path) -> None:
+    part = scan(tmp_path / "tf.json", TF)
+    (tmp_path / "garbage.json").write_text("{not json")
+    (tmp_path / "other.json").write_text(json.dumps({"schema_version": 1, "findings": []}))
+    (tmp_path / "future.json").write_text(json.dumps({**part, "schema_version": 2}))
+    inputs = [tmp_path / n for n in ("missing.json", "garbage.json", "tf.json", "other.json",
+                                     "future.json")]
+    res, doc = merge(tmp_path / "merged.json", *inputs, extra=("--fail-on", "none"))
+    assert res.exit_code == 2  # errors win over --fail-on none
+    reasons = {Path(e["path"]).name: e["reason"] for e in doc["errors"]}
+    assert set(reasons) == {"missing.json", "garbage.json", "other.json", "future.json"}
+    assert "cannot read" in reasons["missing.json"]
+    assert "not a JSON report" in reasons["garbage.json"]
+    assert "not a valid gpuaudit report" in reasons["other.json"]
+    assert "schema_version 2" in reasons["future.json"]
+    assert doc["findings"] == part["findings"]  # the readable report is all there
+    for name in reasons:
+        assert name in res.stderr
+
+
+def test_a_different_catalogue_is_noticed(tmp_path: Path) -> None:
+    scan(tmp_path / "tf.json", TF)
+    other = scan(tmp_path / "cfn.json", CFN)
+    other["catalog"] = {**other["catalog"], "as_of": "2025-01-01"}
+    (tmp_path / "cfn.json").write_text(json.dumps(other))
+    _, doc = merge(tmp_path / "merged.json", tmp_path / "tf.json", tmp_path / "cfn.json")
+    [notice] = [n for n in doc["notices"] if n["path"].endswith("cfn.json")]
+    assert "as of 2025-01-01" in notice["message"] and "savings mix both" in notice["message"]
+
+
+def test_merge_renders_other_formats_and_exit_codes_follow_fail_on(tmp_path: Path) -> None:
+    scan(tmp_path / "tf.json", TF)
+    res = gpuaudit("report", "merge", str(tmp_path / "tf.json"), "--output-dir",
+                   str(tmp_path / "out"), "--format", "sarif", "--format", "markdown",
+                   "--fail-on", "critical", "-q")
+    assert res.exit_code == 0, res.output  # the examples have no critical FAIL
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {"report.sarif", "report.md"}
+    res = gpuaudit("report", "merge", str(tmp_path / "tf.json"), "--fail-on", "low")
+    assert res.exit_code == 1
+    assert "Summary:" in res.stdout
