@@ -16,8 +16,13 @@ from typing import Any
 import click
 
 from scanner import __version__
-from scanner.cli_options import build_report_options, output_options, report_options
-from scanner.runner import EXIT_ERROR, UsageError, finish
+from scanner.cli_options import (
+    SEVERITIES,
+    build_report_options,
+    output_options,
+    report_options,
+)
+from scanner.runner import EXIT_ERROR, EXIT_FINDINGS, UsageError, finish
 
 LAZY_COMMANDS = {
     "audit": ("scanner.cli_audit", "audit"),
@@ -203,6 +208,46 @@ def report_merge(json_reports: tuple[Path, ...], **kwargs: Any) -> None:
         click.echo(f"gpuaudit: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(report_exit_code(doc, opts.fail_on or "high"))
+
+
+@report.command("diff")
+@click.argument("old", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("new", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]),
+              default="table", show_default=True)
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the diff to this file (default: stdout).")
+@click.option("--fail-on", type=click.Choice(SEVERITIES, case_sensitive=False), default="high",
+              show_default=True, help="Exit 1 when a new FAIL is at or above this severity.")
+def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: str) -> None:
+    """What changed between two JSON reports: new, fixed, newly suppressed and unchanged
+    failing findings, matched by fingerprint (e.g. last night's audit against tonight's)."""
+    from scanner.model import Severity
+    from scanner.report_diff import diff_reports, render_diff_markdown, render_diff_table
+    from scanner.report_merge import ReportReadError, read_report
+
+    try:
+        docs = [read_report(old), read_report(new)]
+    except ReportReadError as exc:
+        click.echo(f"gpuaudit: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    diff = diff_reports(docs[0], docs[1], old_name=str(old), new_name=str(new))
+    if fmt == "json":
+        text = json.dumps(diff, indent=2, sort_keys=True) + "\n"
+    elif fmt == "markdown":
+        text = render_diff_markdown(diff)
+    else:
+        text = render_diff_table(diff)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+    if fail_on != "none" and any(
+        Severity.parse(f["severity"]).rank >= Severity.parse(fail_on).rank
+        for f in diff["new_findings"]
+    ):
+        sys.exit(EXIT_FINDINGS)
 
 
 @cli.command()
