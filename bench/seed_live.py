@@ -3,7 +3,9 @@
     python bench/seed_live.py serve --port 5000 [--stock-moto]
         moto on 127.0.0.1:PORT, counting every AWS request by (service, region, operation):
         GET /bench/calls returns the counts (and the seconds moto spent answering them) as JSON,
-        POST /bench/calls/reset zeroes them.
+        POST /bench/calls/reset zeroes them; POST /bench/latency?ms=N delays every later AWS
+        request by N ms before moto sees it (a network round trip to a real endpoint; the
+        server is threaded, so delayed requests wait side by side, as they would on AWS).
         EC2 tags are looked up by resource id unless --stock-moto (see ``index_ec2_tags``).
     python bench/seed_live.py seed --endpoint-url http://127.0.0.1:5000 [--volumes 5000 ...]
         creates, split over the regions: VPCs with subnets, route tables (explicit associations),
@@ -62,13 +64,21 @@ class CallCounter:
         self.counts: Counter[tuple[str, str, str]] = Counter()
         self.seconds: Counter[tuple[str, str, str]] = Counter()  # time in moto, per request
         self.lock = threading.Lock()
+        self.latency = 0.0  # seconds added to every AWS request
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         path = environ.get("PATH_INFO", "")
+        if path.startswith("/bench/latency"):
+            ms = parse_qs(environ.get("QUERY_STRING", "")).get("ms", ["0"])[0]
+            self.latency = max(float(ms), 0.0) / 1000
+            start_response("204 No Content", [])
+            return [b""]
         if path.startswith("/bench/calls"):
             return self._admin(environ, start_response)
         if path.startswith("/moto-api"):
             return self.app(environ, start_response)
+        if self.latency:
+            time.sleep(self.latency)
         key = self._key(environ)
         started = time.perf_counter()
         body = self.app(environ, start_response)  # moto renders the whole response here
