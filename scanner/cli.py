@@ -222,9 +222,9 @@ def report_merge(json_reports: tuple[Path, ...], **kwargs: Any) -> None:
 def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: str) -> None:
     """What changed between two JSON reports: new, fixed, newly suppressed and unchanged
     failing findings, matched by fingerprint (e.g. last night's audit against tonight's)."""
-    from scanner.model import Severity
     from scanner.report_diff import diff_reports, render_diff_markdown, render_diff_table
     from scanner.report_merge import ReportReadError, read_report
+    from scanner.runner import fails_at
 
     try:
         docs = [read_report(old), read_report(new)]
@@ -243,10 +243,7 @@ def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: st
     else:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
-    if fail_on != "none" and any(
-        Severity.parse(f["severity"]).rank >= Severity.parse(fail_on).rank
-        for f in diff["new_findings"]
-    ):
+    if fails_at((f["severity"] for f in diff["new_findings"]), fail_on):
         sys.exit(EXIT_FINDINGS)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,13 +45,19 @@ def load_baseline(path: Path) -> set[str]:
             from exc
 
 
+def fails_at(severities: Iterable[str | Severity], fail_on: str) -> bool:
+    """Whether any of these FAIL severities is at or above ``fail_on`` ("none": never)."""
+    if fail_on == "none":
+        return False
+    threshold = Severity.parse(fail_on).rank
+    return any((s if isinstance(s, Severity) else Severity.parse(s)).rank >= threshold
+               for s in severities)
+
+
 def exit_code(findings: list[Finding], errors: list[Any], fail_on: str) -> int:
     if errors or any(f.status is Status.ERROR for f in findings):
         return EXIT_ERROR
-    if fail_on == "none":
-        return EXIT_OK
-    threshold = Severity.parse(fail_on).rank
-    if any(f.status is Status.FAIL and f.severity.rank >= threshold for f in findings):
+    if fails_at((f.severity for f in findings if f.status is Status.FAIL), fail_on):
         return EXIT_FINDINGS
     return EXIT_OK
 
@@ -59,11 +66,7 @@ def report_exit_code(doc: dict[str, Any], fail_on: str) -> int:
     """``exit_code`` for a report document (a merged one): 2 on errors, 1 on failing findings."""
     if doc["errors"] or doc["summary"]["by_status"].get("ERROR"):
         return EXIT_ERROR
-    if fail_on == "none":
-        return EXIT_OK
-    threshold = Severity.parse(fail_on).rank
-    if any(f["status"] == "FAIL" and Severity.parse(f["severity"]).rank >= threshold
-           for f in doc["findings"]):
+    if fails_at((f["severity"] for f in doc["findings"] if f["status"] == "FAIL"), fail_on):
         return EXIT_FINDINGS
     return EXIT_OK
 
