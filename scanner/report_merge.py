@@ -71,7 +71,7 @@ def merge_reports(
         {"kind": "input", "path": path, "reason": reason} for path, reason in unreadable
     ]
     notices: list[dict[str, Any]] = []
-    coverage: dict[str, dict[str, Any]] = {}
+    coverage: list[dict[str, Any]] = []
     resources = 0
     for part in parts:
         doc = part.doc
@@ -91,8 +91,7 @@ def merge_reports(
         resources += int(doc["summary"].get("resources", 0))
         errors.extend(doc["errors"])
         notices.extend(doc.get("notices", []))
-        for row in doc.get("coverage", []):
-            coverage.setdefault(json.dumps(row, sort_keys=True), row)
+        coverage.extend(doc.get("coverage", []))
     for pair, n in sorted(duplicates.items()):
         notices.append(
             {
@@ -113,7 +112,7 @@ def merge_reports(
         notices=_unique(notices),
         inputs=_inputs(parts),
         catalog=catalog,
-        coverage=list(coverage.values()),
+        coverage=_unique(coverage),
         passed=passed,
         resources=resources,
         deterministic=deterministic,
