@@ -224,7 +224,7 @@ def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: st
     failing findings, matched by fingerprint (e.g. last night's audit against tonight's)."""
     from scanner.report_diff import diff_reports, render_diff_markdown, render_diff_table
     from scanner.report_merge import ReportReadError, read_report
-    from scanner.runner import fails_at
+    from scanner.runner import fails_at, write_file
 
     try:
         docs = [read_report(old), read_report(new)]
@@ -241,8 +241,7 @@ def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: st
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        write_file(output, text)
     if fails_at((f["severity"] for f in diff["new_findings"]), fail_on):
         sys.exit(EXIT_FINDINGS)
 

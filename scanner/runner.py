@@ -118,15 +118,15 @@ def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
             continue
         text = render(fmt, doc, color=opts.color and fmt == "table")
         if opts.output is not None:
-            _write(opts.output, text)
+            write_file(opts.output, text)
         elif opts.output_dir is not None:
-            _write(opts.output_dir / default_filename(fmt), text)
+            write_file(opts.output_dir / default_filename(fmt), text)
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if (opts.output or opts.output_dir) and "table" not in formats and not opts.quiet:
         sys.stdout.write(render("table", doc))
 
 
-def _write(path: Path, text: str) -> None:
+def write_file(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
