@@ -241,7 +241,11 @@ def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: st
     if output is None:
         click.echo(text, nl=False)
     else:
-        write_file(output, text)
+        try:
+            write_file(output, text)
+        except UsageError as exc:
+            click.echo(f"gpuaudit: error: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
     if fails_at((f["severity"] for f in diff["new_findings"]), fail_on):
         sys.exit(EXIT_FINDINGS)
 

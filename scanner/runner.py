@@ -36,6 +36,10 @@ class UsageError(Exception):
     """Bad options or config: exit 2 with this message, nothing scanned."""
 
 
+class ReportWriteError(UsageError):
+    """A report file could not be written (the message names it); exit 2."""
+
+
 def load_baseline(path: Path) -> set[str]:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -112,21 +116,40 @@ def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
     formats = opts.formats or ("table",)
     if opts.output is not None and len(formats) > 1:
         raise UsageError("--output takes one --format; use --output-dir for several")
+    unwritten: list[str] = []
     for fmt in formats:
         to_stdout = opts.output is None and opts.output_dir is None
         if to_stdout and opts.quiet and fmt == "table":
             continue
         text = render(fmt, doc, color=opts.color and fmt == "table")
-        if opts.output is not None:
-            write_file(opts.output, text)
-        elif opts.output_dir is not None:
-            write_file(opts.output_dir / default_filename(fmt), text)
-        else:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        try:
+            if opts.output is not None:
+                write_file(opts.output, text)
+            elif opts.output_dir is not None:
+                write_file(opts.output_dir / default_filename(fmt), text)
+            else:
+                sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        except ReportWriteError as exc:
+            unwritten.append(str(exc))  # the other formats are still written
     if (opts.output or opts.output_dir) and "table" not in formats and not opts.quiet:
         sys.stdout.write(render("table", doc))
+    if unwritten:
+        raise ReportWriteError("; ".join(unwritten))
 
 
 def write_file(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    """Write a report; ReportWriteError (naming the path and why) when that is not possible."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ReportWriteError(f"cannot write {path}: {_why(path, exc)}") from exc
+
+
+def _why(path: Path, exc: OSError) -> str:
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            return f"{parent} is a file, not a directory"
+    if path.is_dir():
+        return "it is a directory"
+    return exc.strerror or str(exc)

@@ -196,3 +196,31 @@ def test_output_with_several_formats_is_a_usage_error(tmp_path: Path):
     proc = gpuaudit("scan", str(CFN_EXAMPLE), "--format", "json", "--format", "html",
                     "--output", str(tmp_path / "r"))
     assert proc.returncode == 2 and "--output-dir" in proc.stderr
+
+
+def test_unwritable_report_paths_are_errors_naming_the_path(tmp_path: Path):
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file where a directory is expected\n")
+    proc = gpuaudit("scan", str(CFN_EXAMPLE), "--format", "json", "-o", str(blocker / "r.json"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"cannot write {blocker / 'r.json'}: {blocker} is a file" in proc.stderr
+    assert "EBS-001" in proc.stdout  # the table summary still reaches the user
+
+    # several formats: the one that cannot be written is named, the others are written
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.html").mkdir()
+    proc = gpuaudit("scan", str(CFN_EXAMPLE), "--output-dir", str(out), "--format", "json",
+                    "--format", "html", "--format", "sarif", "--quiet")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"cannot write {out / 'report.html'}: it is a directory" in proc.stderr
+    assert json.loads((out / "report.json").read_text())["findings"]
+    assert (out / "report.sarif").is_file()
+
+    report = tmp_path / "r.json"
+    gpuaudit("scan", str(CFN_EXAMPLE), "--format", "json", "-o", str(report))
+    for args in (("render", str(report), "--format", "markdown"),
+                 ("diff", str(report), str(report))):
+        proc = gpuaudit("report", *args, "-o", str(blocker / "x.md"))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert f"{blocker} is a file" in proc.stderr
