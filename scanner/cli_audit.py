@@ -100,6 +100,14 @@ class Progress:
     help="Parallel (account, region) pairs.",
 )
 @click.option(
+    "--endpoint-concurrency",
+    type=click.IntRange(0, 64),
+    default=None,
+    metavar="N",
+    help="Requests in flight to --endpoint-url at once (0: no bound). Default: 1 for an "
+    "endpoint on this machine (a local emulator answers fastest one at a time), else 0.",
+)
+@click.option(
     "--max-attempts",
     type=click.IntRange(1, 20),
     default=None,
@@ -118,6 +126,7 @@ def audit(
     role_name: str | None,
     endpoint_url: str | None,
     max_workers: int,
+    endpoint_concurrency: int | None,
     max_attempts: int | None,
     shard: str | None,
     **kwargs: Any,
@@ -149,7 +158,11 @@ def audit(
     from scanner.aws.collect import collect_targets, inputs_of, plan
 
     progress = Progress(enabled=not opts.quiet)
-    factory = ClientFactory(endpoint_url=endpoint_url, max_attempts=max_attempts)
+    factory = ClientFactory(
+        endpoint_url=endpoint_url,
+        max_attempts=max_attempts,
+        endpoint_concurrency=endpoint_concurrency,
+    )
     targets = plan(spec, factory, max_workers=max_workers)
     progress.start(len(targets))
     result = collect_targets(

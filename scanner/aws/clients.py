@@ -7,11 +7,13 @@ cannot leave the process even by mistake. Reads that expose secrets can never be
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3
 from botocore.client import BaseClient
@@ -69,12 +71,32 @@ def check_declarable(service: str, operation: str) -> None:
 CallObserver = Callable[[str, str], None]
 
 
+def is_loopback(url: str | None) -> bool:
+    """True for an endpoint on this machine (a local emulator): localhost, 127.0.0.0/8, ::1."""
+    if not url:
+        return False
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class ClientFactory:
     """Makes boto3 clients restricted to declared operations, with adaptive retries.
 
     ``endpoint_url`` sends every service to one endpoint (moto server, LocalStack); without it
     boto3's own settings apply (``AWS_ENDPOINT_URL``, ``AWS_ENDPOINT_URL_<SERVICE>``, config).
     ``on_call(service, operation)`` is told about every call that passed the guard.
+
+    ``endpoint_concurrency`` bounds the requests in flight to ``endpoint_url`` (0: no bound).
+    By default it is 1 for an endpoint on this machine: a local emulator is one Python process
+    that answers fastest one request at a time (threads serving requests side by side fight
+    over its GIL and cost it a quarter to a half more CPU), while the threads of the audit still
+    parse one answer while the next is being rendered. Real AWS (or a remote endpoint) is not
+    bounded.
     """
 
     def __init__(
@@ -85,8 +107,20 @@ class ClientFactory:
         connect_timeout: float = 10.0,
         read_timeout: float = 60.0,
         max_pool_connections: int = 10,
+        endpoint_concurrency: int | None = None,
     ) -> None:
         self.endpoint_url = endpoint_url
+        if endpoint_concurrency is None:
+            endpoint_concurrency = 1 if is_loopback(endpoint_url) else 0
+        self.endpoint_concurrency = endpoint_concurrency if endpoint_url else 0
+        self._lane = (
+            threading.BoundedSemaphore(self.endpoint_concurrency)
+            if self.endpoint_concurrency > 0
+            else None
+        )
+        # One lock per service: the first client of a service loads its model into the loader
+        # the sessions share; the others wait for it instead of parsing the same JSON again.
+        self._creating: dict[str, threading.Lock] = {}
         attempts = max_attempts
         if attempts is None:
             env = os.environ.get("AWS_MAX_ATTEMPTS", "")
@@ -123,7 +157,13 @@ class ClientFactory:
             kwargs["region_name"] = region
         if self.endpoint_url:
             kwargs["endpoint_url"] = self.endpoint_url
-        client = session.client(service, **kwargs)  # type: ignore[call-overload]
+        with self._lock:
+            creating = self._creating.setdefault(service, threading.Lock())
+        with creating:
+            client = session.client(service, **kwargs)  # type: ignore[call-overload]
+        if self._lane is not None:
+            endpoint = client._endpoint
+            endpoint.http_session = _Lane(endpoint.http_session, self._lane)
         # The service name as the events spell it ("ec2", "auto-scaling"), for error messages.
         client.meta.events.register_first(
             "before-parameter-build", _Guard(service, frozenset(allowed))
@@ -135,6 +175,23 @@ class ClientFactory:
         with self._lock:
             key = f"{service}:{operation}"
             self.calls[key] = self.calls.get(key, 0) + 1
+
+
+class _Lane:
+    """An HTTP session that sends while holding the endpoint's semaphore. botocore reads the
+    whole body inside ``send`` (non-streaming operations), so the slot is held until the answer
+    has arrived, and released before it is parsed."""
+
+    def __init__(self, inner: Any, semaphore: threading.BoundedSemaphore) -> None:
+        self._inner = inner
+        self._semaphore = semaphore
+
+    def send(self, request: Any) -> Any:
+        with self._semaphore:
+            return self._inner.send(request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 class _Guard:
