@@ -6,9 +6,11 @@ Commands that need heavy imports (boto3 for `audit`) are loaded only when invoke
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -271,7 +273,25 @@ def main() -> None:
     # A one-shot process that builds a large, mostly acyclic object graph (a 50,000-resource plan
     # is millions of dicts): the cyclic collector only costs time here (-30% on that bench).
     gc.disable()
-    cli()
+    try:
+        cli()
+    except SystemExit as exc:
+        hard_exit(exc.code)
+
+
+def hard_exit(code: object) -> None:
+    """Exit without tearing the heap down object by object (0.2 s after a live audit, more after
+    a large plan): the reports are written and closed by now; flush the standard streams and go.
+    mypy ends the same way. An exception other than SystemExit still unwinds normally."""
+    if isinstance(code, str):  # sys.exit("message"): Python prints it and exits 1
+        print(code, file=sys.stderr)
+        code = 1
+    status = code if isinstance(code, int) else 0 if code is None else 1
+    for stream in (sys.stdout, sys.stderr):
+        # a closed pipe (`| head`) or stream: nothing left to keep
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
 
 
 if __name__ == "__main__":

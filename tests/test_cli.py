@@ -224,3 +224,14 @@ def test_unwritable_report_paths_are_errors_naming_the_path(tmp_path: Path):
         proc = gpuaudit("report", *args, "-o", str(blocker / "x.md"))
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert f"{blocker} is a file" in proc.stderr
+
+
+@pytest.mark.parametrize(("code", "status", "stderr"),
+                         [("None", 0, ""), ("2", 2, ""), ("'no such file'", 1, "no such file\n")])
+def test_hard_exit_flushes_and_keeps_the_exit_status(code: str, status: int, stderr: str):
+    script = ("import sys\nfrom scanner.cli import hard_exit\n"
+              "sys.stdout.write('report text')  # unflushed: hard_exit must flush it\n"
+              f"hard_exit({code})\nprint('not reached')\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (status, "report text", stderr)
