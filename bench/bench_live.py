@@ -22,6 +22,8 @@ same DescribeVolumes / DescribeInstances of 5,500 volumes and 500 instances); th
 (moto 5.2.5 scans every tag of the region per resource: quadratic, ``--stock-moto`` keeps it) and
 does not load moto's built-in AMIs (their ~1,300 snapshots per region are not part of the seeded
 estate and Prowler reads each one's attributes; ``--moto-default-amis`` loads them).
+With ``--latency-ms`` gpuaudit runs with ``--endpoint-concurrency 0`` (requests side by side, as
+to a remote endpoint); otherwise with its default for a local endpoint, one request at a time.
 Exit code: 0 when gpuaudit's report has no errors and DescribeRouteTables was one walk per region
 (the speed ratio is reported, not enforced).
 """
@@ -41,6 +43,7 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -181,9 +184,11 @@ def per_region(rows: list[dict[str, Any]], operation: str) -> dict[str, int]:
 # -- gpuaudit --------------------------------------------------------------------------------------
 
 
-def run_gpuaudit(server: Server, repeat: int, work: Path) -> dict[str, Any]:
+def run_gpuaudit(
+    server: Server, repeat: int, work: Path, extra: Sequence[str] = ()
+) -> dict[str, Any]:
     report = OUT / "live-gpuaudit.json"
-    cmd = gpuaudit_command(server, report)
+    cmd = [*gpuaudit_command(server, report), *extra]
     env = fake_env(None, work)
     env["PYTHONPATH"] = str(ROOT)
     times: list[float] = []
@@ -508,7 +513,10 @@ def main(argv: list[str] | None = None) -> int:
                 + (f", {args.latency_ms:g} ms added to every request)" if args.latency_ms else ")"),
                 "seeded": asdict(seeded),
             }
-            result["gpuaudit"] = run_gpuaudit(server, max(1, args.repeat), work)
+            # With latency added the endpoint stands for a remote one: requests go side by side
+            # (gpuaudit sends a local endpoint one request at a time by default).
+            extra = ["--endpoint-concurrency", "0"] if args.latency_ms else []
+            result["gpuaudit"] = run_gpuaudit(server, max(1, args.repeat), work, extra)
             if not args.skip_prowler:
                 result["prowler"] = run_prowler(server, work, args.prowler_timeout)
                 if result["prowler"].get("ok"):
