@@ -14,6 +14,11 @@ SNIFF_BYTES = 64 * 1024
 SKIP_DIRS = {".git", ".terraform", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
 TF_SUFFIXES = (".tf", ".tf.json")
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".template")
+# Said of a file named on the command line that no source recognised (not an error: pre-commit
+# hands gpuaudit every YAML and JSON file of a commit, most of which are not infrastructure).
+NOT_IAC = ("not scanned: not recognised as Terraform (.tf, .tf.json), a `terraform show -json` "
+           "plan or a CloudFormation template (AWSTemplateFormatVersion or a `Type: AWS::...` "
+           "resource in its first 64 KB)")
 
 
 @dataclass
@@ -85,7 +90,11 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
             if path.name.lower().endswith(DATA_SUFFIXES) or path in paths:
                 result.errors.append(head)
             continue
-        result.extend(_read_data_file(path, head, opts))
+        read = _read_data_file(path, head, opts)
+        if read is not None:
+            result.extend(read)
+        elif path in paths:
+            result.notices.append(Notice(str(path), NOT_IAC))
     if tf_files:
         result.extend(_without_planned_roots(_read_terraform(tf_files, opts), result))
     return result
@@ -107,7 +116,8 @@ def _without_planned_roots(hcl: SourceResult, plans: SourceResult) -> SourceResu
     return hcl
 
 
-def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult:
+def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | None:
+    """The plan or template in ``path``; None when it is neither."""
     from scanner.sources.terraform_plan import looks_like_plan
 
     if looks_like_plan(head):
@@ -121,7 +131,7 @@ def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult:
 
         return load_template(path, params=opts.cfn_params, region=opts.region,
                              account_id=opts.account_id)
-    return SourceResult()  # YAML/JSON that is not IaC: ignored quietly
+    return None  # YAML/JSON that is not IaC
 
 
 def _read_terraform(inputs: list[Path], opts: ScanOptions) -> SourceResult:

@@ -235,3 +235,17 @@ def test_hard_exit_flushes_and_keeps_the_exit_status(code: str, status: int, std
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert (proc.returncode, proc.stdout, proc.stderr) == (status, "report text", stderr)
+
+
+def test_a_named_file_that_is_no_infrastructure_gets_a_notice(tmp_path: Path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not infrastructure\n")
+    k8s = tmp_path / "deploy.yaml"
+    k8s.write_text("apiVersion: apps/v1\nkind: Deployment\n")
+    code, doc = json_report(str(notes), str(k8s), str(CFN_EXAMPLE))
+    assert code == 1  # the template's findings; the other two are no error
+    assert {n["path"] for n in doc["notices"]} == {str(notes), str(k8s)}
+    assert all(n["message"].startswith("not scanned: not recognised") for n in doc["notices"])
+    # found while walking a directory, the same files are passed over quietly
+    _, walked = json_report(str(tmp_path))
+    assert walked["notices"] == [] and walked["errors"] == []
