@@ -1,4 +1,6 @@
-"""Fan the selected collectors out over (account, region) pairs with a bounded thread pool.
+"""Fan the selected collectors out over (account, region) pairs with a bounded thread pool,
+and within a pair run up to ``COLLECTORS_AT_ONCE`` collectors side by side (each after the ones
+whose output it reads).
 
 Only the collectors that the needed kinds call for run; each one fetches its service once per
 region. Every failure ends up as an ``InputError`` + ``Gap`` and an ``error`` coverage row; the
@@ -7,19 +9,23 @@ rest of the audit goes on.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from scanner.aws import faults
 from scanner.aws.clients import ClientFactory
-from scanner.aws.collectors.base import RegionContext
+from scanner.aws.collectors.base import Collector, RegionContext
 from scanner.aws.registry import DEFAULT_KINDS, selected
 from scanner.aws.targets import SessionMaker, Target, TargetSpec, default_session_maker, resolve
 from scanner.model import Gap, InputError, SourceResult
 
 # progress(done, total, target, status) — status "ok" or "error"; called from the caller's thread.
 Progress = Callable[[int, int, Target, str], None]
+# Collectors of one (account, region) that run side by side: a region's calls are then
+# paced by its longest chain of dependent calls, not by the sum of all its calls' round trips.
+COLLECTORS_AT_ONCE = 4
 
 
 def collect(
@@ -100,16 +106,8 @@ def collect_one(target: Target, wanted: frozenset[str], factory: ClientFactory) 
         result=result,
         collectors=collectors,
     )
+    run_collectors(ctx, collectors)
     for collector in collectors:
-        ctx.collector = collector
-        try:
-            collector.run(ctx)
-        except Exception as exc:
-            ctx.record_failure(
-                collector.name,
-                f"collector failed: {faults.describe(exc)}",
-                tuple(sorted(collector.kinds & wanted)),
-            )
         cov = ctx.coverage.get(collector.name)
         row: dict[str, Any] = {
             "account": target.account,
@@ -122,6 +120,40 @@ def collect_one(target: Target, wanted: frozenset[str], factory: ClientFactory) 
             row["error"] = "; ".join(cov.errors)
         result.coverage.append(row)
     return result
+
+
+def run_collectors(
+    ctx: RegionContext, collectors: Sequence[Collector], concurrency: int = COLLECTORS_AT_ONCE
+) -> None:
+    """Run the region's collectors, up to ``concurrency`` side by side, each after the ones it
+    reads (``Collector.after``). They are started in run order and only ever wait for earlier
+    ones, so a small pool cannot deadlock. With ``concurrency`` 1 they run one after another."""
+    done: dict[str, threading.Event] = {c.name: threading.Event() for c in collectors}
+
+    def run(collector: Collector) -> None:
+        view = ctx.bind(collector)
+        try:
+            for name in collector.after:
+                if name in done:
+                    done[name].wait()
+            collector.run(view)
+        except Exception as exc:
+            view.record_failure(
+                collector.name,
+                f"collector failed: {faults.describe(exc)}",
+                tuple(sorted(collector.kinds & ctx.wanted)),
+            )
+        finally:
+            ctx.release(collector)
+            done[collector.name].set()
+
+    if concurrency <= 1 or len(collectors) <= 1:
+        for collector in collectors:
+            run(collector)
+        return
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        for future in [pool.submit(run, c) for c in collectors]:
+            future.result()
 
 
 def _unreachable(

@@ -8,6 +8,8 @@ so a denied list is never mistaken for "no resources".
 
 from __future__ import annotations
 
+import copy
+import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,11 +34,14 @@ class Call:
 
 @dataclass(frozen=True)
 class Collector:
-    """One service family: its name (coverage rows use it), its calls, and its run function."""
+    """One service family: its name (coverage rows use it), its calls, its run function, and
+    the collectors whose output it reads (``after``: they finish before it starts when they run
+    in the same region; the others run side by side with it)."""
 
     name: str
     calls: tuple[Call, ...]
     run: Callable[[RegionContext], None]
+    after: tuple[str, ...] = ()
 
     @property
     def kinds(self) -> frozenset[str]:
@@ -59,7 +64,9 @@ class Coverage:
 
 
 class RegionContext:
-    """Everything one collector needs for one (account, region)."""
+    """Everything the collectors of one (account, region) share; ``bind(collector)`` gives the
+    view one collector runs with. Collectors of a region may run side by side (threads): the
+    shared state is guarded, and the first call to each service goes alone (see ``_gate``)."""
 
     def __init__(
         self,
@@ -90,6 +97,37 @@ class RegionContext:
         self._clients: dict[str, BaseClient] = {}
         self._broken: dict[str, str] = {}  # service -> why its endpoint is unusable here
         self.shared: dict[str, Any] = {}  # in-memory joins between collectors of this region
+        self._lock = threading.RLock()
+        # Who is told about each call (a client is shared by the collectors of its service).
+        self._owner: dict[tuple[str, str], str] = {}
+        # The first collector (in run order) to use a service sends its first call alone; the
+        # others wait for that answer, so that a service-wide refusal or an unreachable
+        # endpoint stops the service's other calls exactly as if the collectors ran in turn.
+        self._gates: dict[str, tuple[str, threading.Event]] = {}
+        for c in collectors:
+            for call in c.calls:
+                self._owner.setdefault((call.service, call.operation), c.name)
+                self._gates.setdefault(call.service, (c.name, threading.Event()))
+
+    def bind(self, collector: Collector) -> RegionContext:
+        """The view ``collector`` runs with: its own ``collector``, everything else shared."""
+        view = copy.copy(self)
+        view.collector = collector
+        return view
+
+    def release(self, collector: Collector) -> None:
+        """``collector`` is done: the services it had to open first are open."""
+        for first, gate in self._gates.values():
+            if first == collector.name:
+                gate.set()
+
+    def _gate(self, service: str) -> None:
+        entry = self._gates.get(service)
+        if entry is None or entry[1].is_set():
+            return
+        assert self.collector is not None
+        if self.collector.name != entry[0]:
+            entry[1].wait()
 
     # -- selection -----------------------------------------------------------------------------
 
@@ -104,26 +142,34 @@ class RegionContext:
 
     def _cov(self) -> Coverage:
         assert self.collector is not None
-        return self.coverage.setdefault(self.collector.name, Coverage())
+        with self._lock:
+            return self.coverage.setdefault(self.collector.name, Coverage())
 
     def client(self, service: str) -> BaseClient:
         assert self.collector is not None
-        if service not in self._clients:
-            declared = self._declared.get(service) or set(self.collector.operations(service))
-            self._clients[service] = self.factory.client(
-                self.session,
-                service,
-                sorted(declared),
-                region=self.region,
-                on_call=self._on_call,
-            )
-        return self._clients[service]
+        with self._lock:
+            if service not in self._clients:
+                declared = self._declared.get(service) or set(self.collector.operations(service))
+                self._clients[service] = self.factory.client(
+                    self.session,
+                    service,
+                    sorted(declared),
+                    region=self.region,
+                    on_call=self._on_call,
+                )
+            return self._clients[service]
 
-    def _on_call(self, _service: str, _operation: str) -> None:
-        self._cov().calls += 1  # collectors of one region run one after another
+    def _on_call(self, service: str, operation: str) -> None:
+        name = self._owner.get((service, operation))
+        with self._lock:
+            if name is None:
+                self._cov().calls += 1
+            else:
+                self.coverage.setdefault(name, Coverage()).calls += 1
 
     def call(self, service: str, operation: str, **params: Any) -> dict[str, Any] | None:
         """One unpaginated call; None (with the failure recorded) when it fails."""
+        self._gate(service)
         if self._skipped(service, operation):
             return None
         try:
@@ -132,11 +178,14 @@ class RegionContext:
         except Exception as exc:
             self.fail(service, operation, exc)
             return None
+        finally:
+            self._opened(service)
 
     def list(
         self, service: str, operation: str, key: str, **params: Any
     ) -> list[dict[str, Any]] | None:
         """Every item of a list call, walking all pages; None when any page fails."""
+        self._gate(service)
         if self._skipped(service, operation):
             return None
         try:
@@ -144,6 +193,14 @@ class RegionContext:
         except Exception as exc:
             self.fail(service, operation, exc)
             return None
+        finally:
+            self._opened(service)
+
+    def _opened(self, service: str) -> None:
+        """The service's first call has its answer (or its failure is recorded): open the gate."""
+        entry = self._gates.get(service)
+        if entry is not None and self.collector is not None and self.collector.name == entry[0]:
+            entry[1].set()
 
     def _pages(
         self, service: str, operation: str, key: str, params: dict[str, Any]

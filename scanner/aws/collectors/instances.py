@@ -87,4 +87,5 @@ COLLECTOR = Collector(
     name="instances",
     calls=(Call("ec2", "DescribeInstances", (INSTANCE,)),),
     run=run,
+    after=("ebs",),  # joins the volumes' facts into the block devices
 )

@@ -86,4 +86,6 @@ COLLECTOR = Collector(
     name="spot_prices",
     calls=(Call("ec2", "DescribeSpotPriceHistory", (SPOT_PRICES,)),),
     run=run,
+    # prices the instance types of everything spot-capable the others found
+    after=("instances", "launch_templates", "autoscaling", "spot"),
 )
