@@ -19,6 +19,10 @@ AWS_MANAGED_ALIAS = "alias/aws/ebs"
 
 
 def run(ctx: RegionContext) -> None:
+    # The defaults first: a quick call, and the region's first ec2 call, which the other ec2
+    # collectors wait for (see RegionContext._gate) before they start theirs.
+    if ctx.wants(DEFAULTS, EBS_KMS):
+        defaults(ctx)
     if ctx.wants(VOLUME):
         volumes = ctx.list("ec2", "DescribeVolumes", "Volumes")
         if volumes is not None:
@@ -30,8 +34,6 @@ def run(ctx: RegionContext) -> None:
             ctx.shared["volumes"] = joined
             if ctx.wants(EBS_KMS):
                 key_managers(ctx, [r for r in ctx.result.resources if r.kind == VOLUME])
-    if ctx.wants(DEFAULTS, EBS_KMS):
-        defaults(ctx)
 
 
 def key_managers(ctx: RegionContext, volumes: list[Resource]) -> None:
