@@ -97,7 +97,7 @@ class Progress:
     type=click.IntRange(1, 64),
     default=8,
     show_default=True,
-    help="Parallel (account, region) pairs.",
+    help="Parallel (account, region) pairs (each runs up to 4 collectors side by side).",
 )
 @click.option(
     "--endpoint-concurrency",
