@@ -12,7 +12,7 @@ from scanner.aws.collectors.base import Collector, RegionContext
 from scanner.aws.registry import COLLECTORS
 from scanner.model import SourceResult
 
-STEP = 0.15
+STEP = 0.2
 
 
 class Log:
@@ -68,7 +68,7 @@ def test_independent_collectors_overlap_and_dependents_wait() -> None:
     assert log.overlap("ebs", "launch_templates") and log.overlap("ebs", "vpc")
     assert log.before("ebs", "instances")
     assert log.before("instances", "prices") and log.before("launch_templates", "prices")
-    assert elapsed < 4 * STEP  # the longest chain is 3 steps, not 5
+    assert elapsed < 4.5 * STEP  # the longest chain is 3 steps; one after another would be 5
 
 
 def test_one_at_a_time_keeps_the_run_order() -> None:
