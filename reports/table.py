@@ -164,13 +164,38 @@ def render(doc: dict[str, Any], *, color: bool = False) -> str:
     notices = doc.get("notices") or []
     if notices:
         out += ["", f"Notices ({len(notices)}):"]
-        for n in notices:
-            where = f"{n.get('path')}:{n['line']}" if n.get("line") else str(n.get("path"))
-            out.extend(wrap(reveal(f"{where}: {n.get('message')}")))
+        for line in notice_lines(notices):
+            out.extend(wrap(reveal(line)))
     out.append("")
     for line in summary_lines(doc):
         out.extend(wrap(reveal(line), indent=""))
     return "\n".join(out) + "\n"
+
+
+GROUP_AT = 3  # this many notices with one message (and no line) are said once
+LISTED = 5  # paths listed in such a group
+
+
+def notice_lines(notices: list[dict[str, Any]]) -> list[str]:
+    """One line a notice, except that a message said of several paths (the YAML files of a
+    commit that are not infrastructure, say) is said once, with its paths."""
+    groups: dict[str, list[str]] = {}
+    for n in notices:
+        if not n.get("line"):
+            groups.setdefault(str(n.get("message")), []).append(str(n.get("path")))
+    lines: list[str] = []
+    said: set[str] = set()
+    for n in notices:
+        message = str(n.get("message"))
+        paths = groups.get(message, [])
+        if n.get("line") or len(paths) < GROUP_AT:
+            where = f"{n.get('path')}:{n['line']}" if n.get("line") else str(n.get("path"))
+            lines.append(f"{where}: {message}")
+        elif message not in said:
+            said.add(message)
+            more = f" (+{len(paths) - LISTED} more)" if len(paths) > LISTED else ""
+            lines.append(f"{len(paths)} paths: {message}: {', '.join(paths[:LISTED])}{more}")
+    return lines
 
 
 def summary_lines(doc: dict[str, Any]) -> list[str]:

@@ -16,9 +16,8 @@ TF_SUFFIXES = (".tf", ".tf.json")
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".template")
 # Said of a file named on the command line that no source recognised (not an error: pre-commit
 # hands gpuaudit every YAML and JSON file of a commit, most of which are not infrastructure).
-NOT_IAC = ("not scanned: not recognised as Terraform (.tf, .tf.json), a `terraform show -json` "
-           "plan or a CloudFormation template (AWSTemplateFormatVersion or a `Type: AWS::...` "
-           "resource in its first 64 KB)")
+NOT_IAC = ("not scanned: not Terraform, a `terraform show -json` plan or a CloudFormation "
+           "template (no AWSTemplateFormatVersion or `Type: AWS::` in its first 64 KB)")
 
 
 @dataclass

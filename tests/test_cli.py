@@ -245,7 +245,7 @@ def test_a_named_file_that_is_no_infrastructure_gets_a_notice(tmp_path: Path):
     code, doc = json_report(str(notes), str(k8s), str(CFN_EXAMPLE))
     assert code == 1  # the template's findings; the other two are no error
     assert {n["path"] for n in doc["notices"]} == {str(notes), str(k8s)}
-    assert all(n["message"].startswith("not scanned: not recognised") for n in doc["notices"])
+    assert all(n["message"].startswith("not scanned: not Terraform") for n in doc["notices"])
     # found while walking a directory, the same files are passed over quietly
     _, walked = json_report(str(tmp_path))
     assert walked["notices"] == [] and walked["errors"] == []

@@ -223,6 +223,26 @@ def test_table_live_shows_account_region_and_error() -> None:
     assert "Note: prices are us-east-1 on-demand prices, used for eu-west-1 too." in out
 
 
+def test_table_says_a_notice_of_many_paths_once() -> None:
+    skipped = [{"path": f"k8s/app{i}.yaml", "message": "not scanned: not Terraform"}
+               for i in range(7)]
+    others = [{"path": "a.yaml", "message": "not scanned: not Terraform", "line": 3},
+              {"path": "b.tf", "message": "module not fetched"},
+              {"path": "c.tf", "message": "module not fetched"}]
+    doc = document([], inputs={"paths": ["."]}, notices=[*skipped, *others])
+    assert validate_report(doc) == []
+    out = render("table", doc)
+    assert "Notices (10):" in out
+    block = " ".join(out[out.index("Notices (10):"):out.index("Summary:")].split())
+    assert ("7 paths: not scanned: not Terraform: k8s/app0.yaml, k8s/app1.yaml, k8s/app2.yaml, "
+            "k8s/app3.yaml, k8s/app4.yaml (+2 more)") in block
+    assert block.count("k8s/app") == 5
+    assert "a.yaml:3: not scanned: not Terraform" in block  # a notice with a line stays its own
+    assert "b.tf: module not fetched c.tf: module not fetched" in block  # two: not grouped
+    # every other format keeps one notice a path
+    assert len(json.loads(render("json", doc))["notices"]) == 10
+
+
 def test_table_neutralises_terminal_escapes() -> None:
     out = render("table", sample("hostile"))
     assert not any(ch in out for ch in HIDDEN)
