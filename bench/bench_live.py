@@ -24,7 +24,7 @@ same DescribeVolumes / DescribeInstances of 5,500 volumes and 500 instances); th
 does not load moto's built-in AMIs (their ~1,300 snapshots per region are not part of the seeded
 estate and Prowler reads each one's attributes; ``--moto-default-amis`` loads them).
 With ``--latency-ms`` gpuaudit runs with ``--endpoint-concurrency 0`` (requests side by side, as
-to a remote endpoint); otherwise with its default for a local endpoint (2 in flight).
+to a remote endpoint); otherwise with its default for a local endpoint, one request at a time.
 Exit code: 0 when gpuaudit's report has no errors and DescribeRouteTables was one walk per region
 (the speed ratio is reported, not enforced).
 """
@@ -518,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
                 "seeded": asdict(seeded),
             }
             # With latency added the endpoint stands for a remote one: requests go side by side
-            # (gpuaudit sends a local endpoint at most 2 at a time by default).
+            # (gpuaudit sends a local endpoint one request at a time by default).
             extra = ["--endpoint-concurrency", "0"] if args.latency_ms else []
             result["gpuaudit"] = run_gpuaudit(server, max(1, args.repeat), work, extra)
             if not args.skip_prowler:

@@ -104,8 +104,8 @@ class Progress:
     type=click.IntRange(0, 64),
     default=None,
     metavar="N",
-    help="Requests in flight to --endpoint-url at once (0: no bound). Default: 2 for an "
-    "endpoint on this machine (a local emulator is one process: many requests at once slow "
+    help="Requests in flight to --endpoint-url at once (0: no bound). Default: 1 for an "
+    "endpoint on this machine (a local emulator is one process: requests side by side slow "
     "it down), else 0.",
 )
 @click.option(

@@ -43,7 +43,7 @@ SECRET_SERVICES: frozenset[str] = frozenset({"ssm", "secretsmanager"})
 READ_PREFIXES: tuple[str, ...] = ("Describe", "List", "Get")
 
 DEFAULT_MAX_ATTEMPTS = 6
-LOCAL_ENDPOINT_CONCURRENCY = 2  # requests in flight to an emulator on this machine (see below)
+LOCAL_ENDPOINT_CONCURRENCY = 1  # requests in flight to an emulator on this machine (see below)
 
 
 class ReadOnlyViolation(Exception):
@@ -93,11 +93,12 @@ class ClientFactory:
     ``on_call(service, operation)`` is told about every call that passed the guard.
 
     ``endpoint_concurrency`` bounds the requests in flight to ``endpoint_url`` (0: no bound).
-    By default it is 2 for an endpoint on this machine: a local emulator is one Python process,
-    and threads serving many requests side by side fight over its GIL (answering two regions'
-    reads all at once cost moto a quarter to a half more CPU), while with only one in flight it
-    waits for the audit's next request whenever the audit is busy parsing (an audit of 24 empty
-    regions took 3.7 s with 2, 4.8 s with 1). Real AWS (or a remote endpoint) is not bounded.
+    By default it is 1 for an endpoint on this machine: a local emulator is one Python process,
+    and threads rendering large answers side by side fight over its GIL (the benchmark's
+    5,500 volumes and 500 instances cost moto 3.5 s of CPU one at a time, 4.3-4.5 s two at a
+    time, 4.3-4.9 s all at once), while the audit's threads parse one answer as the next is
+    rendered. Many small requests go about 10% faster with 2 (24 empty regions). Real AWS (or a
+    remote endpoint) is not bounded.
     """
 
     def __init__(
