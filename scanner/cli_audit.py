@@ -133,10 +133,18 @@ def audit(
     **kwargs: Any,
 ) -> None:
     """Audit live AWS accounts (read-only) with the same policies as `scan`."""
-    from scanner.aws.targets import TargetSpec, TargetSpecError, parse_regions, parse_shard
+    from scanner.aws.targets import (
+        TargetSpec,
+        TargetSpecError,
+        check_endpoint_url,
+        parse_regions,
+        parse_shard,
+    )
 
     opts = build_report_options(kwargs)
     try:
+        if endpoint_url is not None:
+            check_endpoint_url(endpoint_url)
         spec = TargetSpec(
             profiles=tuple(profiles),
             regions=parse_regions(regions),

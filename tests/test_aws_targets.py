@@ -15,6 +15,7 @@ from scanner.aws.targets import (
     Target,
     TargetSpec,
     TargetSpecError,
+    check_endpoint_url,
     parse_regions,
     parse_shard,
     shard,
@@ -64,6 +65,15 @@ def test_option_parsing() -> None:
         "eu-west-1",
         "ap-south-1",
     )
+    assert parse_regions([]) == ()  # not given: the profile's region
+    for empty in ([","], [" "], ["", ","]):
+        with pytest.raises(TargetSpecError, match="names no region"):
+            parse_regions(empty)
+    assert check_endpoint_url("http://127.0.0.1:5000") == "http://127.0.0.1:5000"
+    assert check_endpoint_url("https://localstack.internal") == "https://localstack.internal"
+    for bad in ("notaurl", "127.0.0.1:5000", "ftp://host", "http://", "http:///path"):
+        with pytest.raises(TargetSpecError, match="not an http"):
+            check_endpoint_url(bad)
 
 
 def test_shards_partition_the_sorted_pairs_deterministically() -> None:

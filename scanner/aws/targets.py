@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3
 import botocore.session
@@ -91,7 +92,20 @@ def parse_regions(values: Sequence[str]) -> tuple[str, ...]:
             part = part.strip()
             if part and part not in out:
                 out.append(part)
+    if values and not out:
+        given = ",".join(values)
+        raise TargetSpecError(f"--regions {given!r} names no region (e.g. us-east-1,eu-west-1 "
+                              "or all)")
     return tuple(out)
+
+
+def check_endpoint_url(url: str) -> str:
+    """``--endpoint-url`` must be an http(s) URL with a host (botocore would fail every call)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TargetSpecError(f"--endpoint-url {url!r} is not an http:// or https:// URL "
+                              "with a host (e.g. http://127.0.0.1:5000)")
+    return url
 
 
 class _SharedCredentials(CredentialProvider):
