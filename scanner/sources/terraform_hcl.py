@@ -62,9 +62,9 @@ import gc
 import os
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from scanner.model import InputError, Notice, Provenance, Resource, Skip, SourceKind, SourceResult
 
@@ -72,6 +72,7 @@ SKIP_DIRS = frozenset({"node_modules", "venv", "__pycache__"})
 TF_SUFFIXES = (".tf", ".tf.json")
 PARALLEL_MIN_ROOTS = 64  # fewer roots than this: one process (forking costs ~50 ms)
 _LOCAL_SOURCE = re.compile(rb'source"?\s*[=:]\s*"\.')
+_T = TypeVar("_T")
 _SKIP_RE = re.compile(r"gpuaudit:skip=([A-Za-z0-9_.\-]+)(?::(.*?))?(?=gpuaudit:skip=|\*/|$)", re.S)
 
 
@@ -528,22 +529,16 @@ def _scan_all(
 
 
 def _dedupe(result: SourceResult) -> None:
-    seen: set[tuple[Any, ...]] = set()
-    errors = []
-    for e in result.errors:
-        k = (e.path, e.reason, e.line)
-        if k not in seen:
-            seen.add(k)
-            errors.append(e)
-    result.errors[:] = errors
-    seen = set()
-    notices = []
-    for n in result.notices:
-        k = (n.path, n.message, n.line)
-        if k not in seen:
-            seen.add(k)
-            notices.append(n)
-    result.notices[:] = notices
+    result.errors[:] = _first_of_each(result.errors, lambda e: (e.path, e.reason, e.line))
+    result.notices[:] = _first_of_each(result.notices, lambda n: (n.path, n.message, n.line))
+
+
+def _first_of_each(items: list[_T], key: Callable[[_T], Hashable]) -> list[_T]:
+    """``items`` in order, without those whose key an earlier one had."""
+    first: dict[Hashable, _T] = {}
+    for item in items:
+        first.setdefault(key(item), item)
+    return list(first.values())
 
 
 __all__ = ["discover_roots", "instance_values", "load_terraform_dir", "parse_skips"]
