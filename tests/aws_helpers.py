@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import botocore.handlers
@@ -268,3 +270,61 @@ def one(resources: list[Any], kind: str, rid: str | None = None) -> Any:
 
 def env_without_aws_endpoints() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
+
+
+VPCS = (
+    b'<?xml version="1.0" encoding="UTF-8"?>'
+    b'<DescribeVpcsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
+    b"<requestId>r-1</requestId><vpcSet/></DescribeVpcsResponse>"
+)
+FAULT = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error>'
+    b"<Code>UnauthorizedOperation</Code><Message>denied</Message></Error></Errors>"
+    b"<RequestID>r-2</RequestID></Response>"
+)
+
+
+class SlowEndpoint:
+    """An HTTP endpoint that answers DescribeVpcs after ``delay`` seconds (a denial when the
+    request asks for VPC ``vpc-denied``) and records how many requests it held at once."""
+
+    def __init__(self, delay: float = 0.05) -> None:
+        self.delay = delay
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.requests = 0
+        self._lock = threading.Lock()
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with endpoint._lock:
+                    endpoint.requests += 1
+                    endpoint.in_flight += 1
+                    endpoint.max_in_flight = max(endpoint.max_in_flight, endpoint.in_flight)
+                time.sleep(endpoint.delay)
+                with endpoint._lock:
+                    endpoint.in_flight -= 1
+                denied = b"vpc-denied" in body
+                payload = FAULT if denied else VPCS
+                self.send_response(403 if denied else 200)
+                self.send_header("Content-Type", "text/xml")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> SlowEndpoint:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -94,6 +94,33 @@ def test_every_dependency_is_an_earlier_collector() -> None:
         assert set(collector.after) <= seen, (collector.name, collector.after)
         seen.add(collector.name)
     by_name = {c.name: c for c in COLLECTORS}
-    assert by_name["instances"].after == ("ebs",)
+    # instances only joins the volumes in memory: its request does not wait for ebs
+    assert by_name["instances"].after == () and by_name["instances"].finish is not None
     assert set(by_name["spot_prices"].after) >= {"instances", "launch_templates", "autoscaling",
                                                  "spot"}
+
+
+def test_joins_run_once_every_collector_is_done_and_a_failing_join_is_recorded() -> None:
+    log = Log()
+    seen: list[tuple[str, ...]] = []
+
+    def join(ctx: RegionContext) -> None:
+        seen.append(tuple(sorted(log.spans)))
+        assert ctx.collector is not None and ctx.collector.name == "instances"
+
+    def broken(ctx: RegionContext) -> None:
+        raise KeyError("VolumeId")
+
+    ebs, vpc = log.collector("ebs"), log.collector("vpc")
+    instances = Collector(name="instances", calls=(), run=log.collector("instances").run,
+                          finish=join)
+    prices = Collector(name="prices", calls=(), run=log.collector("prices").run, finish=broken)
+    collectors = (ebs, instances, vpc, prices)
+    ctx = region(collectors)
+    elapsed = timed(lambda: run_collectors(ctx, collectors, concurrency=4))
+    assert log.overlap("ebs", "instances")  # the join does not hold the request back
+    assert seen == [("ebs", "instances", "prices", "vpc")]
+    assert elapsed < 1.5 * STEP
+    assert [(e.path, e.reason) for e in ctx.result.errors] == [
+        ("123456789012/us-east-1/prices", "collector failed: KeyError: 'VolumeId'")
+    ]

@@ -125,9 +125,10 @@ def collect_one(target: Target, wanted: frozenset[str], factory: ClientFactory) 
 def run_collectors(
     ctx: RegionContext, collectors: Sequence[Collector], concurrency: int = COLLECTORS_AT_ONCE
 ) -> None:
-    """Run the region's collectors, up to ``concurrency`` side by side, each after the ones it
-    reads (``Collector.after``). They are started in run order and only ever wait for earlier
-    ones, so a small pool cannot deadlock. With ``concurrency`` 1 they run one after another."""
+    """Run the region's collectors, up to ``concurrency`` side by side, each after the ones its
+    requests need (``Collector.after``), then their in-memory joins (``Collector.finish``). They
+    are started in run order and only ever wait for earlier ones, so a small pool cannot
+    deadlock. With ``concurrency`` 1 they run one after another."""
     done: dict[str, threading.Event] = {c.name: threading.Event() for c in collectors}
 
     def run(collector: Collector) -> None:
@@ -138,11 +139,7 @@ def run_collectors(
                     done[name].wait()
             collector.run(view)
         except Exception as exc:
-            view.record_failure(
-                collector.name,
-                f"collector failed: {faults.describe(exc)}",
-                tuple(sorted(collector.kinds & ctx.wanted)),
-            )
+            _failed(view, collector, exc)
         finally:
             ctx.release(collector)
             done[collector.name].set()
@@ -150,10 +147,32 @@ def run_collectors(
     if concurrency <= 1 or len(collectors) <= 1:
         for collector in collectors:
             run(collector)
-        return
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        for future in [pool.submit(run, c) for c in collectors]:
-            future.result()
+    else:
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            for future in [pool.submit(run, c) for c in collectors]:
+                future.result()
+    for collector in collectors:
+        if collector.finish is not None:
+            _finish(ctx, collector, collector.finish)
+
+
+def _finish(
+    ctx: RegionContext, collector: Collector, finish: Callable[[RegionContext], None]
+) -> None:
+    view = ctx.bind(collector)
+    try:
+        finish(view)
+    except Exception as exc:
+        _failed(view, collector, exc)
+
+
+def _failed(view: RegionContext, collector: Collector, exc: Exception) -> None:
+    """A collector's own code failed (a malformed answer): an error, and Gaps for its kinds."""
+    view.record_failure(
+        collector.name,
+        f"collector failed: {faults.describe(exc)}",
+        tuple(sorted(collector.kinds & view.wanted)),
+    )
 
 
 def _unreachable(

@@ -1,5 +1,5 @@
-"""The live collectors, in run order (volumes before instances: instances join volume facts;
-spot prices last: they price the types the others found)."""
+"""The live collectors, in run order (a collector only ever waits for earlier ones; spot prices
+last: they price the types the others found)."""
 
 from __future__ import annotations
 

@@ -20,18 +20,20 @@ _DISTRIBUTION_INTS = ("OnDemandBaseCapacity", "OnDemandPercentageAboveBaseCapaci
 
 
 def run(ctx: RegionContext) -> None:
-    if ctx.wants(GROUP):
-        groups = ctx.list("autoscaling", "DescribeAutoScalingGroups", "AutoScalingGroups")
-        for item in groups or []:
-            ctx.add(group(ctx, item))
-    if ctx.wants(LAUNCH_CONFIGURATION):
-        configs = ctx.list("autoscaling", "DescribeLaunchConfigurations", "LaunchConfigurations")
-        for item in configs or []:
-            ctx.add(launch_configuration(ctx, item))
-    if ctx.wants(SCALING_POLICY):
-        policies = ctx.list("autoscaling", "DescribePolicies", "ScalingPolicies")
-        for item in policies or []:
-            ctx.add(scaling_policy(ctx, item))
+    groups, configs, policies = ctx.lists(
+        "autoscaling",
+        ("DescribeAutoScalingGroups", "AutoScalingGroups") if ctx.wants(GROUP) else None,
+        ("DescribeLaunchConfigurations", "LaunchConfigurations")
+        if ctx.wants(LAUNCH_CONFIGURATION)
+        else None,
+        ("DescribePolicies", "ScalingPolicies") if ctx.wants(SCALING_POLICY) else None,
+    )
+    for item in groups or []:
+        ctx.add(group(ctx, item))
+    for item in configs or []:
+        ctx.add(launch_configuration(ctx, item))
+    for item in policies or []:
+        ctx.add(scaling_policy(ctx, item))
 
 
 def group(ctx: RegionContext, item: dict[str, Any]) -> Resource:

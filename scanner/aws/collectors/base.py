@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,14 +35,17 @@ class Call:
 
 @dataclass(frozen=True)
 class Collector:
-    """One service family: its name (coverage rows use it), its calls, its run function, and
-    the collectors whose output it reads (``after``: they finish before it starts when they run
-    in the same region; the others run side by side with it)."""
+    """One service family: its name (coverage rows use it), its calls, its run function, the
+    collectors whose output its requests need (``after``: they finish before it starts when they
+    run in the same region; the others run side by side with it), and ``finish``, an in-memory
+    join of what other collectors fetched, run once every collector of the region is done (so
+    that a join never holds a request back)."""
 
     name: str
     calls: tuple[Call, ...]
     run: Callable[[RegionContext], None]
     after: tuple[str, ...] = ()
+    finish: Callable[[RegionContext], None] | None = None
 
     @property
     def kinds(self) -> frozenset[str]:
@@ -195,6 +199,35 @@ class RegionContext:
             return None
         finally:
             self._opened(service)
+
+    def lists(
+        self, service: str, *walks: tuple[str, str] | None
+    ) -> list[list[dict[str, Any]] | None]:
+        """Several independent list calls (``(operation, key)``; None: not wanted, not sent),
+        sent side by side: a region then waits one round trip for all of them, not one each.
+        The result of each is ``list``'s. When this collector opens the service (see
+        ``_gate``), its first walk goes alone, so that a service-wide refusal still stops the
+        others."""
+        todo = [(i, w) for i, w in enumerate(walks) if w is not None]
+        out: list[list[dict[str, Any]] | None] = [None] * len(walks)
+        if todo and self._opens(service):
+            i, (operation, key) = todo.pop(0)
+            out[i] = self.list(service, operation, key)
+        if len(todo) == 1:
+            i, (operation, key) = todo[0]
+            out[i] = self.list(service, operation, key)
+        elif todo:
+            with ThreadPoolExecutor(max_workers=len(todo)) as pool:
+                futures = {i: pool.submit(self.list, service, op, key) for i, (op, key) in todo}
+            for i, future in futures.items():
+                out[i] = future.result()
+        return out
+
+    def _opens(self, service: str) -> bool:
+        """This collector sends the service's first call here and it has no answer yet."""
+        entry = self._gates.get(service)
+        assert self.collector is not None
+        return entry is not None and entry[0] == self.collector.name and not entry[1].is_set()
 
     def _opened(self, service: str) -> None:
         """The service's first call has its answer (or its failure is recorded): open the gate."""

@@ -20,17 +20,26 @@ def run(ctx: RegionContext) -> None:
     reservations = ctx.list("ec2", "DescribeInstances", "Reservations")
     if reservations is None:
         return
-    volumes: dict[str, dict[str, Any]] = ctx.shared.get("volumes", {})
     for reservation in reservations:
         for item in reservation.get("Instances") or []:
             if (item.get("State") or {}).get("Name") in GONE:
                 continue
-            ctx.add(instance(ctx, item, volumes))
+            ctx.add(instance(ctx, item))
 
 
-def instance(
-    ctx: RegionContext, item: dict[str, Any], volumes: dict[str, dict[str, Any]]
-) -> Resource:
+def join_volumes(ctx: RegionContext) -> None:
+    """Once the region's collectors are done: the volumes' own facts (encryption, size, type,
+    key) into the instances' block devices, when the ebs collector read them."""
+    volumes: dict[str, dict[str, Any]] = ctx.shared.get("volumes", {})
+    if not volumes:
+        return
+    for resource in ctx.result.resources:
+        if resource.kind == INSTANCE and resource.scope == ctx.scope:
+            for mapping in resource.attrs.get("BlockDeviceMappings") or []:
+                join_volume(mapping["Ebs"], volumes)
+
+
+def instance(ctx: RegionContext, item: dict[str, Any]) -> Resource:
     iid = str(item["InstanceId"])
     tags = tags_of(item.get("Tags"))
     attrs = without(item, "Tags", "State", "NetworkInterfaces", "BlockDeviceMappings")
@@ -43,7 +52,8 @@ def instance(
     attrs["AssociatePublicIpAddress"] = bool(item.get("PublicIpAddress"))
     attrs["NetworkInterfaces"] = [network_interface(n) for n in item.get("NetworkInterfaces") or []]
     attrs["BlockDeviceMappings"] = [
-        block_device(b, volumes) for b in item.get("BlockDeviceMappings") or []
+        {"DeviceName": b.get("DeviceName"), "Ebs": dict(b.get("Ebs") or {})}
+        for b in item.get("BlockDeviceMappings") or []
     ]
     if tags.get(LT_ID_TAG):
         attrs["LaunchTemplate"] = {
@@ -70,9 +80,7 @@ def network_interface(item: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def block_device(item: dict[str, Any], volumes: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The mapping as listed, with the volume's own facts joined in when volumes were read."""
-    ebs = dict(item.get("Ebs") or {})
+def join_volume(ebs: dict[str, Any], volumes: dict[str, dict[str, Any]]) -> None:
     vol = volumes.get(str(ebs.get("VolumeId")))
     if vol is not None:
         ebs["Encrypted"] = vol.get("Encrypted")
@@ -80,12 +88,11 @@ def block_device(item: dict[str, Any], volumes: dict[str, dict[str, Any]]) -> di
         ebs["VolumeType"] = vol.get("VolumeType")
         if vol.get("KmsKeyId"):
             ebs["KmsKeyId"] = vol["KmsKeyId"]
-    return {"DeviceName": item.get("DeviceName"), "Ebs": ebs}
 
 
 COLLECTOR = Collector(
     name="instances",
     calls=(Call("ec2", "DescribeInstances", (INSTANCE,)),),
     run=run,
-    after=("ebs",),  # joins the volumes' facts into the block devices
+    finish=join_volumes,
 )

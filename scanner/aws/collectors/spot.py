@@ -23,20 +23,23 @@ CLOSED_FLEET_STATES = frozenset({"deleted", "deleted_terminating", "failed"})
 
 
 def run(ctx: RegionContext) -> None:
-    if ctx.wants(SPOT_REQUEST):
-        requests = ctx.list("ec2", "DescribeSpotInstanceRequests", "SpotInstanceRequests")
-        for item in requests or []:
-            if item.get("State") not in CLOSED_REQUEST_STATES:
-                ctx.add(spot_request(ctx, item))
-    if ctx.wants(SPOT_FLEET):
-        fleets = ctx.list("ec2", "DescribeSpotFleetRequests", "SpotFleetRequestConfigs")
-        for item in fleets or []:
-            if item.get("SpotFleetRequestState") not in CLOSED_SPOT_FLEET_STATES:
-                ctx.add(spot_fleet(ctx, item))
-    if ctx.wants(FLEET):
-        for item in ctx.list("ec2", "DescribeFleets", "Fleets") or []:
-            if item.get("FleetState") not in CLOSED_FLEET_STATES:
-                ctx.add(fleet(ctx, item))
+    requests, spot_fleets, fleets = ctx.lists(
+        "ec2",
+        ("DescribeSpotInstanceRequests", "SpotInstanceRequests")
+        if ctx.wants(SPOT_REQUEST)
+        else None,
+        ("DescribeSpotFleetRequests", "SpotFleetRequestConfigs") if ctx.wants(SPOT_FLEET) else None,
+        ("DescribeFleets", "Fleets") if ctx.wants(FLEET) else None,
+    )
+    for item in requests or []:
+        if item.get("State") not in CLOSED_REQUEST_STATES:
+            ctx.add(spot_request(ctx, item))
+    for item in spot_fleets or []:
+        if item.get("SpotFleetRequestState") not in CLOSED_SPOT_FLEET_STATES:
+            ctx.add(spot_fleet(ctx, item))
+    for item in fleets or []:
+        if item.get("FleetState") not in CLOSED_FLEET_STATES:
+            ctx.add(fleet(ctx, item))
 
 
 def spot_request(ctx: RegionContext, item: dict[str, Any]) -> Resource:

@@ -19,31 +19,36 @@ VPC_ENDPOINT = "ec2.vpc_endpoint"
 
 
 def run(ctx: RegionContext) -> None:
-    if ctx.wants(VPC):
-        for item in ctx.list("ec2", "DescribeVpcs", "Vpcs") or []:
-            vid = str(item["VpcId"])
-            ctx.add(
-                make(
-                    ctx,
-                    VPC,
-                    vid,
-                    without(item, "Tags"),
-                    tags=tags_of(item.get("Tags")),
-                    arn=ec2_arn(ctx, "vpc", vid),
-                )
-            )
-    if ctx.wants(SUBNET):
-        for item in ctx.list("ec2", "DescribeSubnets", "Subnets") or []:
-            ctx.add(subnet(ctx, item))
-    if ctx.wants(ROUTE_TABLE):
-        for item in ctx.list("ec2", "DescribeRouteTables", "RouteTables") or []:
-            ctx.add(route_table(ctx, item))
-    if ctx.wants(INTERNET_GATEWAY):
-        for item in ctx.list("ec2", "DescribeInternetGateways", "InternetGateways") or []:
-            ctx.add(internet_gateway(ctx, item))
-    if ctx.wants(VPC_ENDPOINT):
-        for item in ctx.list("ec2", "DescribeVpcEndpoints", "VpcEndpoints") or []:
-            ctx.add(endpoint(ctx, item))
+    vpcs, subnets, tables, gateways, endpoints = ctx.lists(
+        "ec2",
+        ("DescribeVpcs", "Vpcs") if ctx.wants(VPC) else None,
+        ("DescribeSubnets", "Subnets") if ctx.wants(SUBNET) else None,
+        ("DescribeRouteTables", "RouteTables") if ctx.wants(ROUTE_TABLE) else None,
+        ("DescribeInternetGateways", "InternetGateways") if ctx.wants(INTERNET_GATEWAY) else None,
+        ("DescribeVpcEndpoints", "VpcEndpoints") if ctx.wants(VPC_ENDPOINT) else None,
+    )
+    for item in vpcs or []:
+        ctx.add(vpc(ctx, item))
+    for item in subnets or []:
+        ctx.add(subnet(ctx, item))
+    for item in tables or []:
+        ctx.add(route_table(ctx, item))
+    for item in gateways or []:
+        ctx.add(internet_gateway(ctx, item))
+    for item in endpoints or []:
+        ctx.add(endpoint(ctx, item))
+
+
+def vpc(ctx: RegionContext, item: dict[str, Any]) -> Resource:
+    vid = str(item["VpcId"])
+    return make(
+        ctx,
+        VPC,
+        vid,
+        without(item, "Tags"),
+        tags=tags_of(item.get("Tags")),
+        arn=ec2_arn(ctx, "vpc", vid),
+    )
 
 
 def subnet(ctx: RegionContext, item: dict[str, Any]) -> Resource:
