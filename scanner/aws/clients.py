@@ -108,7 +108,10 @@ class ClientFactory:
         max_attempts: int | None = None,
         connect_timeout: float = 10.0,
         read_timeout: float = 60.0,
-        max_pool_connections: int = 10,
+        # A region's client of a service is shared by up to 4 collectors whose independent
+        # list calls go side by side (ec2: up to 10 at once); botocore's default pool of 10
+        # would discard (and warn about) the connections beyond it.
+        max_pool_connections: int = 16,
         endpoint_concurrency: int | None = None,
     ) -> None:
         self.endpoint_url = endpoint_url
