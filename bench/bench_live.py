@@ -27,12 +27,20 @@ With ``--latency-ms`` gpuaudit runs with ``--endpoint-concurrency 0`` (requests 
 to a remote endpoint); otherwise with its default for a local endpoint, one request at a time.
 Exit code: 0 when gpuaudit's report has no errors and DescribeRouteTables was one walk per region
 (the speed ratio is reported, not enforced).
+
+``--account`` measures the same two commands against the AWS account the machine's own
+credentials reach (profile, environment, role: the standard chain; ``--regions``), with nothing
+seeded and no emulator: the ratio where the server's time is not on this machine. There is no
+server-side count there: gpuaudit's calls come from its report's coverage, Prowler's are not
+known, and there is no floor. Both tools only read (gpuaudit refuses anything undeclared;
+Prowler's checks are reads).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import shutil
@@ -127,6 +135,10 @@ class Server:
                     raise RuntimeError(f"the moto server did not start (see {log_path})") from None
                 time.sleep(0.2)
 
+    def env(self, work: Path, *, endpoint: bool) -> dict[str, str]:
+        """Fake credentials; the server as every service's endpoint when ``endpoint``."""
+        return fake_env(self.url if endpoint else None, work)
+
     def cpu(self) -> float:
         """CPU seconds (user + system) the server process has used so far (Linux /proc)."""
         try:
@@ -160,6 +172,32 @@ class Server:
         self.log.close()
 
 
+class Account:
+    """``--account``: the account the machine's credentials reach. Nothing to start or seed; no
+    server-side counts or CPU (they are on AWS's side)."""
+
+    url: str | None = None
+
+    def env(self, work: Path, *, endpoint: bool) -> dict[str, str]:
+        del work, endpoint  # the machine's own AWS settings, as they are
+        return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def cpu(self) -> float:
+        return float("nan")  # on AWS's side
+
+    def calls(self) -> list[dict[str, Any]]:
+        return []
+
+    def reset_calls(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+Target = Server | Account
+
+
 def by_operation(rows: list[dict[str, Any]]) -> dict[str, int]:
     """ "service:Operation" -> calls, summed over regions."""
     out: Counter[str] = Counter()
@@ -186,11 +224,11 @@ def per_region(rows: list[dict[str, Any]], operation: str) -> dict[str, int]:
 
 
 def run_gpuaudit(
-    server: Server, repeat: int, work: Path, extra: Sequence[str] = ()
+    server: Target, repeat: int, work: Path, regions: Sequence[str], extra: Sequence[str] = ()
 ) -> dict[str, Any]:
     report = OUT / "live-gpuaudit.json"
-    cmd = [*gpuaudit_command(server, report), *extra]
-    env = fake_env(None, work)
+    cmd = [*gpuaudit_command(server, report, regions), *extra]
+    env = server.env(work, endpoint=False)  # gpuaudit is given --endpoint-url
     env["PYTHONPATH"] = str(ROOT)
     times: list[float] = []
     cpu: list[float] = []
@@ -213,7 +251,7 @@ def run_gpuaudit(
         if i == 0:
             calls = server.calls()
         log(f"gpuaudit run {i + 1}/{repeat}: {elapsed:.2f} s (exit {proc.returncode})")
-    floor = server_floor(server, cmd, env, work)
+    floor = server_floor(server, cmd, env, work) if isinstance(server, Server) else None
     return summarize(report, cmd, times, cpu, server_cpu, calls) | {"server_floor_s": floor}
 
 
@@ -229,16 +267,16 @@ def server_floor(server: Server, cmd: list[str], env: dict[str, str], work: Path
     return round(min(samples), 2)
 
 
-def gpuaudit_command(server: Server, report: Path) -> list[str]:
+def gpuaudit_command(server: Target, report: Path, regions: Sequence[str]) -> list[str]:
+    endpoint = ["--endpoint-url", server.url] if server.url else []
     return [
         sys.executable,
         "-m",
         "scanner.cli",
         "audit",
-        "--endpoint-url",
-        server.url,
+        *endpoint,
         "--regions",
-        ",".join(REGIONS),
+        ",".join(regions),
         "--format",
         "json",
         "-o",
@@ -272,10 +310,10 @@ def summarize(
         "wall_s": [round(t, 3) for t in times],
         "median_s": round(statistics.median(times), 3),
         "cpu_s_median": round(statistics.median(cpu), 2),
-        "server_cpu_s_median": round(statistics.median(server_cpu), 2),
+        "server_cpu_s_median": _seconds(statistics.median(server_cpu)),
         "server_s_first_run": server_seconds(calls),
         "calls_by_operation": by_operation(calls),
-        "calls_total": sum(int(r["calls"]) for r in calls),
+        "calls_total": sum(int(r["calls"]) for r in calls) if calls else None,
         "calls_by_region_operation": calls,
         "coverage_calls_by_collector": dict(sorted(coverage_calls.items())),
         "coverage_calls_total": sum(coverage_calls.values()),
@@ -322,7 +360,9 @@ def ensure_prowler() -> tuple[Path | None, str]:
     return exe, proc.stdout.strip()
 
 
-def run_prowler(server: Server, work: Path, timeout: float) -> dict[str, Any]:
+def run_prowler(
+    server: Target, work: Path, regions: Sequence[str], timeout: float
+) -> dict[str, Any]:
     exe, version = ensure_prowler()
     if exe is None:
         return {"ok": False, "error": version}
@@ -333,7 +373,7 @@ def run_prowler(server: Server, work: Path, timeout: float) -> dict[str, Any]:
         "--checks",
         *PROWLER_CHECKS,
         "--region",
-        *REGIONS,
+        *regions,
         "--no-banner",
         "--no-color",
         "--ignore-exit-code-3",  # 3 = some check FAILed: expected here
@@ -342,7 +382,7 @@ def run_prowler(server: Server, work: Path, timeout: float) -> dict[str, Any]:
         "--output-directory",
         str(out_dir),
     ]
-    env = fake_env(server.url, work)
+    env = server.env(work, endpoint=True)
     env.pop("PYTHONPATH", None)
     start = time.perf_counter()
     version_proc = subprocess.run(
@@ -368,11 +408,11 @@ def run_prowler(server: Server, work: Path, timeout: float) -> dict[str, Any]:
         "wall_s": round(elapsed, 3),
         "startup_s": round(startup, 3),
         "cpu_s": round(cpu, 2),
-        "server_cpu_s": round(server_cpu, 2),
+        "server_cpu_s": _seconds(server_cpu),
         "server_s": server_seconds(calls),
         "exit_code": proc.returncode,
         "calls_by_operation": by_operation(calls),
-        "calls_total": sum(int(r["calls"]) for r in calls),
+        "calls_total": sum(int(r["calls"]) for r in calls) if calls else None,
         "calls_by_region_operation": calls,
     }
     if proc.returncode != 0:
@@ -400,23 +440,24 @@ def run_prowler(server: Server, work: Path, timeout: float) -> dict[str, Any]:
 def table(result: dict[str, Any]) -> str:
     g, p = result["gpuaudit"], result.get("prowler") or {}
     lines = []
-    created = result["seeded"]["created"]
-    totals = Counter()
-    for region in created.values():
-        totals.update(region)
-    lines.append(
-        "seeded ({}): {} standalone volumes (+1 root volume per instance), {} instances, "
-        "{} launch templates, {} Auto Scaling groups, {} VPCs, {} subnets; {:.0f} s".format(
-            ", ".join(created),
-            totals["volumes"],
-            totals["instances"],
-            totals["launch_templates"],
-            totals["asgs"],
-            totals["vpcs"],
-            totals["subnets"],
-            result["seeded"]["seconds"],
+    if "seeded" in result:
+        created = result["seeded"]["created"]
+        totals: Counter[str] = Counter()
+        for region in created.values():
+            totals.update(region)
+        lines.append(
+            "seeded ({}): {} standalone volumes (+1 root volume per instance), {} instances, "
+            "{} launch templates, {} Auto Scaling groups, {} VPCs, {} subnets; {:.0f} s".format(
+                ", ".join(created),
+                totals["volumes"],
+                totals["instances"],
+                totals["launch_templates"],
+                totals["asgs"],
+                totals["vpcs"],
+                totals["subnets"],
+                result["seeded"]["seconds"],
+            )
         )
-    )
     lines.append(f"server: {result['server']}")
     lines.append("")
     lines.append(
@@ -425,15 +466,18 @@ def table(result: dict[str, Any]) -> str:
     )
     lines.append("-" * 75)
     runs = ", ".join(f"{t:.2f}" for t in g["wall_s"])
+    # without a server to count them: the report's coverage (collectors' calls, no STS)
+    g_calls = g["calls_total"] if g["calls_total"] is not None else g["coverage_calls_total"]
     lines.append(
         f"{'gpuaudit (median)':<22}{g['median_s']:>8.2f}{g['cpu_s_median']:>8.2f}"
-        f"{g['server_cpu_s_median']:>12.2f}{g['calls_total']:>11}{g['unencrypted_volumes']:>14}"
+        f"{_num(g['server_cpu_s_median']):>12}{g_calls:>11}{g['unencrypted_volumes']:>14}"
     )
     lines.append(f"  runs: {runs}")
     if p.get("ok"):
+        p_calls = "n/a" if p["calls_total"] is None else p["calls_total"]
         lines.append(
-            f"{p['version']:<22}{p['wall_s']:>8.2f}{p['cpu_s']:>8.2f}{p['server_cpu_s']:>12.2f}"
-            f"{p['calls_total']:>11}{p['unencrypted_volumes']:>14}"
+            f"{p['version']:<22}{p['wall_s']:>8.2f}{p['cpu_s']:>8.2f}"
+            f"{_num(p['server_cpu_s']):>12}{p_calls!s:>11}{p['unencrypted_volumes']:>14}"
         )
         lines.append(f"  of which start-up (prowler --version): {p['startup_s']:.2f} s")
         ratio = result["ratio"]
@@ -441,17 +485,26 @@ def table(result: dict[str, Any]) -> str:
         lines.append(
             f"ratio Prowler / gpuaudit: {ratio:.1f}x ({verdict} the {TARGET_RATIO:.0f}x target)"
         )
-        lines.append(
-            f"  bound: moto needs {g['server_floor_s']:.2f} s of CPU to answer gpuaudit's reads "
-            f"one at a time, so no client reading this estate here can beat "
-            f"{result['ratio_bound']:.1f}x"
-        )
+        if g["server_floor_s"] is not None:
+            lines.append(
+                f"  bound: moto needs {g['server_floor_s']:.2f} s of CPU to answer gpuaudit's "
+                f"reads one at a time, so no client reading this estate here can beat "
+                f"{result['ratio_bound']:.1f}x"
+            )
     elif p:
         lines.append(f"Prowler did not run: {p.get('error')}")
-    lines.append(
-        "CPU s = the tool's own processes (user + system); moto CPU s = the moto server's CPU "
-        "while the tool ran (one Python process: its requests are answered one at a time)"
-    )
+    lines.append("CPU s = the tool's own processes (user + system)")
+    if g["server_cpu_s_median"] is not None:
+        lines.append(
+            "moto CPU s = the moto server's CPU while the tool ran (one Python process: its "
+            "requests are answered one at a time)"
+        )
+    if g["calls_total"] is None:
+        lines.append(
+            f"gpuaudit coverage rows: {g['coverage_calls_total']} calls "
+            f"{g['coverage_calls_by_collector']} (no server-side count against AWS)"
+        )
+        return "\n".join(lines)
     lines.append("")
     lines.append("API calls per operation (both regions; server-side count)")
     ops = sorted(set(g["calls_by_operation"]) | set(p.get("calls_by_operation", {})))
@@ -467,6 +520,15 @@ def table(result: dict[str, Any]) -> str:
         f"{g['coverage_calls_by_collector']}"
     )
     return "\n".join(lines)
+
+
+def _seconds(value: float) -> float | None:
+    """Rounded; None when not measured (NaN: no server on this machine)."""
+    return None if math.isnan(value) else round(value, 2)
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -491,56 +553,95 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="delay every request of the measured runs by this much (a round trip to AWS)",
     )
+    parser.add_argument(
+        "--account",
+        action="store_true",
+        help="no emulator: both tools read the account the machine's AWS credentials reach",
+    )
+    parser.add_argument(
+        "--regions",
+        default=",".join(REGIONS),
+        help=f"comma-separated (default {','.join(REGIONS)})",
+    )
     parser.add_argument("--prowler-timeout", type=float, default=3600)
     parser.add_argument("--output", type=Path, default=OUT / "live.json")
     args = parser.parse_args(argv)
+    regions = tuple(r.strip() for r in args.regions.split(",") if r.strip())
+    if not regions:
+        parser.error("--regions names no region")
+    if args.account and (args.latency_ms or args.stock_moto or args.moto_default_amis):
+        parser.error("--account reads a real account: no emulator option applies")
     OUT.mkdir(parents=True, exist_ok=True)
-    scale = seed_live.Scale(**{k: getattr(args, k) for k in asdict(seed_live.Scale())})
     with tempfile.TemporaryDirectory(prefix="bench-live-") as tmp:
         work = Path(tmp)
-        server = Server(
-            OUT / "live-moto.log",
-            stock_moto=args.stock_moto,
-            default_amis=args.moto_default_amis,
-        )
-        try:
-            log(f"moto server {server.url}; seeding {asdict(scale)}")
-            seeded = seed_live.seed(server.url, scale, REGIONS)
-            server.set_latency(args.latency_ms)
-            result: dict[str, Any] = {
-                "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
-                "server": "moto "
-                + _moto_version()
-                + (" (stock tag lookup" if args.stock_moto else " (EC2 tags indexed by id")
-                + (", with" if args.moto_default_amis else ", without")
-                + " its built-in AMIs"
-                + (f", {args.latency_ms:g} ms added to every request)" if args.latency_ms else ")"),
-                "seeded": asdict(seeded),
-            }
-            # With latency added the endpoint stands for a remote one: requests go side by side
-            # (gpuaudit sends a local endpoint one request at a time by default).
-            extra = ["--endpoint-concurrency", "0"] if args.latency_ms else []
-            result["gpuaudit"] = run_gpuaudit(server, max(1, args.repeat), work, extra)
-            if not args.skip_prowler:
-                result["prowler"] = run_prowler(server, work, args.prowler_timeout)
-                if result["prowler"].get("ok"):
-                    result["ratio"] = round(
-                        result["prowler"]["wall_s"] / result["gpuaudit"]["median_s"], 1
-                    )
-                    result["meets_target"] = result["ratio"] >= TARGET_RATIO
-                    floor = max(result["gpuaudit"]["server_floor_s"], 0.01)
-                    result["ratio_bound"] = round(result["prowler"]["wall_s"] / floor, 1)
-        finally:
-            server.stop()
-    # moto answers DescribeRouteTables in one page when no MaxResults is sent: one walk per
-    # region is then exactly one call per region (and never one per subnet or VPC)
+        if args.account:
+            result = {"server": "the AWS account of this machine's credentials (no emulator)"}
+            measure(result, Account(), args, work, regions)
+        else:
+            result = on_moto(args, work, regions)
     rt = result["gpuaudit"]["describe_route_tables_per_region"]
-    result["route_tables_one_walk_per_region"] = rt == {r: 1 for r in REGIONS}
+    if not args.account:
+        # moto answers DescribeRouteTables in one page when no MaxResults is sent: one walk
+        # per region is then exactly one call per region (and never one per subnet or VPC)
+        result["route_tables_one_walk_per_region"] = rt == {r: 1 for r in regions}
     args.output.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     print(table(result))
     print(f"\nwritten: {args.output}")
-    ok = result["route_tables_one_walk_per_region"] and not result["gpuaudit"]["errors"]
+    ok = result.get("route_tables_one_walk_per_region", True) and not result["gpuaudit"]["errors"]
     return 0 if ok else 1
+
+
+def on_moto(args: argparse.Namespace, work: Path, regions: Sequence[str]) -> dict[str, Any]:
+    scale = seed_live.Scale(**{k: getattr(args, k) for k in asdict(seed_live.Scale())})
+    server = Server(
+        OUT / "live-moto.log",
+        stock_moto=args.stock_moto,
+        default_amis=args.moto_default_amis,
+    )
+    try:
+        log(f"moto server {server.url}; seeding {asdict(scale)}")
+        seeded = seed_live.seed(server.url, scale, regions)
+        server.set_latency(args.latency_ms)
+        result: dict[str, Any] = {
+            "server": "moto "
+            + _moto_version()
+            + (" (stock tag lookup" if args.stock_moto else " (EC2 tags indexed by id")
+            + (", with" if args.moto_default_amis else ", without")
+            + " its built-in AMIs"
+            + (f", {args.latency_ms:g} ms added to every request)" if args.latency_ms else ")"),
+            "seeded": asdict(seeded),
+        }
+        # With latency added the endpoint stands for a remote one: requests go side by side
+        # (gpuaudit sends a local endpoint one request at a time by default).
+        extra = ["--endpoint-concurrency", "0"] if args.latency_ms else []
+        measure(result, server, args, work, regions, extra)
+    finally:
+        server.stop()
+    return result
+
+
+def measure(
+    result: dict[str, Any],
+    target: Target,
+    args: argparse.Namespace,
+    work: Path,
+    regions: Sequence[str],
+    extra: Sequence[str] = (),
+) -> None:
+    """gpuaudit's runs, then Prowler's, into ``result``, with the ratio (and its bound)."""
+    result["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    result["regions"] = list(regions)
+    result["gpuaudit"] = run_gpuaudit(target, max(1, args.repeat), work, regions, extra)
+    if args.skip_prowler:
+        return
+    result["prowler"] = run_prowler(target, work, regions, args.prowler_timeout)
+    if not result["prowler"].get("ok"):
+        return
+    result["ratio"] = round(result["prowler"]["wall_s"] / result["gpuaudit"]["median_s"], 1)
+    result["meets_target"] = result["ratio"] >= TARGET_RATIO
+    floor = result["gpuaudit"]["server_floor_s"]
+    if floor is not None:
+        result["ratio_bound"] = round(result["prowler"]["wall_s"] / max(floor, 0.01), 1)
 
 
 def _moto_version() -> str:
