@@ -596,10 +596,7 @@ def _for_scopes(e: ForExpr, scope: Scope, pairs: Any) -> Iterator[Scope | Unknow
     """The scope of each element the ``if`` keeps; an unknown condition yields that Unknown
     (the whole for expression is then unknown)."""
     for k, v in pairs:
-        b = {e.vvar: v}
-        if e.kvar:
-            b[e.kvar] = k
-        s = scope.child(b)
+        s = for_scope(e, scope, k, v)
         if e.cond is not None:
             c = evaluate(e.cond, s)
             if is_opaque(c):
@@ -608,6 +605,14 @@ def _for_scopes(e: ForExpr, scope: Scope, pairs: Any) -> Iterator[Scope | Unknow
             if not to_bool(c):
                 continue
         yield s
+
+
+def for_scope(e: ForExpr, scope: Scope, key: Any, value: Any) -> Scope:
+    """The scope of one element of ``for k, v in ...``: ``v`` (and ``k`` when named) bound."""
+    bound = {e.vvar: value}
+    if e.kvar:
+        bound[e.kvar] = key
+    return scope.child(bound)
 
 
 def _call(e: Call, scope: Scope) -> Any:

@@ -33,6 +33,7 @@ from scanner.sources.hcl_eval import (
     apply_ops,
     as_unknown,
     evaluate,
+    for_scope,
     is_opaque,
     iter_pairs,
     literal_scope,
@@ -252,10 +253,7 @@ class ResourceGroup(Lazy):
             force = False
         out: list[Any] = []
         for k, v in items:
-            b = {e.vvar: v}
-            if e.kvar:
-                b[e.kvar] = k
-            s = scope.child(b)
+            s = for_scope(e, scope, k, v)
             if e.cond is not None:
                 return None if not force else Unknown(f"instances of {self.address} unknown")
             out.append(evaluate(e.value, s))
