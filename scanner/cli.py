@@ -202,7 +202,7 @@ def report_merge(json_reports: tuple[Path, ...], **kwargs: Any) -> None:
             parts.append(Part(str(path), read_report(path)))
         except ReportReadError as exc:
             click.echo(f"gpuaudit: error: {exc}", err=True)
-            unreadable.append((str(path), str(exc).removeprefix(f"{path}: ")))
+            unreadable.append((str(path), exc.reason))
     doc = merge_reports(parts, unreadable=unreadable, deterministic=opts.deterministic)
     try:
         write_reports(doc, opts)

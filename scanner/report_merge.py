@@ -20,7 +20,13 @@ from scanner.report import SCHEMA_VERSION, assemble, with_unpriced_regions
 
 
 class ReportReadError(Exception):
-    """A file that is not a readable gpuaudit JSON report; the message names the file."""
+    """A file that is not a readable gpuaudit JSON report: ``path``, and ``reason`` (why); the
+    message is "PATH: REASON"."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 def read_report(path: Path) -> dict[str, Any]:
@@ -30,19 +36,19 @@ def read_report(path: Path) -> dict[str, Any]:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ReportReadError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        raise ReportReadError(path, f"cannot read: {exc.strerror or exc}") from exc
     except ValueError as exc:
-        raise ReportReadError(f"{path}: not a JSON report: {exc}") from exc
+        raise ReportReadError(path, f"not a JSON report: {exc}") from exc
     if not isinstance(doc, dict):
-        raise ReportReadError(f"{path}: not a JSON report: the top level is not an object")
+        raise ReportReadError(path, "not a JSON report: the top level is not an object")
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise ReportReadError(
-            f"{path}: schema_version {doc.get('schema_version')!r}; this gpuaudit reads "
-            f"{SCHEMA_VERSION}"
+            path,
+            f"schema_version {doc.get('schema_version')!r}; this gpuaudit reads {SCHEMA_VERSION}",
         )
     problems = validate_report(doc)
     if problems:
-        raise ReportReadError(f"{path}: not a valid gpuaudit report: {problems[0]}")
+        raise ReportReadError(path, f"not a valid gpuaudit report: {problems[0]}")
     return doc
 
 
