@@ -9,6 +9,7 @@ a report or an error message.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from typing import Any
 
@@ -41,11 +42,8 @@ _CREDENTIAL = re.compile(
 
 
 # API responses repeat the same short strings (states, types, zones, tag keys) thousands of
-# times; remembering each verdict makes scrubbing 5,000 volumes cheap. Bounded, thread-safe
-# enough (a lost insert only costs a second regex search).
-_VERDICTS: dict[str, str] = {}
-_VERDICTS_MAX = 200_000
-_NORMAL_KEYS: dict[str, str] = {}
+# times; remembering each verdict makes scrubbing 5,000 volumes cheap.
+_REMEMBERED = 200_000
 _NOT_LETTERS = re.compile(r"[^a-z]")
 
 
@@ -53,24 +51,14 @@ def looks_like_credential(text: str) -> bool:
     return bool(_CREDENTIAL.search(text))
 
 
+@functools.lru_cache(maxsize=_REMEMBERED)
 def scrub_text(text: str) -> str:
-    verdict = _VERDICTS.get(text)
-    if verdict is None:
-        verdict = REDACTED if _CREDENTIAL.search(text) else text
-        if len(_VERDICTS) >= _VERDICTS_MAX:
-            _VERDICTS.clear()
-        _VERDICTS[text] = verdict
-    return verdict
+    return REDACTED if _CREDENTIAL.search(text) else text
 
 
+@functools.lru_cache(maxsize=_REMEMBERED)
 def _normal_key(key: str) -> str:
-    normal = _NORMAL_KEYS.get(key)
-    if normal is None:
-        normal = _NOT_LETTERS.sub("", key.lower())
-        if len(_NORMAL_KEYS) >= _VERDICTS_MAX:
-            _NORMAL_KEYS.clear()
-        _NORMAL_KEYS[key] = normal
-    return normal
+    return _NOT_LETTERS.sub("", key.lower())
 
 
 def scrub(value: Any) -> Any:
