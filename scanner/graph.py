@@ -51,8 +51,10 @@ class ResourceIndex:
         else:
             return []
         found = self._by_key.get((scope, key)) or self._by_base.get((scope, key)) or []
-        if kind is None or len(found) < 2:
-            return found if kind is None or not found or found[0].kind == kind else []
+        if kind is None or not found:
+            return found
+        if len(found) == 1:
+            return found if found[0].kind == kind else []
         cache_key = (scope, key, kind)
         hit = self._kind_hits.get(cache_key)
         if hit is None:
