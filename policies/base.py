@@ -51,7 +51,10 @@ class Policy:
     title: str
     severity: Severity
     kinds: tuple[str, ...]  # the kinds it evaluates (results attach to these)
-    needs: tuple[str, ...]  # every kind it reads (for ERROR on a gap), kinds included
+    needs: tuple[str, ...]  # every kind it reads, kinds included
+    # The kinds it reads when resources are observed in an account rather than declared in IaC:
+    # a live audit reads only these (and a gap in them is its ERROR). Default: ``needs``.
+    observed_needs: tuple[str, ...]
     description: str
     remediation: Remediation
     params: Mapping[str, Any]
@@ -85,6 +88,7 @@ def policy(
     description: str,
     remediation: Remediation,
     needs: tuple[str, ...] = (),
+    observed_needs: tuple[str, ...] | None = None,
     params: Mapping[str, Any] | None = None,
     enabled_by_default: bool = True,
     sources: str = "HPCL",
@@ -92,12 +96,16 @@ def policy(
     def register(fn: Check) -> Check:
         if id in REGISTRY:
             raise ValueError(f"policy {id} registered twice")
+        all_needs = tuple(dict.fromkeys(kinds + needs))
+        if observed_needs is not None and not set(observed_needs) <= set(all_needs):
+            raise ValueError(f"policy {id}: observed_needs must be among its kinds and needs")
         REGISTRY[id] = Policy(
             id=id,
             title=title,
             severity=severity,
             kinds=kinds,
-            needs=tuple(dict.fromkeys(kinds + needs)),
+            needs=all_needs,
+            observed_needs=all_needs if observed_needs is None else observed_needs,
             description=description,
             remediation=remediation,
             params=dict(params or {}),

@@ -14,6 +14,9 @@ from scanner.model import Resource, Result, Severity, Status, Unknown, dig
 DEVICE_KINDS = ("ec2.instance", "ec2.launch_template", "autoscaling.launch_configuration",
                 "ec2.spot_request", "ec2.spot_fleet")
 AWS_MANAGED_KEYS = ("alias/aws/ebs",)
+# Observed (live) state: the volumes themselves carry it, so block device mappings of instances,
+# templates and spot requests are not evaluated (see ``devices``) and need not be read.
+OBSERVED = ("ec2.volume", "ec2.ebs_defaults")
 
 
 @dataclass
@@ -125,6 +128,7 @@ def _key(dev: Device, default_key: Any) -> Any:
     severity=Severity.HIGH,
     kinds=("ec2.volume",) + DEVICE_KINDS,
     needs=("ec2.ebs_defaults",),
+    observed_needs=OBSERVED,
     description=(
         "EBS volumes and the block device mappings of instances, launch templates, launch "
         "configurations and spot requests must be encrypted. In IaC an absent Encrypted passes "
@@ -212,6 +216,7 @@ def _aws_managed(key: Any, resource: Resource) -> bool | Unknown:
     severity=Severity.LOW,
     kinds=("ec2.volume",) + DEVICE_KINDS,
     needs=("ec2.ebs_defaults", "ec2.ebs_kms_keys"),  # live: default key and key aliases
+    observed_needs=OBSERVED + ("ec2.ebs_kms_keys",),
     description="Encrypted EBS storage must use a customer-managed KMS key (off by default).",
     remediation=Remediation(
         text="Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",

@@ -19,13 +19,13 @@ from scanner.runner import EXIT_ERROR, UsageError, finish
 def needed_kinds(
     config_path: Path | None, policy_ids: Collection[str], skip_ids: Collection[str]
 ) -> frozenset[str]:
-    """Every kind the selected policies read: only the calls they need are made."""
+    """Every kind the selected policies read in an account: only the calls they need are made."""
     from scanner.config import load_config
     from scanner.engine import select_policies
 
     config = load_config(config_path)
     chosen = select_policies(config, policy_ids or None, skip_ids)
-    return frozenset(k for pol in chosen for k in pol.needs)
+    return frozenset(k for pol in chosen for k in pol.observed_needs)
 
 
 class Progress:
@@ -211,5 +211,5 @@ def iam_policy(policy_ids: tuple[str, ...]) -> None:
         unknown = [p for p in wanted if p not in catalogue]
         if unknown:
             _die(f"unknown policy id {unknown[0]} (known: {', '.join(catalogue)})")
-        kinds = frozenset(k for p in wanted for k in catalogue[p].needs)
+        kinds = frozenset(k for p in wanted for k in catalogue[p].observed_needs)
     click.echo(render(kinds), nl=False)

@@ -267,7 +267,7 @@ def _with(finding: Finding, suppression: dict[str, Any]) -> Finding:
 def _gap_errors(pol: Policy, gaps: Sequence[Gap]) -> list[Finding]:
     out: list[Finding] = []
     seen: set[tuple[str, tuple[str, ...]]] = set()
-    needs = set(pol.needs)
+    needs = set(pol.observed_needs)  # a gap is always in observed state (a call that failed)
     for gap in gaps:
         missing = sorted(needs.intersection(gap.kinds))
         if not missing or (gap.scope, tuple(missing)) in seen:

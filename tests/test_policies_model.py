@@ -8,7 +8,7 @@ import pytest
 
 from scanner.config import Config
 from scanner.engine import evaluate, select_policies
-from scanner.model import UNKNOWN, Gap, Ref, Skip, Status, Unknown
+from scanner.model import UNKNOWN, Gap, Ref, Severity, Skip, Status, Unknown
 from tests.model_builders import res
 
 
@@ -313,6 +313,26 @@ def test_gap_becomes_error_for_policies_that_need_it():
     gap = Gap("123/us-east-1", ("ec2.volume",), "AccessDenied", "123", "us-east-1")
     found = evaluate([], gaps=[gap])
     assert {(f.policy_id, f.status) for f in found} == {("EBS-001", Status.ERROR)}
+
+
+def test_gap_in_what_live_policies_do_not_read_is_no_error():
+    """EBS-001 judges observed volumes, not the block devices of instances: a denied
+    DescribeInstances is an ERROR for the GPU placement policies, not for EBS-001."""
+    gap = Gap("123/us-east-1", ("ec2.instance",), "AccessDenied", "123", "us-east-1")
+    errors = {f.policy_id for f in evaluate([], gaps=[gap]) if f.status is Status.ERROR}
+    assert {"VPC-001", "VPC-002", "VPC-004"} <= errors
+    assert "EBS-001" not in errors
+
+
+def test_observed_needs_must_be_among_what_a_policy_reads():
+    from policies.base import REGISTRY, Remediation, policy
+
+    with pytest.raises(ValueError, match="TEST-1: observed_needs"):
+        policy(id="TEST-1", title="t", severity=Severity.LOW, kinds=("ec2.volume",),
+               description="", remediation=Remediation(text="", terraform="",
+                                                       cloudformation=""),
+               observed_needs=("ec2.instance",))(lambda r, c: [])
+    assert "TEST-1" not in REGISTRY
 
 
 def test_unknown_policy_id_is_reported():
