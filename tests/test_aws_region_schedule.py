@@ -1,10 +1,12 @@
-"""The collectors of one (account, region) run side by side, each after the ones it reads."""
+"""The collectors of one (account, region) run side by side, each after the ones it reads.
+
+Each fake collector records when its round trip ran; the tests compare those spans (overlap,
+order) rather than the total time, which a busy machine can stretch."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 
 from scanner.aws.clients import ClientFactory
 from scanner.aws.collect import run_collectors
@@ -49,12 +51,6 @@ def region(collectors: tuple[Collector, ...]) -> RegionContext:
                          collectors=collectors)
 
 
-def timed(fn: Callable[[], None]) -> float:
-    start = time.monotonic()
-    fn()
-    return time.monotonic() - start
-
-
 def test_independent_collectors_overlap_and_dependents_wait() -> None:
     log = Log()
     collectors = (
@@ -64,11 +60,10 @@ def test_independent_collectors_overlap_and_dependents_wait() -> None:
         log.collector("vpc"),
         log.collector("prices", after=("instances", "launch_templates")),
     )
-    elapsed = timed(lambda: run_collectors(region(collectors), collectors, concurrency=4))
+    run_collectors(region(collectors), collectors, concurrency=4)
     assert log.overlap("ebs", "launch_templates") and log.overlap("ebs", "vpc")
     assert log.before("ebs", "instances")
     assert log.before("instances", "prices") and log.before("launch_templates", "prices")
-    assert elapsed < 4.5 * STEP  # the longest chain is 3 steps; one after another would be 5
 
 
 def test_one_at_a_time_keeps_the_run_order() -> None:
@@ -117,10 +112,11 @@ def test_joins_run_once_every_collector_is_done_and_a_failing_join_is_recorded()
     prices = Collector(name="prices", calls=(), run=log.collector("prices").run, finish=broken)
     collectors = (ebs, instances, vpc, prices)
     ctx = region(collectors)
-    elapsed = timed(lambda: run_collectors(ctx, collectors, concurrency=4))
-    assert log.overlap("ebs", "instances")  # the join does not hold the request back
+    run_collectors(ctx, collectors, concurrency=4)
+    names = sorted(log.spans)
+    # all four at once: the joins do not hold a request back
+    assert all(log.overlap(a, b) for a in names for b in names if a < b)
     assert seen == [("ebs", "instances", "prices", "vpc")]
-    assert elapsed < 1.5 * STEP
     assert [(e.path, e.reason) for e in ctx.result.errors] == [
         ("123456789012/us-east-1/prices", "collector failed: KeyError: 'VolumeId'")
     ]
