@@ -22,11 +22,9 @@ _DISTRIBUTION_INTS = ("OnDemandBaseCapacity", "OnDemandPercentageAboveBaseCapaci
 def run(ctx: RegionContext) -> None:
     groups, configs, policies = ctx.lists(
         "autoscaling",
-        ("DescribeAutoScalingGroups", "AutoScalingGroups") if ctx.wants(GROUP) else None,
-        ("DescribeLaunchConfigurations", "LaunchConfigurations")
-        if ctx.wants(LAUNCH_CONFIGURATION)
-        else None,
-        ("DescribePolicies", "ScalingPolicies") if ctx.wants(SCALING_POLICY) else None,
+        ("DescribeAutoScalingGroups", "AutoScalingGroups"),
+        ("DescribeLaunchConfigurations", "LaunchConfigurations"),
+        ("DescribePolicies", "ScalingPolicies"),
     )
     for item in groups or []:
         ctx.add(group(ctx, item))

@@ -200,15 +200,13 @@ class RegionContext:
         finally:
             self._opened(service)
 
-    def lists(
-        self, service: str, *walks: tuple[str, str] | None
-    ) -> list[list[dict[str, Any]] | None]:
-        """Several independent list calls (``(operation, key)``; None: not wanted, not sent),
-        sent side by side: a region then waits one round trip for all of them, not one each.
-        The result of each is ``list``'s. When this collector opens the service (see
-        ``_gate``), its first walk goes alone, so that a service-wide refusal still stops the
-        others."""
-        todo = [(i, w) for i, w in enumerate(walks) if w is not None]
+    def lists(self, service: str, *walks: tuple[str, str]) -> list[list[dict[str, Any]] | None]:
+        """Several independent list calls (``(operation, key)``), sent side by side: a region
+        then waits one round trip for all of them, not one each. The result of each is
+        ``list``'s; a walk whose declared kinds are not wanted is not sent (None). When this
+        collector opens the service (see ``_gate``), its first walk goes alone, so that a
+        service-wide refusal still stops the others."""
+        todo = [(i, w) for i, w in enumerate(walks) if self.wants_call(service, w[0])]
         out: list[list[dict[str, Any]] | None] = [None] * len(walks)
         if todo and self._opens(service):
             i, (operation, key) = todo.pop(0)

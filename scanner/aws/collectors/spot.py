@@ -25,11 +25,9 @@ CLOSED_FLEET_STATES = frozenset({"deleted", "deleted_terminating", "failed"})
 def run(ctx: RegionContext) -> None:
     requests, spot_fleets, fleets = ctx.lists(
         "ec2",
-        ("DescribeSpotInstanceRequests", "SpotInstanceRequests")
-        if ctx.wants(SPOT_REQUEST)
-        else None,
-        ("DescribeSpotFleetRequests", "SpotFleetRequestConfigs") if ctx.wants(SPOT_FLEET) else None,
-        ("DescribeFleets", "Fleets") if ctx.wants(FLEET) else None,
+        ("DescribeSpotInstanceRequests", "SpotInstanceRequests"),
+        ("DescribeSpotFleetRequests", "SpotFleetRequestConfigs"),
+        ("DescribeFleets", "Fleets"),
     )
     for item in requests or []:
         if item.get("State") not in CLOSED_REQUEST_STATES:

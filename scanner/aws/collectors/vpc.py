@@ -21,11 +21,11 @@ VPC_ENDPOINT = "ec2.vpc_endpoint"
 def run(ctx: RegionContext) -> None:
     vpcs, subnets, tables, gateways, endpoints = ctx.lists(
         "ec2",
-        ("DescribeVpcs", "Vpcs") if ctx.wants(VPC) else None,
-        ("DescribeSubnets", "Subnets") if ctx.wants(SUBNET) else None,
-        ("DescribeRouteTables", "RouteTables") if ctx.wants(ROUTE_TABLE) else None,
-        ("DescribeInternetGateways", "InternetGateways") if ctx.wants(INTERNET_GATEWAY) else None,
-        ("DescribeVpcEndpoints", "VpcEndpoints") if ctx.wants(VPC_ENDPOINT) else None,
+        ("DescribeVpcs", "Vpcs"),
+        ("DescribeSubnets", "Subnets"),
+        ("DescribeRouteTables", "RouteTables"),
+        ("DescribeInternetGateways", "InternetGateways"),
+        ("DescribeVpcEndpoints", "VpcEndpoints"),
     )
     for item in vpcs or []:
         ctx.add(vpc(ctx, item))
