@@ -475,23 +475,10 @@ def table(result: dict[str, Any]) -> str:
         f"{'unencr. vols':>14}"
     )
     lines.append("-" * 75)
-    runs = ", ".join(f"{t:.2f}" for t in g["wall_s"])
-    # without a server to count them: the report's coverage (collectors' calls, no STS)
-    g_calls = g["calls_total"] if g["calls_total"] is not None else g["coverage_calls_total"]
-    lines.append(
-        f"{'gpuaudit (median)':<22}{g['median_s']:>8.2f}{g['cpu_s_median']:>8.2f}"
-        f"{_num(g['server_cpu_s_median']):>12}{g_calls:>11}{g['unencrypted_volumes']:>14}"
-    )
-    lines.append(f"  runs: {runs}")
+    lines += _gpuaudit_rows("gpuaudit (median)", g, "runs: {}")
     s = result.get("gpuaudit_same_checks")
     if s:
-        s_calls = s["calls_total"] if s["calls_total"] is not None else s["coverage_calls_total"]
-        lines.append(
-            f"{'  same 3 checks':<22}{s['median_s']:>8.2f}{s['cpu_s_median']:>8.2f}"
-            f"{_num(s['server_cpu_s_median']):>12}{s_calls:>11}{s['unencrypted_volumes']:>14}"
-        )
-        lines.append(f"  ({' '.join(SAME_CHECKS)}; runs: "
-                     + ", ".join(f"{t:.2f}" for t in s["wall_s"]) + ")")
+        lines += _gpuaudit_rows("  same 3 checks", s, f"({' '.join(SAME_CHECKS)}; runs: {{}})")
     if p.get("ok"):
         p_calls = "n/a" if p["calls_total"] is None else p["calls_total"]
         lines.append(
@@ -543,6 +530,17 @@ def table(result: dict[str, Any]) -> str:
         f"{g['coverage_calls_by_collector']}"
     )
     return "\n".join(lines)
+
+
+def _gpuaudit_rows(label: str, g: dict[str, Any], runs: str) -> list[str]:
+    """A gpuaudit row of the table, and the line of its runs (``runs``: a template, {} = them)."""
+    # without a server to count them: the report's coverage (collectors' calls, no STS)
+    calls = g["calls_total"] if g["calls_total"] is not None else g["coverage_calls_total"]
+    return [
+        f"{label:<22}{g['median_s']:>8.2f}{g['cpu_s_median']:>8.2f}"
+        f"{_num(g['server_cpu_s_median']):>12}{calls:>11}{g['unencrypted_volumes']:>14}",
+        "  " + runs.format(", ".join(f"{t:.2f}" for t in g["wall_s"])),
+    ]
 
 
 def _seconds(value: float) -> float | None:
