@@ -117,16 +117,16 @@ def _without_planned_roots(hcl: SourceResult, plans: SourceResult) -> SourceResu
 
 def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | None:
     """The plan or template in ``path``; None when it is neither."""
-    from scanner.sources.terraform_plan import looks_like_plan
+    from scanner.sources.terraform.plan.reader import looks_like_plan
 
     if looks_like_plan(head):
-        from scanner.sources.terraform_plan import load_plan
+        from scanner.sources.terraform.plan.reader import load_plan
 
         return load_plan(path, source_dir=opts.source_dir)
-    from scanner.sources.cloudformation import looks_like_cloudformation
+    from scanner.sources.cloudformation.reader import looks_like_cloudformation
 
     if looks_like_cloudformation(head):
-        from scanner.sources.cloudformation import load_template
+        from scanner.sources.cloudformation.reader import load_template
 
         return load_template(path, params=opts.cfn_params, region=opts.region,
                              account_id=opts.account_id)
@@ -134,6 +134,6 @@ def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | 
 
 
 def _read_terraform(inputs: list[Path], opts: ScanOptions) -> SourceResult:
-    from scanner.sources.terraform_hcl import load_terraform_dir
+    from scanner.sources.terraform.hcl.reader import load_terraform_dir
 
     return load_terraform_dir(inputs, var_files=opts.var_files, variables=opts.variables)

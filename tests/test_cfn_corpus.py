@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.sources.cloudformation import load_template, looks_like_cloudformation
+from scanner.sources.cloudformation.reader import load_template, looks_like_cloudformation
 
 CORPUS = (
     Path(__file__).resolve().parents[1]

@@ -8,16 +8,10 @@ from typing import Any
 import pytest
 
 from scanner.model import Ref, Unknown
-from scanner.sources.hcl_eval import (
-    EvalError,
-    GroupRefs,
-    TSet,
-    evaluate,
-    literal_scope,
-    materialize,
-)
-from scanner.sources.hcl_parse import parse_expression
-from scanner.sources.hcl_types import convert, parse_type
+from scanner.sources.terraform.hcl.expressions import evaluate, materialize
+from scanner.sources.terraform.hcl.parse import parse_expression
+from scanner.sources.terraform.hcl.type_constraints import convert, parse_type
+from scanner.sources.terraform.hcl.values import EvalError, GroupRefs, TSet, literal_scope
 
 U = Unknown("var.u has no value")
 R = Ref("aws_subnet.a")

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scanner.model import SourceResult
-from scanner.sources.terraform_hcl import load_terraform_dir
+from scanner.sources.terraform.hcl.reader import load_terraform_dir
 
 VALID = b"""variable "n" {
   type    = number

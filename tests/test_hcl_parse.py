@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scanner.sources.hcl_eval import evaluate, literal_scope
-from scanner.sources.hcl_json import parse_tf_json
-from scanner.sources.hcl_parse import (
+from scanner.sources.terraform.hcl.expressions import evaluate
+from scanner.sources.terraform.hcl.json_syntax import parse_tf_json
+from scanner.sources.terraform.hcl.parse import (
     Cond,
     Lit,
     ParseError,
@@ -16,6 +16,7 @@ from scanner.sources.hcl_parse import (
     parse_hcl,
     parse_template,
 )
+from scanner.sources.terraform.hcl.values import literal_scope
 
 
 def ev(text: str) -> object:

@@ -15,8 +15,8 @@ import pytest
 from scanner.config import Config
 from scanner.engine import evaluate
 from scanner.model import SourceResult, Status
-from scanner.sources.terraform_hcl import load_terraform_dir
-from scanner.sources.terraform_plan import load_plan
+from scanner.sources.terraform.hcl.reader import load_terraform_dir
+from scanner.sources.terraform.plan.reader import load_plan
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "terraform"
 CASES = sorted(p.parent.name for p in FIXTURES.glob("*/plan.json"))

@@ -15,7 +15,7 @@ from policies import all_policies
 from scanner.config import Config
 from scanner.engine import evaluate
 from scanner.model import Status
-from scanner.sources.cloudformation import load_template
+from scanner.sources.cloudformation.reader import load_template
 
 POLICIES = Path(__file__).resolve().parent / "fixtures" / "cfn" / "policies"
 

@@ -15,7 +15,7 @@ from policies import all_policies
 from scanner.config import Config
 from scanner.engine import evaluate
 from scanner.model import Status
-from scanner.sources.terraform_hcl import load_terraform_dir
+from scanner.sources.terraform.hcl.reader import load_terraform_dir
 
 POLICIES = Path(__file__).resolve().parent / "fixtures" / "hcl" / "policies"
 

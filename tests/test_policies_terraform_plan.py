@@ -16,7 +16,7 @@ import pytest
 from policies import all_policies
 from scanner.engine import evaluate
 from scanner.model import Finding, Status
-from scanner.sources.terraform_plan import load_plan
+from scanner.sources.terraform.plan.reader import load_plan
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "terraform"
 POLICIES = tuple(pid for pid, pol in all_policies().items() if "P" in pol.sources)

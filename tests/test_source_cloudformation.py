@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scanner.model import Ref, Resource, Skip, SourceKind, SourceResult, Unknown
-from scanner.sources import cfn_yaml
-from scanner.sources.cloudformation import KINDS, load_template, looks_like_cloudformation
+from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
+from scanner.sources.cloudformation.reader import KINDS, load_template, looks_like_cloudformation
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cfn"
 REPO = Path(__file__).resolve().parents[1]
@@ -702,7 +702,7 @@ def test_import_is_light_and_a_small_scan_is_fast() -> None:
     code = (
         "import sys, time; t = time.perf_counter()\n"
         "from pathlib import Path\n"
-        "from scanner.sources.cloudformation import load_template\n"
+        "from scanner.sources.cloudformation.reader import load_template\n"
         f"r = load_template(Path({str(FIXTURES / 'all_kinds.yaml')!r}))\n"
         "assert len(r.resources) == 15\n"
         "heavy = [m for m in ('boto3', 'botocore', 'jinja2', 'jsonschema') if m in sys.modules]\n"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from scanner.model import Ref, Resource, SourceKind, Unknown
-from scanner.sources import terraform_hcl
-from scanner.sources.terraform_hcl import instance_values, load_terraform_dir
+from scanner.sources.terraform.hcl import reader as terraform_hcl
+from scanner.sources.terraform.hcl.reader import instance_values, load_terraform_dir
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:

@@ -12,7 +12,7 @@ import pytest
 
 from scanner.engine import evaluate
 from scanner.model import Ref, Resource, SourceResult, Status, Unknown
-from scanner.sources.terraform_hcl import load_terraform_dir
+from scanner.sources.terraform.hcl.reader import load_terraform_dir
 
 CORPORA = (Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora").resolve()
 ASG = CORPORA / "terraform-aws-autoscaling"

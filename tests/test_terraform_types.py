@@ -1,4 +1,4 @@
-"""scanner.sources.terraform_types: Terraform resource values -> normalized Resources."""
+"""scanner.sources.terraform.translate: Terraform resource values -> normalized Resources."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scanner.model import UNKNOWN, Provenance, Ref, Resource, Skip, SourceKind, Unknown
-from scanner.sources.terraform_types import SUPPORTED_TYPES, merge_ebs_defaults, translate
+from scanner.sources.terraform.translate import SUPPORTED_TYPES, merge_ebs_defaults, translate
 
 ROOT = Path(__file__).resolve().parents[1]
 PROV = Provenance(SourceKind.TERRAFORM_HCL, "main.tf", 3, 9, "")

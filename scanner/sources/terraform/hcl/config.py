@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scanner.model import InputError
-from scanner.sources.hcl_parse import (
+from scanner.sources.terraform.hcl.parse import (
     Attribute,
     Block,
     Body,
@@ -61,7 +61,7 @@ class VariableConfig:
     body: Body
     file: str
     line: int
-    parsed_type: Any = None  # the parsed type constraint, cached by hcl_modules
+    parsed_type: Any = None  # the parsed type constraint, cached by .modules
 
 
 @dataclass
@@ -189,7 +189,7 @@ def parse_text(
     text: str, is_json: bool, exprs: dict[bytes, Expr] | None = None
 ) -> tuple[Body, list[Comment], frozenset[int]]:
     if is_json:
-        from scanner.sources.hcl_json import parse_tf_json
+        from scanner.sources.terraform.hcl.json_syntax import parse_tf_json
 
         return parse_tf_json(text), [], frozenset()
     parsed = parse_hcl(text.encode("utf-8"), cache=exprs)
@@ -276,7 +276,7 @@ def _add_file(
             src_attr = block.body.attrs.get("source")
             source = None
             if src_attr is not None:
-                from scanner.sources.hcl_parse import Lit
+                from scanner.sources.terraform.hcl.parse import Lit
 
                 if isinstance(src_attr.expr, Lit) and isinstance(src_attr.expr.value, str):
                     source = src_attr.expr.value

@@ -85,7 +85,7 @@ class _Modules:
     """Module directories parsed once per run, whoever uses them."""
 
     def __init__(self) -> None:
-        from scanner.sources.hcl_config import ModuleConfig, ParseCache
+        from scanner.sources.terraform.hcl.config import ModuleConfig, ParseCache
 
         self._cache: dict[str, ModuleConfig] = {}
         self._refs: dict[str, list[str]] = {}
@@ -93,7 +93,7 @@ class _Modules:
         self.files = ParseCache()
 
     def get(self, directory: str) -> Any:
-        from scanner.sources.hcl_config import load_module
+        from scanner.sources.terraform.hcl.config import load_module
 
         d = _norm(directory)
         cfg = self._cache.get(d)
@@ -113,8 +113,8 @@ class _Modules:
         return hit
 
     def _mentions_local_source(self, d: str) -> bool:
-        from scanner.sources.hcl_config import join_path, module_files
-        from scanner.sources.hcl_parse import ParseError
+        from scanner.sources.terraform.hcl.config import join_path, module_files
+        from scanner.sources.terraform.hcl.parse import ParseError
 
         for name in module_files(self.files.files(d)):
             path = join_path(d, name)
@@ -222,8 +222,8 @@ def _tfvars_files(root_dir: str, names: list[str]) -> list[str]:
 def _read_vars(
     path: str, errors: list[InputError], cache: dict[Any, Any] | None = None
 ) -> dict[str, Any]:
-    from scanner.sources.hcl_modules import load_tfvars
-    from scanner.sources.hcl_parse import ParseError
+    from scanner.sources.terraform.hcl.modules import load_tfvars
+    from scanner.sources.terraform.hcl.parse import ParseError
 
     try:
         return load_tfvars(path, cache)
@@ -264,15 +264,15 @@ def _root_instance(
     variables: Mapping[str, str],
 ) -> Any:
     """The root ModuleInstance of root_dir with its variable values."""
-    from scanner.sources.hcl_eval import EvalError, reset_budget
-    from scanner.sources.hcl_modules import (
+    from scanner.sources.terraform.hcl.modules import (
         ModuleInstance,
         RootContext,
         cli_value,
         read_modules_json,
         read_workspace,
     )
-    from scanner.sources.hcl_parse import ParseError
+    from scanner.sources.terraform.hcl.parse import ParseError
+    from scanner.sources.terraform.hcl.values import EvalError, reset_budget
 
     reset_budget()
     values: dict[str, Any] = {}
@@ -308,8 +308,8 @@ def scan_root(
     file_vars: list[dict[str, Any]],
     variables: Mapping[str, str],
 ) -> None:
-    from scanner.sources.hcl_modules import walk_instances
-    from scanner.sources.terraform_types import SUPPORTED_TYPES, translate
+    from scanner.sources.terraform.hcl.modules import walk_instances
+    from scanner.sources.terraform.translate import SUPPORTED_TYPES, translate
 
     root = _root_instance(root_dir, modules, result.errors, file_vars, variables)
     skip_memo: dict[tuple[str, str], tuple[Skip, ...]] = {}
@@ -334,7 +334,7 @@ def scan_root(
             )
         )
     result.resources.extend(resources)
-    from scanner.sources.hcl_eval import budget_exhausted
+    from scanner.sources.terraform.hcl.values import budget_exhausted
 
     if budget_exhausted():
         root.root.error(
@@ -354,8 +354,8 @@ def instance_values(
 ) -> tuple[dict[str, tuple[str, dict[str, Any]]], SourceResult]:
     """The terraform-plan-shaped values of every resource instance (all types), keyed by
     address, before translation: ``{address: (type, values)}``; for tests and debugging."""
-    from scanner.sources.hcl_eval import reset_budget
-    from scanner.sources.hcl_modules import walk_instances
+    from scanner.sources.terraform.hcl.modules import walk_instances
+    from scanner.sources.terraform.hcl.values import reset_budget
 
     reset_budget()
     result = SourceResult()
@@ -395,7 +395,7 @@ def load_terraform_dir(
 def _load(
     paths: Sequence[Path], var_files: Sequence[Path], variables: Mapping[str, str]
 ) -> SourceResult:
-    from scanner.sources.hcl_eval import reset_budget
+    from scanner.sources.terraform.hcl.values import reset_budget
 
     reset_budget()
     result = SourceResult()
@@ -405,7 +405,7 @@ def _load(
     for part in _scan_all(roots, modules, file_vars, variables):
         result.extend(part)
     result.errors.extend(modules.errors())
-    from scanner.sources.terraform_types import merge_ebs_defaults
+    from scanner.sources.terraform.translate import merge_ebs_defaults
 
     result.resources[:] = merge_ebs_defaults(result.resources)
     _dedupe(result)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.model import Unknown
-from scanner.sources.hcl_eval import as_unknown, first_opaque
+from scanner.sources.terraform.hcl.values import as_unknown, first_opaque
 
 _UNSUPPORTED = (
     "source_policy_documents",
@@ -39,7 +39,7 @@ def _principals(blocks: list[dict[str, Any]]) -> Any:
 
 def render_policy_document(values: dict[str, Any], address: str) -> Any:
     """The ``json`` attribute of an aws_iam_policy_document, or Unknown."""
-    from scanner.sources.hcl_funcs import _json
+    from scanner.sources.terraform.hcl.functions import _json
 
     for key in _UNSUPPORTED:
         if values.get(key) not in (None, [], ""):

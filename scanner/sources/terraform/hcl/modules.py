@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scanner.model import InputError, Notice, Ref, Unknown
-from scanner.sources.hcl_config import (
+from scanner.sources.terraform.hcl.config import (
     META_ARGUMENTS,
     MODULE_META,
     ModuleCallConfig,
@@ -24,27 +24,35 @@ from scanner.sources.hcl_config import (
     ResourceConfig,
     load_module,
 )
-from scanner.sources.hcl_eval import (
+from scanner.sources.terraform.hcl.expressions import (
+    apply_ops,
+    evaluate,
+    for_scope,
+    materialize,
+    safe_evaluate,
+)
+from scanner.sources.terraform.hcl.functions import make_set
+from scanner.sources.terraform.hcl.parse import Block, Body, Expr, ForExpr, Traversal
+from scanner.sources.terraform.hcl.type_constraints import (
+    ANY,
+    Type,
+    TypeSyntaxError,
+    convert,
+    parse_type,
+)
+from scanner.sources.terraform.hcl.values import (
     EvalError,
     GroupRefs,
     Lazy,
     Scope,
     TSet,
-    apply_ops,
     as_unknown,
-    evaluate,
-    for_scope,
     is_opaque,
     iter_pairs,
     literal_scope,
-    materialize,
-    safe_evaluate,
     to_number,
     to_str,
 )
-from scanner.sources.hcl_funcs import make_set
-from scanner.sources.hcl_parse import Block, Body, Expr, ForExpr, Traversal
-from scanner.sources.hcl_types import ANY, Type, TypeSyntaxError, convert, parse_type
 
 _PLAIN = (str, int, bool, float, type(None))
 MAX_MODULE_DEPTH = 16
@@ -427,7 +435,7 @@ class PolicyDocumentData(DataGroup):
         if name not in ("json", "minified_json"):
             return super().get_attr(name)
         if self._json is None:
-            from scanner.sources.hcl_data import render_policy_document
+            from scanner.sources.terraform.hcl.data_sources import render_policy_document
 
             values = self.module.body_values(
                 self.config.body, Scope(self.module), (self.config.file, self.address)
@@ -1034,13 +1042,13 @@ def walk_instances(
 
 def load_tfvars(path: str, cache: dict[Any, Any] | None = None) -> dict[str, Any]:
     """Values of a ``.tfvars`` / ``.tfvars.json`` file; raises ParseError. cache: the run's
-    parse cache of expressions (:class:`~scanner.sources.hcl_config.ParseCache` ``exprs``)."""
-    from scanner.sources.hcl_config import read_text
-    from scanner.sources.hcl_parse import ParseError, parse_hcl
+    parse cache of expressions (:class:`~.config.ParseCache` ``exprs``)."""
+    from scanner.sources.terraform.hcl.config import read_text
+    from scanner.sources.terraform.hcl.parse import ParseError, parse_hcl
 
     text = read_text(path)
     if path.endswith(".json"):
-        from scanner.sources.hcl_json import parse_tfvars_json
+        from scanner.sources.terraform.hcl.json_syntax import parse_tfvars_json
 
         return parse_tfvars_json(text)
     parsed = parse_hcl(text.encode("utf-8"), want_skips=False, cache=cache)
@@ -1060,8 +1068,8 @@ def load_tfvars(path: str, cache: dict[Any, Any] | None = None) -> dict[str, Any
 
 def cli_value(text: str, t: Type) -> Any:
     """A ``--var NAME=VALUE`` string: parsed as an expression for complex types, else a string."""
-    from scanner.sources.hcl_parse import parse_expression
-    from scanner.sources.hcl_types import is_complex
+    from scanner.sources.terraform.hcl.parse import parse_expression
+    from scanner.sources.terraform.hcl.type_constraints import is_complex
 
     if is_complex(t):
         return evaluate(parse_expression(text), _const_scope())

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from scanner.sources.hcl_parse import (
+from scanner.sources.terraform.hcl.parse import (
     Attribute,
     Block,
     Body,

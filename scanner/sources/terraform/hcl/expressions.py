@@ -1,10 +1,7 @@
-"""Evaluate HCL expressions (the AST of :mod:`hcl_parse`) to plain Python values.
+"""Evaluate HCL expressions (the AST of :mod:`.parse`) to the values of :mod:`.values`.
 
-Values: ``str``, ``int``/``float``, ``bool``, ``None`` (null), ``list``, :class:`TSet` (a set),
-``dict`` (objects and maps), :class:`~scanner.model.Unknown` (not knowable statically, with a
-reason),
-:class:`~scanner.model.Ref` (another resource's attribute, known only after apply) and
-:class:`Lazy` objects (resources and module calls, resolved on access by :mod:`hcl_modules`).
+The built-in functions come from :mod:`.functions`; ``try`` and ``can``, which see their
+arguments unevaluated, live here.
 
 Anything the evaluator does not support becomes ``Unknown(reason)``; it never guesses. Where
 terraform itself would fail (an index out of range, a missing attribute) an :class:`EvalError`
@@ -18,7 +15,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from scanner.model import Ref, Unknown
-from scanner.sources.hcl_parse import (
+from scanner.sources.terraform.hcl.functions import FUNCTIONS
+from scanner.sources.terraform.hcl.parse import (
     Binary,
     Call,
     Cond,
@@ -34,264 +32,31 @@ from scanner.sources.hcl_parse import (
     TupleExpr,
     Unary,
 )
-
-MAX_ITEMS = 100_000  # no collection may grow beyond this (range, for, setproduct …)
-MAX_STRING = 16 * 1024 * 1024  # no string may grow beyond this
-WORK_BUDGET = 5_000_000  # units of work (iterations, value nodes walked) per root module
-NEVER_NULL = frozenset({"id", "arn"})  # computed attributes never null once applied
-
-
-class EvalError(Exception):
-    """What terraform would report as an error while evaluating an expression."""
-
-
-_LEFT = WORK_BUDGET
-
-
-def reset_budget(units: int = WORK_BUDGET) -> None:
-    """Start a new work budget (one per root module): hostile or absurd code (nested loops,
-    values that double at each step) stops with an EvalError instead of hanging."""
-    global _LEFT
-    _LEFT = units
-
-
-def budget_exhausted() -> bool:
-    return _LEFT < 0
-
-
-def charge(units: int = 1) -> None:
-    global _LEFT
-    _LEFT -= units
-    if _LEFT < 0:
-        raise EvalError("evaluation stopped: too much work (a runaway expression?)")
-
-
-class TSet(list):  # type: ignore[type-arg]
-    """A set value (``toset``, ``set(...)`` variables): a list without duplicates."""
-
-
-class GroupRefs(list):  # type: ignore[type-arg]
-    """The ids of every instance of a resource with count / for_each (``aws_subnet.a[*].id``):
-    a list of per-instance Refs that can be indexed and iterated, and that stands for one
-    ``Ref`` to the whole group when it ends up in a resource's values."""
-
-    def __init__(self, items: list[Any], ref: Ref) -> None:
-        super().__init__(items)
-        self.ref = ref
-
-
-class Lazy:
-    """A value resolved on access: a resource, a group of resource instances, a module call."""
-
-    def get_attr(self, name: str) -> Any:
-        raise EvalError(f'unsupported attribute "{name}"')
-
-    def index(self, key: Any) -> Any:
-        raise EvalError("this value cannot be indexed")
-
-    def splat(self, ops: tuple[Any, ...], scope: Scope) -> Any:
-        return [apply_ops(self, ops, scope)]
-
-    def items(self) -> list[tuple[Any, Any]] | Unknown:
-        raise EvalError("this value cannot be iterated")
-
-    def materialize(self) -> Any:
-        return Unknown("a whole resource or module object")
-
-
-class Scope:
-    """Names visible to an expression: local bindings (for-expression and iterator variables,
-    count/each) over a resolver (the module instance) that knows var/local/resources/…"""
-
-    __slots__ = ("bindings", "resolver")
-
-    def __init__(self, resolver: Any, bindings: dict[str, Any] | None = None) -> None:
-        self.resolver = resolver
-        self.bindings = bindings or {}
-
-    def child(self, extra: dict[str, Any]) -> Scope:
-        b = dict(self.bindings)
-        b.update(extra)
-        return Scope(self.resolver, b)
-
-
-class _NoReferences:
-    def resolve(self, root: str, ops: tuple[Any, ...], scope: Scope) -> tuple[Any, int]:
-        raise EvalError(f'"{root}" cannot be referenced here (only literal values are allowed)')
-
-
-def literal_scope(bindings: dict[str, Any] | None = None) -> Scope:
-    """A scope with no var/local/resource names: for tfvars, defaults and tests."""
-    return Scope(_NoReferences(), bindings)
-
-
-# ---------------------------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------------------------
-
-
-def is_opaque(v: Any) -> bool:
-    """Unknown or a Ref: a value whose content is not known now."""
-    return isinstance(v, (Unknown, Ref))
-
-
-def as_unknown(v: Any) -> Unknown:
-    if isinstance(v, Unknown):
-        return v
-    if isinstance(v, Ref):
-        return Unknown(f"{v} is known only after apply")
-    return Unknown("a whole resource or module object")
-
-
-def first_opaque(v: Any, depth: int = 0) -> Any:
-    """The first Unknown / Ref / Lazy anywhere inside v, else None."""
-    if isinstance(v, (Unknown, Ref, Lazy)):
-        return v
-    if depth > 64:
-        return None
-    charge()
-    if isinstance(v, dict):
-        for x in v.values():
-            r = first_opaque(x, depth + 1)
-            if r is not None:
-                return r
-    elif isinstance(v, list):
-        for x in v:
-            r = first_opaque(x, depth + 1)
-            if r is not None:
-                return r
-    return None
-
-
-def type_name(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, TSet):
-        return "set"
-    if isinstance(v, list):
-        return "list"
-    if isinstance(v, dict):
-        return "object"
-    return "object"
-
-
-def norm_number(x: float | int) -> int | float:
-    if isinstance(x, float):
-        if math.isnan(x) or math.isinf(x):
-            raise EvalError("number is not finite")
-        if x.is_integer() and abs(x) < 2**63:
-            return int(x)
-    return x
-
-
-def fmt_number(x: int | float) -> str:
-    if isinstance(x, float):
-        if x.is_integer() and abs(x) < 1e21:
-            return str(int(x))
-        r = repr(x)
-        return r
-    return str(x)
-
-
-def to_number(v: Any) -> int | float:
-    if isinstance(v, bool):
-        raise EvalError("a bool is not a number")
-    if isinstance(v, (int, float)):
-        return v
-    if isinstance(v, str):
-        try:
-            return norm_number(float(v)) if not v.strip().lstrip("-").isdigit() else int(v)
-        except ValueError:
-            raise EvalError(f"cannot convert {v!r} to a number") from None
-    raise EvalError(f"a {type_name(v)} is not a number")
-
-
-def to_bool(v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    if v == "true":
-        return True
-    if v == "false":
-        return False
-    raise EvalError(f"a {type_name(v)} is not a bool")
-
-
-def to_str(v: Any) -> str:
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return fmt_number(v)
-    if v is None:
-        raise EvalError("null value cannot be used as a string")
-    raise EvalError(f"a {type_name(v)} cannot be used as a string")
-
-
-def equal(a: Any, b: Any) -> Any:
-    """HCL ==: True / False, or Unknown when it cannot be decided."""
-    charge()
-    if a is None or b is None:
-        if a is None and b is None:
-            return True
-        other = b if a is None else a
-        if isinstance(other, Unknown):
-            return other
-        if isinstance(other, Ref):
-            if other.attr is None or other.attr in NEVER_NULL:
-                return False  # a resource's id / arn is never null once applied
-            return as_unknown(other)
-        return False
-    if is_opaque(a):
-        return as_unknown(a)
-    if is_opaque(b):
-        return as_unknown(b)
-    if isinstance(a, Lazy) or isinstance(b, Lazy):
-        return Unknown("comparison of whole resource objects")
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, str) and isinstance(b, str):
-        return a == b
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return False
-        if isinstance(a, TSet) != isinstance(b, TSet):
-            return False
-        pending: Any = True
-        for x, y in zip(a, b, strict=True):
-            r = equal(x, y)
-            if r is False:
-                return False
-            if r is not True:
-                pending = r
-        return pending
-    if isinstance(a, dict) and isinstance(b, dict):
-        if set(a) != set(b):
-            return False
-        pending = True
-        for k in a:
-            r = equal(a[k], b[k])
-            if r is False:
-                return False
-            if r is not True:
-                pending = r
-        return pending
-    return False
-
+from scanner.sources.terraform.hcl.values import (
+    MAX_ITEMS,
+    MAX_STRING,
+    EvalError,
+    GroupRefs,
+    Lazy,
+    Scope,
+    TSet,
+    as_unknown,
+    charge,
+    equal,
+    first_opaque,
+    is_opaque,
+    iter_pairs,
+    norm_number,
+    to_bool,
+    to_number,
+    to_str,
+    type_name,
+)
 
 # ---------------------------------------------------------------------------------------------
 # the evaluator
 # ---------------------------------------------------------------------------------------------
 
-FUNCTIONS: dict[str, Callable[..., Any]] = {}
 SPECIAL_FUNCTIONS: dict[str, Callable[[list[Expr], Scope, bool], Any]] = {}
 
 
@@ -451,7 +216,8 @@ def splat(v: Any, ops: tuple[Any, ...], scope: Scope) -> Any:
     if v is None:
         return []
     if isinstance(v, Lazy):
-        return v.splat(ops, scope)
+        items = v.splat(ops, scope)
+        return [apply_ops(v, ops, scope)] if items is None else items
     if isinstance(v, list):
         return [apply_ops(x, ops, scope) for x in v]
     return [apply_ops(v, ops, scope)]
@@ -532,25 +298,6 @@ def _binary(e: Binary, scope: Scope) -> Any:
     if op == "<=":
         return x <= y
     raise EvalError(f"unsupported operator {op}")
-
-
-def iter_pairs(coll: Any) -> list[tuple[Any, Any]] | Unknown:
-    """(key, value) pairs of a collection, maps in lexical key order; Unknown if unknowable."""
-    if isinstance(coll, Unknown):
-        return coll
-    if isinstance(coll, Ref):
-        return as_unknown(coll)
-    if isinstance(coll, list):
-        if isinstance(coll, TSet):
-            return [(x, x) for x in coll]
-        return list(enumerate(coll))
-    if isinstance(coll, dict):
-        return [(k, coll[k]) for k in sorted(coll)]
-    if isinstance(coll, Lazy):
-        return coll.items()
-    if coll is None:
-        raise EvalError("a null value cannot be iterated")
-    raise EvalError(f"a {type_name(coll)} cannot be iterated")
 
 
 def _for(e: ForExpr, scope: Scope) -> Any:
@@ -677,8 +424,38 @@ def safe_evaluate(expr: Expr, scope: Scope) -> tuple[Any, str | None]:
         return Unknown(f"evaluation error: {exc}"), str(exc)
 
 
-# Register the function library (kept in its own module).
-from scanner.sources import hcl_funcs as _funcs  # noqa: E402
 
-FUNCTIONS.update(_funcs.FUNCTIONS)
-SPECIAL_FUNCTIONS.update(_funcs.SPECIAL_FUNCTIONS)
+
+# ---------------------------------------------------------------------------------------------
+# functions that see their arguments unevaluated
+# ---------------------------------------------------------------------------------------------
+
+_CAUGHT = (EvalError, ValueError, TypeError, OverflowError, ArithmeticError, KeyError, IndexError)
+
+
+def _try(args: list[Expr], scope: Scope, expand: bool) -> Any:
+    if not args:
+        raise EvalError("try() needs at least one argument")
+    last: Exception | None = None
+    for a in args:
+        try:
+            return evaluate(a, scope)
+        except _CAUGHT as exc:
+            last = exc
+    raise EvalError(f"no argument of try() could be evaluated: {last}")
+
+
+def _can(args: list[Expr], scope: Scope, expand: bool) -> Any:
+    if len(args) != 1:
+        raise EvalError("can() takes one argument")
+    try:
+        v = evaluate(args[0], scope)
+    except _CAUGHT:
+        return False
+    if isinstance(v, Unknown):
+        return v
+    return True
+
+
+SPECIAL_FUNCTIONS["try"] = _try
+SPECIAL_FUNCTIONS["can"] = _can

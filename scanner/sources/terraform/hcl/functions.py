@@ -1,4 +1,4 @@
-"""Terraform's built-in functions, the pure ones, for :mod:`hcl_eval`.
+"""Terraform's built-in functions, the pure ones, for :mod:`.expressions`.
 
 Two kinds: *structural* functions (``concat``, ``merge``, ``lookup``, ``length`` …) only need the
 shape of their arguments, so lists and maps may carry Unknown / Ref elements through them;
@@ -22,30 +22,24 @@ from collections.abc import Callable
 from typing import Any
 
 from scanner.model import Ref, Unknown
-from scanner.sources.hcl_eval import (
+from scanner.sources.terraform.hcl.values import (
     MAX_ITEMS,
     EvalError,
     Lazy,
-    Scope,
     TSet,
     as_unknown,
     charge,
     equal,
-    evaluate,
     first_opaque,
-    fmt_number,
     is_opaque,
-    iter_pairs,
     norm_number,
     to_bool,
     to_number,
     to_str,
     type_name,
 )
-from scanner.sources.hcl_parse import Expr
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
-SPECIAL_FUNCTIONS: dict[str, Callable[[list[Expr], Scope, bool], Any]] = {}
 
 
 def value_fn(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -1124,38 +1118,5 @@ for _n in ("type", "ephemeralasnull", "textdecodebase64", "textencodebase64", "t
     _not_static(_n, "is not supported")
 
 
-# ---------------------------------------------------------------------------------------------
-# functions that see their arguments unevaluated
-# ---------------------------------------------------------------------------------------------
 
-_CAUGHT = (EvalError, ValueError, TypeError, OverflowError, ArithmeticError, KeyError, IndexError)
-
-
-def _try(args: list[Expr], scope: Scope, expand: bool) -> Any:
-    if not args:
-        raise EvalError("try() needs at least one argument")
-    last: Exception | None = None
-    for a in args:
-        try:
-            return evaluate(a, scope)
-        except _CAUGHT as exc:
-            last = exc
-    raise EvalError(f"no argument of try() could be evaluated: {last}")
-
-
-def _can(args: list[Expr], scope: Scope, expand: bool) -> Any:
-    if len(args) != 1:
-        raise EvalError("can() takes one argument")
-    try:
-        v = evaluate(args[0], scope)
-    except _CAUGHT:
-        return False
-    if isinstance(v, Unknown):
-        return v
-    return True
-
-
-SPECIAL_FUNCTIONS["try"] = _try
-SPECIAL_FUNCTIONS["can"] = _can
-
-__all__ = ["FUNCTIONS", "SPECIAL_FUNCTIONS", "fmt_number", "iter_pairs", "make_set"]
+__all__ = ["FUNCTIONS", "make_set"]

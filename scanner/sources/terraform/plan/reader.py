@@ -57,8 +57,13 @@ from scanner.model import (
     SourceResult,
     Unknown,
 )
-from scanner.sources.terraform_types import SUPPORTED_TYPES, merge_ebs_defaults, translate
-from scanner.sources.tf_locate import Block, SourceIndex, has_tf_files, installed_modules
+from scanner.sources.terraform.plan.locate import (
+    Block,
+    SourceIndex,
+    has_tf_files,
+    installed_modules,
+)
+from scanner.sources.terraform.translate import SUPPORTED_TYPES, merge_ebs_defaults, translate
 
 SNIFF_BYTES = 4096
 _KEY_AFTER_VERSION = re.compile(

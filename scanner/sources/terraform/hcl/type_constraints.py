@@ -7,20 +7,20 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.model import Ref, Unknown
-from scanner.sources.hcl_eval import (
+from scanner.sources.terraform.hcl.expressions import evaluate
+from scanner.sources.terraform.hcl.functions import make_set
+from scanner.sources.terraform.hcl.parse import Call, Expr, Lit, ObjectExpr, Traversal, TupleExpr
+from scanner.sources.terraform.hcl.values import (
     EvalError,
     GroupRefs,
     Lazy,
     Scope,
     TSet,
-    evaluate,
     to_bool,
     to_number,
     to_str,
     type_name,
 )
-from scanner.sources.hcl_funcs import make_set
-from scanner.sources.hcl_parse import Call, Expr, Lit, ObjectExpr, Traversal, TupleExpr
 
 # A type: ("any",) ("string",) ("number",) ("bool",) ("list", T) ("set", T) ("map", T)
 # ("tuple", [T...]) ("object", {name: (T, optional, default)})

@@ -30,7 +30,7 @@ from scanner.model import (
     SourceResult,
     Unknown,
 )
-from scanner.sources import cfn_yaml
+from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 
 KINDS: dict[str, str] = {
     "AWS::EC2::Volume": "ec2.volume",
