@@ -25,6 +25,7 @@ from scanner.model import (
     Result,
     SourceKind,
     Status,
+    Unknown,
 )
 
 
@@ -110,6 +111,7 @@ def run(
                 for result in results:
                     if only is not None and not _declared_in(result.resource, only):
                         continue
+                    result = _if_it_exists(result)
                     if result.status is Status.PASS and not include_passed:
                         out.passed[pol.id] += 1
                         continue
@@ -118,6 +120,19 @@ def run(
         out.findings.extend(_gap_errors(pol, gaps))
     out.findings.sort(key=_sort_key)
     return out
+
+
+def _if_it_exists(result: Result) -> Result:
+    """A verdict on a resource that may not exist (unknown count / for_each / condition) is
+    UNKNOWN: neither PASS nor FAIL can be claimed for something that might not be created."""
+    exists = result.resource.exists
+    if exists is True or result.status not in (Status.PASS, Status.FAIL):
+        return result
+    why = exists.reason if isinstance(exists, Unknown) and exists.reason else "not known"
+    verdict = "would pass" if result.status is Status.PASS else "would fail"
+    return Result(Status.UNKNOWN, f"whether this resource exists is not known ({why}); it "
+                  f"{verdict}: {result.message}", result.resource, result.path,
+                  result.evidence, None)
 
 
 def _declared_in(resource: Resource, files: set[str]) -> bool:

@@ -115,6 +115,9 @@ class Resource:
     id. ``scope`` groups resources that share account-level settings and naming (a Terraform root
     module directory, a CloudFormation template, an ``account/region``); references resolve within
     it. ``declared`` is True for IaC (the desired state), False for observed live state.
+    ``exists`` is True, or an :class:`Unknown` when IaC cannot say whether the resource will
+    exist (an unknown ``count`` / ``for_each``, a CloudFormation condition that cannot be
+    decided): no policy gives it PASS or FAIL, and what leans on it is UNKNOWN too.
     """
 
     kind: str
@@ -127,6 +130,7 @@ class Resource:
     aliases: tuple[str, ...] = ()  # other strings that refer to it: live id, name, ARN
     skips: tuple[Skip, ...] = ()
     declared: bool = True
+    exists: bool | Unknown = True
 
     def get(self, path: str, default: Any = None) -> Any:
         """Dotted lookup, e.g. ``get("LaunchTemplateData.InstanceMarketOptions.MarketType")``."""
@@ -230,6 +234,9 @@ class SourceResult:
     notices: list[Notice] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
     coverage: list[dict[str, Any]] = field(default_factory=list)  # live: per account/region/service
+    # Values the input marks secret (Terraform ``sensitive``, a plan's ``sensitive_values``,
+    # CloudFormation ``NoEcho``): every string of a report that contains one is redacted.
+    sensitive: set[str] = field(default_factory=set)
 
     def extend(self, other: SourceResult) -> None:
         self.resources.extend(other.resources)
@@ -237,6 +244,7 @@ class SourceResult:
         self.notices.extend(other.notices)
         self.gaps.extend(other.gaps)
         self.coverage.extend(other.coverage)
+        self.sensitive.update(other.sensitive)
 
 
 @dataclass(frozen=True)

@@ -354,3 +354,24 @@ def test_vpc003_separate_endpoint_policy_resource():
         "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject"}]})
     assert status(network() + [gpu_instance(), ep], "VPC-003", "ep") is Status.FAIL
     assert status(network() + [gpu_instance(), ep, narrow], "VPC-003", "ep") is Status.PASS
+
+
+def test_a_resource_that_may_not_exist_gets_no_pass_or_fail() -> None:
+    from scanner.engine import evaluate
+    from scanner.model import Provenance, Resource, SourceKind, Status, Unknown
+
+    def volume(name: str, encrypted: bool, exists: object) -> Resource:
+        return Resource("ec2.volume", name, {"Encrypted": encrypted},
+                        Provenance(SourceKind.TERRAFORM_HCL, "main.tf", 1, 3), "root",
+                        exists=exists)  # type: ignore[arg-type]
+
+    maybe = Unknown("count is var.n, which has no value")
+    findings = evaluate([volume("aws_ebs_volume.a", False, maybe),
+                         volume("aws_ebs_volume.b", True, maybe),
+                         volume("aws_ebs_volume.c", False, True)], policy_ids=["EBS-001"])
+    by_id = {f.resource["id"]: f for f in findings}
+    assert by_id["aws_ebs_volume.a"].status is Status.UNKNOWN
+    assert "count is var.n" in by_id["aws_ebs_volume.a"].message
+    assert "would fail" in by_id["aws_ebs_volume.a"].message
+    assert by_id["aws_ebs_volume.b"].status is Status.UNKNOWN
+    assert by_id["aws_ebs_volume.c"].status is Status.FAIL
