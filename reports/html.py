@@ -128,7 +128,8 @@ def context(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render(doc: dict[str, Any]) -> str:
+def render(doc: dict[str, Any], *, root: Any = None, base: Any = None,
+           report_dir: Any = None) -> str:
     import jinja2  # lazy: only the HTML report needs it
 
     env = jinja2.Environment(
