@@ -215,7 +215,8 @@ def report_merge(json_reports: tuple[Path, ...], **kwargs: Any) -> None:
         except ReportReadError as exc:
             click.echo(f"gpuaudit: error: {exc}", err=True)
             unreadable.append((str(path), exc.reason))
-    doc = merge_reports(parts, unreadable=unreadable, deterministic=opts.deterministic)
+    doc = merge_reports(parts, unreadable=unreadable, deterministic=opts.deterministic,
+                        warn=lambda m: click.echo(f"gpuaudit: warning: {m}", err=True))
     try:
         write_reports(doc, opts)
     except UsageError as exc:
