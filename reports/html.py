@@ -46,6 +46,7 @@ from reports.policy_meta import describe
 TEMPLATE = "report.html.j2"
 SCRIPT = "report.js"
 OPEN_UP_TO = 50  # a policy group of more findings starts closed (the page stays light)
+STATIC_ROWS = 100  # findings of a group written as HTML; the rest as data the script lists
 EVIDENCE_ROWS = 50  # rows of an evidence list shown; the rest counted
 EVIDENCE_DEPTH = 4
 CHART_WIDTH, CHART_BAR, CHART_LABEL, CHART_VALUE = 640, 22, 96, 110
@@ -163,7 +164,7 @@ def _finding_view(f: dict[str, Any], links: dict[str, Any]) -> dict[str, Any]:
         "tags": [(reveal(k), reveal(v)) for k, v in sorted((res.get("tags") or {}).items())],
         "location": reveal(location_label(f)),
         "href": file_link(loc.get("file"), **links) if not live else "",
-        "evidence": evidence_html(f.get("evidence")) if f.get("evidence") else "",
+        "evidence": "",  # the HTML of the evidence, for the findings written as HTML
         "remediation": _remediation(f.get("remediation")),
         "saving_value": round(amount, 2),
         "saving": money(sav.get("usd_month")) if sav else "",
@@ -171,6 +172,45 @@ def _finding_view(f: dict[str, Any], links: dict[str, Any]) -> dict[str, Any]:
         "saving_kind": reveal(sav.get("kind")) if sav else "",
         "suppression": reveal(suppression_text(f.get("suppression"))),
     }
+
+
+def _revealed(value: Any, depth: int = 0) -> Any:
+    """Evidence for the page's data: every string neutralised (keys too), structure kept."""
+    if depth > 32:
+        return reveal(json.dumps(value, default=str))
+    if isinstance(value, str):
+        return reveal(value)
+    if isinstance(value, dict):
+        return {reveal(k): _revealed(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_revealed(v, depth + 1) for v in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return reveal(str(value))
+
+
+def _record(view: dict[str, Any], evidence: Any) -> list[Any]:
+    """A finding as the script's row data (the fields of ``_finding_view``, in a fixed order;
+    report.js ``FIELDS`` names them)."""
+    rem = view["remediation"] if view["own_remediation"] else None
+    return [view[k] for k in RECORD_FIELDS] + [
+        [list(t) for t in view["tags"]],
+        _revealed(evidence) if evidence else None,
+        [rem["text"], [list(s) for s in rem["snippets"]]] if rem else None,
+    ]
+
+
+RECORD_FIELDS = ("anchor", "status", "severity", "rank", "order", "saving_value", "saving",
+                 "resource", "kind", "fqn", "location", "href", "message", "basis",
+                 "saving_kind", "suppression")
+
+
+def data_block(records: list[list[Any]]) -> Markup:
+    """JSON for a ``<script type="application/json">`` data block: never executed, and with
+    ``<``, ``>`` and ``&`` escaped it can never close its element."""
+    text = json.dumps(records, ensure_ascii=False, separators=(",", ":"))
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
 def _group_money(findings: list[dict[str, Any]]) -> float:
@@ -195,6 +235,12 @@ def groups(findings: list[dict[str, Any]], links: dict[str, Any]) -> list[dict[s
         group_rem = views[0]["remediation"]
         for view in views:  # said once a group; a finding whose remediation differs keeps its own
             view["own_remediation"] = view["remediation"] != group_rem
+        for i, view in enumerate(views, start=1):
+            view["order"] = i
+        for view, f in zip(views[:STATIC_ROWS], members, strict=False):
+            view["evidence"] = evidence_html(f["evidence"]) if f.get("evidence") else ""
+        rest = [_record(v, f.get("evidence")) for v, f in
+                zip(views[STATIC_ROWS:], members[STATIC_ROWS:], strict=True)]
         statuses = Counter(str(f.get("status")) for f in members)
         amount = _group_money(members)
         out.append({
@@ -209,7 +255,10 @@ def groups(findings: list[dict[str, Any]], links: dict[str, Any]) -> list[dict[s
             "saving_value": amount,
             "saving": money(amount) if amount else "",
             "remediation": group_rem,
-            "findings": views,
+            "findings": views[:STATIC_ROWS],
+            "total": len(views),
+            "rest": len(rest),
+            "data": data_block(rest) if rest else "",
             "open": len(members) <= OPEN_UP_TO,
         })
     out.sort(key=lambda g: (g["rank"], -g["saving_value"], g["policy_id"]))

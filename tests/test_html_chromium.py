@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reports import RenderContext, render
-from reports.html import CSP, script_hash
+from reports.html import CSP, STATIC_ROWS, script_hash
 from tests.cdp import CHROMIUM, Browser
 from tests.report_samples import (
     HOSTILE,
@@ -36,11 +36,14 @@ def _chromium_or_fail() -> str:
     return CHROMIUM
 
 
-def many_volumes(n: int = 60) -> dict:
-    """One policy with more findings than a group shows open, and one small group."""
+def many_volumes(n: int = 60, hostile: bool = False) -> dict:
+    """One policy with more findings than a group shows open, and one small group. With
+    ``hostile``, the last volume carries hostile strings (it is listed from the page's data)."""
     findings = [
         finding("EBS-001", "EBS storage not encrypted", "high", "FAIL",
-                f"Volume vol-{i:04d} is not encrypted.",
+                f"Volume vol-{i:04d} is not encrypted."
+                + (f" {HOSTILE['script']} </script><script>window.__xss=1</script> "
+                   f"{HOSTILE['img']} {HOSTILE['rtl']}" if hostile and i == n - 1 else ""),
                 {"kind": "ec2.volume", "id": f"vol-{i:04d}", "account": "123456789012",
                  "region": "us-east-1", "name": "needle-in-a-haystack" if i == 41 else None},
                 evidence={"Encrypted": False, "Size": 100 + i,
@@ -67,7 +70,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("chromium")
     out = {}
     for name, doc in (("hostile", sample("hostile")), ("iac", sample("iac")),
-                      ("live", sample("live")), ("many", many_volumes())):
+                      ("live", sample("live")), ("many", many_volumes()),
+                      ("huge", many_volumes(STATIC_ROWS + 150, hostile=True))):
         out[name] = base / f"{name}.html"
         out[name].write_text(render("html", doc), encoding="utf-8")
     out["control"] = base / "control.html"
@@ -226,4 +230,34 @@ def test_file_links_open_the_file_relative_to_the_report(
     assert "../../infra/gpu/main.tf" in hrefs
     resolved = {full for _, full in links}
     assert (repo / "infra" / "gpu" / "main.tf").as_uri() in resolved
+    assert browser.console() == [] and browser.requests() == []
+
+
+def test_a_large_group_lists_the_rest_from_its_data(
+    browser: Browser, pages: dict[str, Path]
+) -> None:
+    """More findings than a group writes as HTML: a button lists the rest, the search finds
+    them, and a hostile string in the data stays text."""
+    total = STATIC_ROWS + 150
+    _fresh(browser, pages["huge"])
+    count = "document.querySelectorAll('#p-EBS-001 tbody.finding').length"
+    assert browser.evaluate(count) == STATIC_ROWS
+    browser.click("#p-EBS-001 > summary")  # open the closed group
+    assert browser.evaluate("document.querySelector('#p-EBS-001 .rest-note').hidden") is True
+    browser.click("#search")
+    browser.type(f"vol-{total - 1:04d}")
+    browser.press_enter()
+    rows = _visible(browser, "tbody.finding")
+    assert len(rows) == 1
+    text = browser.evaluate(f"document.getElementById({rows[0]!r}).textContent")
+    assert HOSTILE["script"] in text and "invoice<U+202E>exe.pdf" in text
+    assert browser.evaluate("window.__xss === undefined")
+    assert browser.evaluate("document.querySelectorAll('script').length") == 2  # data, code
+    browser.evaluate("(() => { const s = document.getElementById('search'); s.value = '';"
+                     " s.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'})); })()")
+    browser.click("#p-EBS-001 button.more")
+    assert browser.evaluate(count) == total  # all listed (the one found was listed already)
+    assert browser.evaluate("document.querySelector('#p-EBS-001 button.more').hidden") is True
+    assert browser.evaluate(f"document.getElementById({rows[0]!r}).querySelector("
+                            "'table.ev.list') !== null")  # its evidence list is a table
     assert browser.console() == [] and browser.requests() == []

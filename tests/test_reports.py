@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import csv
+import hashlib
 import io
 import json
 import re
@@ -21,7 +23,15 @@ from reports.html import CSP
 from reports.sarif import artifact_uri
 from reports.schema import load_schema, validate_report
 from reports.table import text_width
-from tests.report_samples import HOSTILE, SAMPLES, HtmlInspector, document, finding, sample
+from tests.report_samples import (
+    HOSTILE,
+    SAMPLES,
+    HtmlInspector,
+    document,
+    finding,
+    inline_scripts,
+    sample,
+)
 from tests.sarif_rules import github_upload_problems
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -620,3 +630,114 @@ def test_html_shows_everything_a_reader_needs() -> None:
     live = render("html", sample("live"))
     assert "Coverage gaps (1 of 2)" in live and "used for eu-west-1 too" in live
     assert "arn:aws:ec2:us-east-1:123456789012:instance/i-0123456789abcdef0" in live
+
+
+def test_html_groups_findings_by_policy_with_count_and_saving() -> None:
+    from reports.html import context
+
+    doc = sample("live")
+    ctx = context(doc)
+    groups = {g["policy_id"]: g for g in ctx["groups"]}
+    assert set(groups) == {f["policy_id"] for f in doc["findings"]}
+    assert groups["EBS-001"]["counts"] == [("FAIL", 1), ("PASS", 1)]
+    assert groups["RS-001"]["saving"] == "$16,548.44" and groups["RS-002"]["saving"] == "$4,135.45"
+    assert groups["EBS-001"]["saving"] == ""
+    assert [g["policy_id"] for g in ctx["groups"]][:2] == ["RS-002", "EBS-001"]  # high, by saving
+    out = render("html", doc)
+    assert out.count('<details class="group') == len(groups)
+    assert "$4,135.45 / mo" in out and "1 FAIL · 1 PASS" in out
+    # the chart: one bar per policy with a saving, largest first, all inline
+    chart = out[out.index('<svg class="chart"'):out.index("</svg>")]
+    assert chart.count("<rect") == 2 and chart.index("RS-001") < chart.index("RS-002")
+    assert "href" not in chart and "url(" not in chart
+
+
+def test_html_remediation_is_said_once_a_group() -> None:
+    doc = sample("iac")
+    out = render("html", doc)
+    snippet = "<pre>resource &#34;aws_ebs_volume&#34; &#34;x&#34; {"
+    assert out.count(snippet) == 1  # EBS-001 has two findings (FAIL, PASS): one remediation
+
+
+def test_html_evidence_renders_as_tables() -> None:
+    from reports.html import evidence_html
+
+    html = str(evidence_html({
+        "attachments": [{"InstanceId": "i-1", "Device": "/dev/sdf"}, {"InstanceId": "i-2"}],
+        "types": ["p4d.24xlarge", "p5.48xlarge"],
+        "Encrypted": False,
+        "nested": {"k": None},
+        "hostile": HOSTILE["script"],
+    }))
+    page = HtmlInspector(html)
+    assert page.problems() == []
+    assert "<th>InstanceId</th><th>Device</th>" in html
+    assert "<td><span class=\"mono\">i-2</span></td><td></td>" in html  # a missing cell
+    assert "<li><span class=\"mono\">p4d.24xlarge</span></li>" in html
+    assert ">false<" in html and ">null<" in html
+    assert "&lt;script&gt;" in html and "<script>" not in html
+    assert "{&#34;" not in html  # no raw JSON object for a list of objects or a dict
+    long = str(evidence_html({"volumes": [{"id": i} for i in range(60)]}))
+    assert long.count("<tr>") == 1 + 1 + 50 and "… and 10 more" in long  # row, header, 50
+
+
+def test_html_all_filter_label_does_not_claim_missing_passes() -> None:
+    doc = sample("iac")  # lists its one PASS
+    assert ">All incl. passing (7)<" in render("html", doc)
+    unlisted = copy.deepcopy(doc)
+    unlisted["findings"] = [f for f in unlisted["findings"] if f["status"] != "PASS"]
+    out = render("html", unlisted)  # the summary still counts the PASS
+    assert "incl. passing" not in out and ">All listed (6)<" in out
+    assert "1 passing result(s) are counted in the summary but not listed here" in out
+
+
+def test_html_csp_is_strict_and_allows_only_the_shipped_script() -> None:
+    from reports.html import script, script_hash
+
+    out = render("html", sample("iac"))
+    scripts = inline_scripts(out)
+    assert scripts == [script()]
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert script_hash() == f"sha256-{digest}" and f"'sha256-{digest}'" in CSP
+    directives = dict(d.strip().split(" ", 1) for d in CSP.split(";"))
+    assert directives["default-src"] == "'none'"
+    assert directives["script-src"] == f"'sha256-{digest}'"
+    assert "http" not in CSP and "*" not in CSP
+
+
+def test_html_data_rows_cannot_break_out(tmp_path: Path) -> None:
+    from reports.html import STATIC_ROWS
+
+    res = {"kind": "ec2.volume", "id": "v", "account": "1", "region": "r"}
+    findings = [finding("EBS-001", "t", "high", "FAIL",
+                        f"m{i} </script><script>alert(1)</script> <!-- \u2028 {HOSTILE['rtl']}",
+                        res | {"id": f"v{i}"}, evidence={"k": "</SCRIPT>"}, path=str(i))
+                for i in range(STATIC_ROWS + 5)]
+    out = render("html", document(findings, inputs={"paths": ["."]}))
+    page = HtmlInspector(out)
+    assert page.problems() == []
+    assert len(inline_scripts(out)) == 1  # the data block is not an executable script
+    data = out[out.index('<script type="application/json" class="rows">'):]
+    data = data[data.index(">") + 1:data.index("</script>")]
+    rows = json.loads(data)
+    assert len(rows) == 5 and "</script>" in rows[0][12] and "<U+202E>" in rows[0][12]
+    assert "<" not in data and "\u202e" not in data
+
+
+def test_html_links_files_under_the_root_only(tmp_path: Path) -> None:
+    from reports import RenderContext
+
+    repo, out_dir = tmp_path / "repo", tmp_path / "repo" / "reports"
+    out_dir.mkdir(parents=True)
+    doc = sample("iac")
+    cfn = next(f for f in doc["findings"] if f["location"]["file"] == "cfn/inference.yaml")
+    cfn["location"] = {"file": str(tmp_path / "elsewhere.tf"), "start_line": 1, "end_line": 1}
+    html = render("html", doc, context=RenderContext(root=repo, base=repo, report_dir=out_dir))
+    page = HtmlInspector(html)
+    assert page.problems() == []
+    hrefs = [a.get("href") for t, a in page.tags if t == "a"]
+    assert "../infra/gpu/main.tf" in hrefs and "../infra/gpu/modules/train/main.tf" in hrefs
+    assert len(hrefs) == len(doc["findings"]) - 1  # every finding but the one outside
+    assert not any("elsewhere" in (h or "") for h in hrefs)
+    assert all(not (h or "").startswith(("/", "file:", "..%2F")) for h in hrefs)
+    assert "<a" not in render("html", doc)  # no report file, no links
