@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-live fixtures clean
+.PHONY: demo test lint bench bench-live bench-html docs fixtures clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,14 @@ bench: $(STAMP)
 # live audit vs Prowler on a seeded moto server (~3 min; installs Prowler in bench/out/prowler-venv)
 bench-live: $(STAMP)
 	$(PY) bench/bench_live.py
+
+# the HTML report of 20,000 findings in headless Chromium (tools/install_chromium.sh)
+bench-html: $(STAMP)
+	$(PY) bench/bench_html.py
+
+# docs/policies/ from the policy metadata (tests/test_report_sarif.py fails when it is stale)
+docs: $(STAMP)
+	$(PY) -m reports.policy_docs
 
 fixtures: $(STAMP)
 	bash tools/make_plan_fixtures.sh

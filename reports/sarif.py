@@ -1,132 +1,156 @@
 """SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
 
-One run; a rule per policy seen in the findings; results for FAIL and SUPPRESSED findings (the
-latter with ``suppressions``); input errors, ERROR results and notices as tool execution
-notifications.
+One run. A rule per policy seen in the findings, with the catalogue's description, a link to the
+policy's page (docs/policies/) and, for security policies only, a ``security-severity``; cost
+policies (SPOT, ASG, RS) are tagged ``cost`` so code scanning does not file them as security
+alerts. Results: FAIL (level from the severity), SUPPRESSED (with ``suppressions``) and UNKNOWN
+(level ``note``, the reason in the message). Input errors, ERROR results and notices are tool
+execution notifications.
+
+Code scanning rejects a whole upload when a result has no physical location, and places a
+result by its path relative to the repository root. So every result here has one: the file's
+path relative to ``root`` (no ``file://``, no ``..``), and line 1 when the finding has no line.
+A finding that has no file in the repository (a live-account finding, or a file outside the
+root) is left out of the results, and a notification says how many and why: an alert must point
+at a file and a commit of the repository it is filed in, and a live resource has neither (the
+JSON, HTML and Markdown reports carry those findings).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import PurePosixPath, PureWindowsPath
+from collections import Counter
+from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from reports.common import (
-    by_severity,
-    live_name,
-    money,
-    resource_label,
-    suppression_kind,
-)
+from reports.common import by_severity, live_name, money, resource_label, suppression_kind
+from reports.paths import repo_relative, uri
+from reports.policy_meta import PROJECT_URL, describe
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "0.0"}
+# GitHub reads a score: over 9.0 critical, 7.0-8.9 high, 4.0-6.9 medium, 0.1-3.9 low.
+SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0"}
 LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
+PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "note": "recommendation"}
 FINGERPRINT_KEY = "gpuaudit/v1"
+RESULT_STATUSES = ("FAIL", "SUPPRESSED", "UNKNOWN")
+# GitHub's limits (docs: "SARIF support for code scanning"): over these an upload is rejected.
+MAX_RESULTS = 25_000
+MAX_TEXT = 1024  # shortDescription / fullDescription
+MAX_NAME = 255
+LISTED = 5  # paths named in a notification about left-out results
 
 
-def artifact_uri(path: str) -> tuple[str, str | None]:
-    """``(uri, uriBaseId)``: a relative, forward-slash, percent-encoded URI under %SRCROOT%, or a
-    ``file://`` URI for an absolute path."""
-    if PureWindowsPath(path).drive:
-        return PureWindowsPath(path).as_uri(), None
-    posix = path.replace("\\", "/")
-    if posix.startswith("/"):
-        return PurePosixPath(posix).as_uri(), None
-    while posix.startswith("./"):
-        posix = posix[2:]
-    return quote(posix, safe="/-._~"), "%SRCROOT%"
+def artifact_uri(
+    path: str, *, root: Path | None = None, base: Path | None = None
+) -> tuple[str, str] | None:
+    """``(uri, "%SRCROOT%")`` for a file under the repository root, else None."""
+    rel = repo_relative(path, root=root, base=base)
+    return None if rel is None else (uri(rel), "%SRCROOT%")
 
 
 def _rule_name(title: str, policy_id: str) -> str:
     words = re.findall(r"[A-Za-z0-9]+", title)
-    return "".join(w[:1].upper() + w[1:] for w in words) or policy_id.replace("-", "")
+    name = "".join(w[:1].upper() + w[1:] for w in words) or policy_id.replace("-", "")
+    return name[:MAX_NAME]
+
+
+def _cut(text: str, limit: int = MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _rule(finding: dict[str, Any]) -> dict[str, Any]:
+    pid = str(finding.get("policy_id"))
     sev = str(finding.get("severity"))
+    title = str(finding.get("title") or pid)
+    meta = describe(pid, title=title, severity=sev)
     rem = finding.get("remediation") or {}
-    title = str(finding.get("title") or finding.get("policy_id"))
-    help_text = str(rem.get("text") or title)
-    markdown = help_text
-    for key, label, lang in (
-        ("terraform", "Terraform", "hcl"),
-        ("cloudformation", "CloudFormation", "yaml"),
-    ):
+    level = LEVEL.get(sev, "warning")
+    description = meta.description or title
+    full = f"{description} Severity {sev}; {meta.category} policy."
+    help_text = f"{description}\n\nRemediation: {rem.get('text') or 'see ' + meta.help_uri}"
+    markdown = f"{description}\n\n**Remediation.** {rem.get('text') or ''}"
+    for key, label, lang in (("terraform", "Terraform", "hcl"),
+                             ("cloudformation", "CloudFormation", "yaml")):
         if rem.get(key):
             markdown += f"\n\n{label}:\n\n```{lang}\n{rem[key]}\n```"
+    markdown += f"\n\n[{pid} in the gpuaudit policy catalogue]({meta.help_uri})"
+    properties: dict[str, Any] = {
+        "tags": [meta.category, "gpuaudit", "aws", sev],
+        "precision": "high",
+    }
+    if meta.category == "security" and sev in SECURITY_SEVERITY:
+        properties["security-severity"] = SECURITY_SEVERITY[sev]
+    else:
+        properties["problem.severity"] = PROBLEM_SEVERITY[level]
     return {
-        "id": str(finding.get("policy_id")),
-        "name": _rule_name(title, str(finding.get("policy_id"))),
-        "shortDescription": {"text": title},
-        "fullDescription": {"text": f"{finding.get('policy_id')}: {title} (severity {sev})."},
+        "id": pid,
+        "name": _rule_name(title, pid),
+        "shortDescription": {"text": _cut(title)},
+        "fullDescription": {"text": _cut(full)},
+        "helpUri": meta.help_uri,
         "help": {"text": help_text, "markdown": markdown},
-        "defaultConfiguration": {"level": LEVEL.get(sev, "warning")},
-        "properties": {
-            "security-severity": SECURITY_SEVERITY.get(sev, "0.0"),
-            "tags": ["security", "gpuaudit", sev],
-        },
+        "defaultConfiguration": {"level": level},
+        "properties": properties,
     }
 
 
-def _locations(finding: dict[str, Any]) -> dict[str, Any]:
+def _logical(finding: dict[str, Any]) -> dict[str, Any]:
     res = finding.get("resource") or {}
-    loc = finding.get("location") or {}
-    out: dict[str, Any] = {}
-    if loc.get("file"):
-        uri, base = artifact_uri(str(loc["file"]))
-        artifact: dict[str, Any] = {"uri": uri}
-        if base:
-            artifact["uriBaseId"] = base
-        physical: dict[str, Any] = {"artifactLocation": artifact}
-        start = loc.get("start_line")
-        if isinstance(start, int) and start >= 1:
-            end = loc.get("end_line")
-            physical["region"] = {
-                "startLine": start,
-                "endLine": end if isinstance(end, int) and end >= start else start,
-            }
-        out["physicalLocation"] = physical
-        logical = {
-            "name": resource_label(res),
-            "fullyQualifiedName": str(res.get("address") or res.get("id")),
-            "kind": "resource",
-        }
-    else:
-        logical = {
-            "name": str(res.get("id") or "?"),
-            "fullyQualifiedName": live_name(res),
-            "kind": "resource",
-        }
-    out["logicalLocations"] = [logical]
-    return out
+    if (finding.get("location") or {}).get("file"):
+        return {"name": resource_label(res),
+                "fullyQualifiedName": str(res.get("address") or res.get("id")),
+                "kind": "resource"}
+    return {"name": str(res.get("id") or "?"), "fullyQualifiedName": live_name(res),
+            "kind": "resource"}
 
 
-def _result(finding: dict[str, Any], rule_index: int) -> dict[str, Any]:
-    sev = str(finding.get("severity"))
-    text = str(finding.get("message") or finding.get("title") or "")
+def _physical(path: Any, start: Any, end: Any, root: Path | None,
+              base: Path | None) -> dict[str, Any] | None:
+    """A physical location under %SRCROOT%, or None when ``path`` is not in the repository."""
+    art = artifact_uri(str(path), root=root, base=base) if path else None
+    if art is None:
+        return None
+    first = start if isinstance(start, int) and not isinstance(start, bool) and start >= 1 else 1
+    last = end if isinstance(end, int) and not isinstance(end, bool) and end >= first else first
+    return {"artifactLocation": {"uri": art[0], "uriBaseId": art[1]},
+            "region": {"startLine": first, "endLine": last}}
+
+
+def _message(finding: dict[str, Any]) -> str:
+    text = str(finding.get("message") or finding.get("title") or finding.get("policy_id"))
+    if finding.get("status") == "UNKNOWN":
+        return f"UNKNOWN (not decided, needs review): {text}"
     sav = finding.get("savings")
     if sav:
         text += f" Estimated saving {money(sav.get('usd_month'))}/month: {sav.get('basis')}."
+    return text
+
+
+def _result(finding: dict[str, Any], rule_index: int, physical: dict[str, Any]) -> dict:
+    sev = str(finding.get("severity"))
+    status = finding.get("status")
+    fid = str(finding.get("id"))
     result: dict[str, Any] = {
         "ruleId": str(finding.get("policy_id")),
         "ruleIndex": rule_index,
-        "level": LEVEL.get(sev, "warning"),
-        "message": {"text": text},
-        "locations": [_locations(finding)],
-        "partialFingerprints": {FINGERPRINT_KEY: str(finding.get("id"))},
+        "level": "note" if status == "UNKNOWN" else LEVEL.get(sev, "warning"),
+        "message": {"text": _message(finding)},
+        "locations": [{"physicalLocation": physical, "logicalLocations": [_logical(finding)]}],
+        # Our fingerprint (policy, resource identity, attribute path) is stable across edits
+        # and runs; code scanning matches alerts on primaryLocationLineHash only.
+        "partialFingerprints": {FINGERPRINT_KEY: fid, "primaryLocationLineHash": f"{fid}:1"},
         "properties": {
             "severity": sev,
-            "status": finding.get("status"),
+            "status": status,
             "resourceKind": (finding.get("resource") or {}).get("kind"),
             "evidence": finding.get("evidence") or {},
         },
     }
-    if sav:
-        result["properties"]["savings"] = sav
-    if finding.get("status") == "SUPPRESSED":
+    if finding.get("savings"):
+        result["properties"]["savings"] = finding["savings"]
+    if status == "SUPPRESSED":
         sup = finding.get("suppression") or {}
         justification = str(sup.get("reason") or f"suppressed by {sup.get('by') or 'baseline'}")
         suppression: dict[str, Any] = {
@@ -140,37 +164,83 @@ def _result(finding: dict[str, Any], rule_index: int) -> dict[str, Any]:
     return result
 
 
-def _file_location(path: Any, line: Any) -> dict[str, Any]:
-    uri, base = artifact_uri(str(path))
-    artifact: dict[str, Any] = {"uri": uri}
-    if base:
-        artifact["uriBaseId"] = base
-    physical: dict[str, Any] = {"artifactLocation": artifact}
-    if isinstance(line, int) and line >= 1:
-        physical["region"] = {"startLine": line}
-    return {"physicalLocation": physical}
-
-
-def _notification(level: str, text: str, rule: str, location: dict[str, Any] | None) -> dict:
+def _notification(level: str, text: str, rule: str,
+                  location: dict[str, Any] | None = None) -> dict[str, Any]:
     note: dict[str, Any] = {"level": level, "message": {"text": text}, "descriptor": {"id": rule}}
     if location:
         note["locations"] = [location]
     return note
 
 
-def build(doc: dict[str, Any]) -> dict[str, Any]:
+def _where(path: Any, line: Any, root: Path | None, base: Path | None) -> dict[str, Any] | None:
+    physical = _physical(path, line, line, root, base)
+    return {"physicalLocation": physical} if physical else None
+
+
+def _left_out(live: list[dict[str, Any]], outside: list[dict[str, Any]],
+              over: list[dict[str, Any]], root: Path | None) -> list[dict[str, Any]]:
+    notes = []
+    if live:
+        counts = Counter(str(f.get("status")) for f in live)
+        said = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        notes.append(_notification(
+            "note",
+            f"{len(live)} finding(s) of live AWS resources ({said}) are not SARIF results: "
+            "code scanning files a result in a file of the repository, and a live resource has "
+            "none. The JSON, HTML and Markdown reports list them.",
+            "sarif/live-findings-left-out"))
+    if outside:
+        paths = sorted({str((f.get("location") or {}).get("file")) for f in outside})
+        more = f" (+{len(paths) - LISTED} more)" if len(paths) > LISTED else ""
+        where = f"the repository root {root}" if root else "the repository root"
+        notes.append(_notification(
+            "warning",
+            f"{len(outside)} finding(s) are not SARIF results because their file is not under "
+            f"{where} (give --repo-root): {', '.join(paths[:LISTED])}{more}",
+            "sarif/outside-root"))
+    if over:
+        notes.append(_notification(
+            "warning",
+            f"{len(over)} less severe finding(s) are not SARIF results: code scanning rejects "
+            f"a run of more than {MAX_RESULTS} results. The JSON report lists them.",
+            "sarif/too-many-results"))
+    return notes
+
+
+def build(doc: dict[str, Any], *, root: Path | None = None,
+          base: Path | None = None) -> dict[str, Any]:
+    """The SARIF log of ``doc``. File paths in ``doc`` are relative to ``base`` (default: the
+    working directory) or absolute; results carry them relative to ``root`` (default: the
+    paths are taken as relative to the repository root already)."""
     findings = by_severity(doc.get("findings") or [])
-    reported = [f for f in findings if f.get("status") in ("FAIL", "SUPPRESSED")]
     rules: dict[str, dict[str, Any]] = {}
     for f in sorted(findings, key=lambda f: str(f.get("policy_id"))):
         rules.setdefault(str(f.get("policy_id")), _rule(f))
     index = {rule_id: i for i, rule_id in enumerate(rules)}
+    placed: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    live: list[dict[str, Any]] = []
+    outside: list[dict[str, Any]] = []
+    for f in findings:
+        if f.get("status") not in RESULT_STATUSES:
+            continue
+        loc = f.get("location") or {}
+        if not loc.get("file"):
+            live.append(f)
+            continue
+        physical = _physical(loc["file"], loc.get("start_line"), loc.get("end_line"), root, base)
+        if physical is None:
+            outside.append(f)
+        else:
+            placed.append((f, physical))
+    over = [f for f, _ in placed[MAX_RESULTS:]]
+    placed = placed[:MAX_RESULTS]  # most severe first (by_severity)
+    results = [_result(f, index[str(f.get("policy_id"))], p) for f, p in placed]
     notes = [
         _notification(
             "error",
             f"[{e.get('kind', 'input')}] {e.get('path')}: {e.get('reason')}",
             f"input-error/{e.get('kind', 'input')}",
-            _file_location(e["path"], e.get("line")) if e.get("kind") != "aws" else None,
+            _where(e.get("path"), e.get("line"), root, base) if e.get("kind") != "aws" else None,
         )
         for e in doc.get("errors") or []
     ]
@@ -180,37 +250,36 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
             f"{f.get('policy_id')} could not evaluate "
             f"{resource_label(f.get('resource') or {})}: {f.get('message')}",
             str(f.get("policy_id")),
-            _locations(f),
+            _where((f.get("location") or {}).get("file"),
+                   (f.get("location") or {}).get("start_line"), root, base),
         )
         for f in findings
         if f.get("status") == "ERROR"
     ]
     notes += [
-        _notification(
-            "note",
-            f"{n.get('path')}: {n.get('message')}",
-            "notice",
-            _file_location(n["path"], n.get("line")) if n.get("line") else None,
-        )
+        _notification("note", f"{n.get('path')}: {n.get('message')}", "notice",
+                      _where(n.get("path"), n.get("line"), root, base) if n.get("line") else None)
         for n in doc.get("notices") or []
     ]
+    successful = not any(n["level"] == "error" for n in notes)
+    notes += _left_out(live, outside, over, root)
     tool = doc.get("tool") or {}
-    invocation: dict[str, Any] = {
-        "executionSuccessful": not any(n["level"] == "error" for n in notes),
-        "toolExecutionNotifications": notes,
+    version = str(tool.get("version") or "0")
+    driver: dict[str, Any] = {
+        "name": str(tool.get("name") or "gpuaudit"),
+        "version": version,
+        "informationUri": PROJECT_URL,
+        "rules": list(rules.values()),
     }
+    if re.fullmatch(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?", version):
+        driver["semanticVersion"] = version
     run: dict[str, Any] = {
-        "tool": {
-            "driver": {
-                "name": str(tool.get("name") or "gpuaudit"),
-                "version": str(tool.get("version") or "0"),
-                "rules": list(rules.values()),
-            }
-        },
-        "invocations": [invocation],
-        "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The scanned repository"}}},
+        "tool": {"driver": driver},
+        "invocations": [{"executionSuccessful": successful,
+                         "toolExecutionNotifications": notes}],
+        "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root"}}},
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index[str(f.get("policy_id"))]) for f in reported],
+        "results": results,
         "properties": {
             "catalog": doc.get("catalog") or {},
             "summary": doc.get("summary") or {},
@@ -219,5 +288,5 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-def render(doc: dict[str, Any]) -> str:
-    return json.dumps(build(doc), indent=2, ensure_ascii=False) + "\n"
+def render(doc: dict[str, Any], *, root: Path | None = None, base: Path | None = None) -> str:
+    return json.dumps(build(doc, root=root, base=base), indent=2, ensure_ascii=False) + "\n"

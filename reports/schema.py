@@ -36,6 +36,44 @@ def validate_report(doc: dict[str, Any]) -> list[str]:
     return sorted({f"{json_path(e.absolute_path)}: {e.message}" for e in found})
 
 
+def plain_problems(doc: dict[str, Any]) -> list[str]:
+    """Like :func:`validate_report`, worded for a person: values as JSON (``null``, not Python's
+    ``None``), a missing or unexpected key by name."""
+    import jsonschema
+
+    validator_cls = jsonschema.Draft202012Validator
+    validator = validator_cls(load_schema(), format_checker=validator_cls.FORMAT_CHECKER)
+    found = [_best(e) for e in validator.iter_errors(doc)]
+    return sorted({f"{json_path(e.absolute_path)}: {_plain(e)}" for e in found})
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _plain(error: Any) -> str:
+    kind, want, value = error.validator, error.validator_value, error.instance
+    if kind == "required" and isinstance(value, dict):
+        missing = [k for k in want if k not in value]
+        return f"missing key {', '.join(missing)}"
+    if kind == "additionalProperties" and isinstance(value, dict):
+        allowed = set((error.schema or {}).get("properties") or {})
+        extra = sorted(str(k) for k in value if k not in allowed)
+        return f"unexpected key {', '.join(extra[:5])}"
+    if kind == "type":
+        kinds = want if isinstance(want, list) else [want]
+        return f"{_show(value)} is not {' or '.join(map(str, kinds))}"
+    if kind == "enum":
+        return f"{_show(value)} is not one of {', '.join(_show(v) for v in want)}"
+    if kind == "const":
+        return f"{_show(value)} is not {_show(want)}"
+    if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
+                "maxLength", "pattern", "format", "minItems", "maxItems"):
+        return f"{_show(value)} does not meet {kind} {_show(want)}"
+    return f"{_show(value)} does not match the schema ({kind})"
+
+
 def _best(error: Any) -> Any:
     """For oneOf/anyOf failures, the deepest, most specific sub-error reads better than the summary
     ("-1 is less than the minimum of 0" rather than "{...} is not of type 'null'")."""

@@ -22,6 +22,7 @@ from scanner.cli_options import (
     SEVERITIES,
     build_report_options,
     output_options,
+    repo_root_option,
     report_options,
 )
 from scanner.runner import EXIT_ERROR, EXIT_FINDINGS, UsageError, finish
@@ -161,22 +162,33 @@ def report() -> None:
 @click.argument("json_report", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--format", "formats", multiple=True, default=("table",),
               type=click.Choice(["table", "json", "html", "sarif", "junit", "markdown", "csv"]))
-@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--output-dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the report (one format) to this file (default: stdout).")
+@click.option("--output-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Write report.<ext> for every format into this directory.")
+@repo_root_option()
 def report_render(json_report: Path, formats: tuple[str, ...], output: Path | None,
-                  output_dir: Path | None) -> None:
-    """Re-render a JSON report in other formats."""
+                  output_dir: Path | None, repo_root: Path | None) -> None:
+    """Re-render a JSON report in other formats (to stdout unless --output/--output-dir).
+
+    Relative file paths in the report are taken as relative to the working directory, as
+    when the scan ran there."""
     from scanner.report_merge import ReportReadError, read_report
     from scanner.runner import ReportOptions, write_reports
 
+    if output is not None and len(formats) > 1:
+        raise click.UsageError("--output takes one --format; use --output-dir for several")
     try:
         doc = read_report(json_report)
     except ReportReadError as exc:
         click.echo(f"gpuaudit: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     try:
+        # no table echoed beside a report written to a file; the report itself goes to stdout
+        # when no file is named
+        quiet = output is not None or output_dir is not None
         write_reports(doc, ReportOptions(formats=formats, output=output, output_dir=output_dir,
-                                         quiet=True))
+                                         quiet=quiet, repo_root=repo_root))
     except UsageError as exc:
         click.echo(f"gpuaudit: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
@@ -203,13 +215,14 @@ def report_merge(json_reports: tuple[Path, ...], **kwargs: Any) -> None:
         except ReportReadError as exc:
             click.echo(f"gpuaudit: error: {exc}", err=True)
             unreadable.append((str(path), exc.reason))
-    doc = merge_reports(parts, unreadable=unreadable, deterministic=opts.deterministic)
+    doc = merge_reports(parts, unreadable=unreadable, deterministic=opts.deterministic,
+                        warn=lambda m: click.echo(f"gpuaudit: warning: {m}", err=True))
     try:
         write_reports(doc, opts)
     except UsageError as exc:
         click.echo(f"gpuaudit: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    sys.exit(report_exit_code(doc, opts.fail_on or "high"))
+    sys.exit(report_exit_code(doc, opts.fail_on or "high", opts.fail_on_unknown))
 
 
 @report.command("diff")

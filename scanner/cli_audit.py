@@ -29,7 +29,9 @@ def needed_kinds(
 
 
 class Progress:
-    """One line per (account, region) on stderr: a bar on a terminal, plain lines otherwise."""
+    """One line per (account, region) on stderr: a bar on a terminal, plain lines otherwise.
+    On a terminal the bar also names each service as it is read (``service``, the listener of
+    ``scanner.progress``)."""
 
     WIDTH = 24
 
@@ -39,8 +41,31 @@ class Progress:
         isatty = getattr(self.stream, "isatty", None)
         self.tty = bool(isatty and isatty())
         self._last = 0
+        self._done = 0
+        self._total = 0
+        self._services = 0
+
+    def service(self, account: str, region: str, service: str, status: str) -> None:
+        """A service read in (account, region): the terminal line says so (the pairs' bar stays)."""
+        if not (self.enabled and self.tty):
+            return
+        self._services += 1
+        self._draw(f"{account}/{region} {service} {status} ({self._services} services read)")
+
+    def listener(self) -> Any:
+        """The ``scanner.progress`` listener: None (silent) unless drawing on a terminal."""
+        return self.service if self.enabled and self.tty else None
+
+    def _draw(self, label: str, end: str = "") -> None:
+        filled = self.WIDTH * self._done // max(self._total, 1)
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        line = f"\r[{bar}] {self._done}/{self._total} {label}"
+        pad = max(self._last - len(line), 0)
+        self._last = len(line)
+        self._write(line + " " * pad + end)
 
     def start(self, total: int) -> None:
+        self._total = total
         if self.enabled and not self.tty:
             self._write(f"gpuaudit: auditing {total} account/region pair(s)\n")
 
@@ -49,12 +74,8 @@ class Progress:
             return
         label = f"{target.account}/{target.region} {status}"
         if self.tty:
-            filled = self.WIDTH * done // max(total, 1)
-            bar = "#" * filled + "-" * (self.WIDTH - filled)
-            line = f"\r[{bar}] {done}/{total} {label}"
-            pad = max(self._last - len(line), 0)
-            self._last = len(line)
-            self._write(line + " " * pad + ("\n" if done == total else ""))
+            self._done, self._total = done, total
+            self._draw(label, "\n" if done == total else "")
         else:
             self._write(f"gpuaudit: [{done}/{total}] {label}\n")
 
@@ -172,11 +193,14 @@ def audit(
         max_attempts=max_attempts,
         endpoint_concurrency=endpoint_concurrency,
     )
+    from scanner import progress as live_progress
+
     targets = plan(spec, factory, max_workers=max_workers)
     progress.start(len(targets))
-    result = collect_targets(
-        targets, kinds=kinds, factory=factory, max_workers=max_workers, progress=progress
-    )
+    with live_progress.listening(progress.listener()):
+        result = collect_targets(
+            targets, kinds=kinds, factory=factory, max_workers=max_workers, progress=progress
+        )
     try:
         code = finish(result, inputs=inputs_of(targets), opts=opts)
     except UsageError as exc:

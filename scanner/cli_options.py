@@ -24,7 +24,19 @@ def _output_options() -> list[Callable[..., Any]]:
                      help="Write report.<ext> for every format into this directory."),
         click.option("--fail-on", type=click.Choice(SEVERITIES, case_sensitive=False),
                      help="Exit 1 on a FAIL at or above this severity (default: high)."),
+        click.option("--fail-on-unknown", is_flag=True,
+                     help="Strict gate: an UNKNOWN at or above --fail-on fails too (exit 1); "
+                     "an ERROR always exits 2."),
+        repo_root_option(),
     ]
+
+
+def repo_root_option() -> Callable[..., Any]:
+    return click.option(
+        "--repo-root", type=click.Path(path_type=Path, file_okay=False),
+        help="Repository root: SARIF paths are relative to it and the HTML report links the "
+        "files under it. Default: the git work tree of the scanned paths, else the working "
+        "directory.")
 
 
 def _apply(fn: Callable[..., Any], decorators: list[Callable[..., Any]]) -> Callable[..., Any]:
@@ -83,4 +95,6 @@ def build_report_options(kwargs: dict[str, Any]) -> ReportOptions:
         deterministic=bool(kwargs.pop("deterministic", False)),
         quiet=bool(kwargs.pop("quiet", False)),
         include_passed=bool(kwargs.pop("include_passed", False)),
+        fail_on_unknown=bool(kwargs.pop("fail_on_unknown", False)),
+        repo_root=kwargs.pop("repo_root", None),
     )

@@ -10,8 +10,9 @@ merged report (exit 2), and the others are still merged: nothing is dropped sile
 from __future__ import annotations
 
 import json
+import posixpath
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,24 +32,36 @@ class ReportReadError(Exception):
 
 def read_report(path: Path) -> dict[str, Any]:
     """A JSON report, validated against the shipped schema."""
-    from reports.schema import validate_report
+    from reports.schema import plain_problems
 
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ReportReadError(path, f"cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ReportReadError(
+            path, f"not a JSON report: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+            f"offset {exc.start})") from exc
     except ValueError as exc:
         raise ReportReadError(path, f"not a JSON report: {exc}") from exc
+    except RecursionError as exc:
+        raise ReportReadError(path, "not a JSON report: nested too deeply") from exc
     if not isinstance(doc, dict):
         raise ReportReadError(path, "not a JSON report: the top level is not an object")
-    if doc.get("schema_version") != SCHEMA_VERSION:
+    version = doc.get("schema_version")
+    if version is None:
+        raise ReportReadError(path, "not a gpuaudit JSON report: it has no schema_version")
+    if version != SCHEMA_VERSION:
+        shown = json.dumps(version)[:40]
         raise ReportReadError(
             path,
-            f"schema_version {doc.get('schema_version')!r}; this gpuaudit reads {SCHEMA_VERSION}",
+            f"schema_version {shown} is not supported: this gpuaudit reads schema_version "
+            f"{SCHEMA_VERSION}",
         )
-    problems = validate_report(doc)
+    problems = plain_problems(doc)
     if problems:
-        raise ReportReadError(path, f"not a valid gpuaudit report: {problems[0]}")
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ReportReadError(path, f"not a valid gpuaudit report: {problems[0]}{more}")
     return doc
 
 
@@ -60,13 +73,71 @@ class Part:
     doc: dict[str, Any]
 
 
+def scope(doc: dict[str, Any]) -> set[str]:
+    """What a report covers: ``aws:ACCOUNT/REGION`` pairs (its coverage rows, else its inputs'
+    accounts x regions) and ``path:P`` for the IaC paths it scanned."""
+    units = {f"aws:{c.get('account')}/{c.get('region')}" for c in doc.get("coverage") or []}
+    inputs = doc.get("inputs") or {}
+    if not units:
+        units = {f"aws:{a}/{r}" for a in inputs.get("accounts") or []
+                 for r in inputs.get("regions") or []}
+    units |= {f"path:{posixpath.normpath(str(p).replace(chr(92), '/'))}"
+              for p in inputs.get("paths") or []}
+    return units
+
+
+def _covers(outer: str, inner: str) -> bool:
+    if outer == inner:
+        return True
+    if outer.startswith("path:") and inner.startswith("path:"):
+        top, path = outer[5:], inner[5:]
+        if top == ".":
+            return not path.startswith(("/", ".."))
+        return path.startswith(top.rstrip("/") + "/")
+    return False
+
+
+def _covered(units: set[str], by: set[str]) -> bool:
+    return bool(units) and all(any(_covers(o, u) for o in by) for u in units)
+
+
+def counted_parts(parts: Sequence[Part], warn: Callable[[str], None]) -> list[Part]:
+    """The parts whose resource and PASS counts the merge adds up: a part that covers only
+    what another already covers (the same report twice, a shard run again, a scan of a
+    directory and of its parent) is counted once. Partial overlaps are counted and said."""
+    kept: list[tuple[Part, set[str]]] = []
+    for part in parts:
+        units = scope(part.doc)
+        twin = next((k for k, u in kept if _covered(units, u)), None)
+        if twin is not None:
+            warn(f"{part.name} covers nothing that {twin.name} does not: its resources and "
+                 "PASS results are counted once")
+            continue
+        for other, other_units in list(kept):
+            if _covered(other_units, units):
+                warn(f"{other.name} covers nothing that {part.name} does not: its resources and "
+                     "PASS results are counted once")
+                kept.remove((other, other_units))
+        for other, other_units in kept:
+            shared = sorted(u for u in units if any(_covers(o, u) or _covers(u, o)
+                                                    for o in other_units))
+            if shared:
+                warn(f"{part.name} and {other.name} both cover {', '.join(shared[:5])}: their "
+                     "findings are listed once, but resource and PASS counts there may be "
+                     "counted twice")
+        kept.append((part, units))
+    return [k for k, _ in kept]
+
+
 def merge_reports(
     parts: Sequence[Part],
     *,
     unreadable: Sequence[tuple[str, str]] = (),
     deterministic: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """The merged document. ``unreadable`` is (path, reason) for inputs that could not be read."""
+    """The merged document. ``unreadable`` is (path, reason) for inputs that could not be read;
+    ``warn`` hears of overlapping inputs (they are notices of the merged report too)."""
     from scanner.engine import report_order
 
     findings: dict[str, dict[str, Any]] = {}
@@ -79,6 +150,14 @@ def merge_reports(
     notices: list[dict[str, Any]] = []
     coverage: list[dict[str, Any]] = []
     resources = 0
+    overlaps: list[str] = []
+
+    def said(message: str) -> None:
+        overlaps.append(message)
+        if warn is not None:
+            warn(message)
+
+    counted = {id(p) for p in counted_parts(parts, said)}
     for part in parts:
         doc = part.doc
         listed_pass: Counter[str] = Counter()
@@ -90,22 +169,21 @@ def merge_reports(
                 continue
             findings[f["id"]] = f
             first_seen[f["id"]] = part.name
-        for pid, counts in doc["summary"]["by_policy"].items():
-            unlisted = int(counts.get("PASS", 0)) - listed_pass[pid]
-            if unlisted > 0:
-                passed[pid] += unlisted
-        resources += int(doc["summary"].get("resources", 0))
+        if id(part) in counted:
+            for pid, counts in doc["summary"]["by_policy"].items():
+                unlisted = int(counts.get("PASS", 0)) - listed_pass[pid]
+                if unlisted > 0:
+                    passed[pid] += unlisted
+            resources += int(doc["summary"].get("resources", 0))
         errors.extend(doc["errors"])
         notices.extend(doc.get("notices", []))
         coverage.extend(doc.get("coverage", []))
     for pair, n in sorted(duplicates.items()):
-        notices.append(
-            {
-                "path": pair,
-                "message": f"{n} finding(s) appear in both reports and are listed once; the "
-                "reports overlap, so their PASS and resource counts may be counted twice",
-            }
-        )
+        message = f"{n} finding(s) appear in both reports and are listed once (the reports overlap)"
+        notices.append({"path": pair, "message": message})
+        if warn is not None:
+            warn(f"{pair}: {message}")
+    notices += [{"path": "report merge", "message": m} for m in overlaps]
     catalog = _catalog(parts, notices)
     _versions(parts, notices)
     ordered = sorted(
@@ -118,7 +196,7 @@ def merge_reports(
         notices=_unique(notices),
         inputs=_inputs(parts),
         catalog=catalog,
-        coverage=_unique(coverage),
+        coverage=_one_row_per_service(coverage),
         passed=passed,
         resources=resources,
         deterministic=deterministic,
@@ -171,6 +249,17 @@ def _versions(parts: Sequence[Part], notices: list[dict[str, Any]]) -> None:
                     "message": f"written by gpuaudit {version}; merged by {__version__}",
                 }
             )
+
+
+def _one_row_per_service(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One coverage row per (account, region, service); where two runs disagree, the failed
+    one stays (a gap is never hidden by a duplicate that went well)."""
+    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        key = (str(row.get("account")), str(row.get("region")), str(row.get("service")))
+        if key not in seen or (row.get("status") != "ok" and seen[key].get("status") == "ok"):
+            seen[key] = row
+    return list(seen.values())
 
 
 def _unique(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

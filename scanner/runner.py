@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import json
+import os
+import shutil
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,7 +29,9 @@ class ReportOptions:
     quiet: bool = False
     include_passed: bool = False
     only_files: tuple[str, ...] | None = None  # report only findings declared in these files
-    color: bool = False
+    color: bool | None = None  # None: on a terminal, unless NO_COLOR is set
+    fail_on_unknown: bool = False  # UNKNOWN at or above fail_on fails too (exit 1)
+    repo_root: Path | None = None  # SARIF paths are relative to it (default: found from git)
     extra_errors: list[InputError] = field(default_factory=list)
 
 
@@ -41,12 +44,13 @@ class ReportWriteError(UsageError):
 
 
 def load_baseline(path: Path) -> set[str]:
+    from scanner.report_merge import ReportReadError, read_report
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        return {f["id"] for f in doc["findings"] if f.get("status") in ("FAIL", "SUPPRESSED")}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path}: not a gpuaudit JSON report usable as a baseline: {exc}") \
-            from exc
+        doc = read_report(path)
+    except ReportReadError as exc:
+        raise UsageError(f"{exc.path}: not usable as a baseline: {exc.reason}") from exc
+    return {f["id"] for f in doc["findings"] if f.get("status") in ("FAIL", "SUPPRESSED")}
 
 
 def fails_at(severities: Iterable[str | Severity], fail_on: str) -> bool:
@@ -58,19 +62,24 @@ def fails_at(severities: Iterable[str | Severity], fail_on: str) -> bool:
                for s in severities)
 
 
-def exit_code(findings: list[Finding], errors: list[Any], fail_on: str) -> int:
+def exit_code(findings: list[Finding], errors: list[Any], fail_on: str,
+              fail_on_unknown: bool = False) -> int:
+    """2 when something could not be read (an input error, an ERROR result); 1 on a FAIL at or
+    above ``fail_on`` (with ``fail_on_unknown``, an UNKNOWN there too); else 0."""
     if errors or any(f.status is Status.ERROR for f in findings):
         return EXIT_ERROR
-    if fails_at((f.severity for f in findings if f.status is Status.FAIL), fail_on):
+    failing = (Status.FAIL, Status.UNKNOWN) if fail_on_unknown else (Status.FAIL,)
+    if fails_at((f.severity for f in findings if f.status in failing), fail_on):
         return EXIT_FINDINGS
     return EXIT_OK
 
 
-def report_exit_code(doc: dict[str, Any], fail_on: str) -> int:
+def report_exit_code(doc: dict[str, Any], fail_on: str, fail_on_unknown: bool = False) -> int:
     """``exit_code`` for a report document (a merged one): 2 on errors, 1 on failing findings."""
     if doc["errors"] or doc["summary"]["by_status"].get("ERROR"):
         return EXIT_ERROR
-    if fails_at((f["severity"] for f in doc["findings"] if f["status"] == "FAIL"), fail_on):
+    failing = ("FAIL", "UNKNOWN") if fail_on_unknown else ("FAIL",)
+    if fails_at((f["severity"] for f in doc["findings"] if f["status"] in failing), fail_on):
         return EXIT_FINDINGS
     return EXIT_OK
 
@@ -101,13 +110,54 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        unpriced_regions=_unpriced_regions(result), passed=evaluation.passed)
     fail_on = opts.fail_on or config.fail_on or "high"
     write_reports(doc, opts)
-    return exit_code(evaluation.findings, errors, fail_on)
+    return exit_code(evaluation.findings, errors, fail_on, opts.fail_on_unknown)
 
 
 def _unpriced_regions(result: SourceResult) -> list[str]:
     """Regions of the resources that the catalogue has no prices of (all but us-east-1)."""
     return sorted({r.provenance.region for r in result.resources
                    if r.provenance.region and r.provenance.region != "us-east-1"})
+
+
+def color_wanted(stream: Any = None) -> bool:
+    """ANSI colours: only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    stream = stream or sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+
+
+def table_width(stream: Any = None) -> int | None:
+    """The terminal's width when ``stream`` is one; else $COLUMNS when set; else None (the
+    table's default)."""
+    stream = stream or sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    if isatty and isatty():
+        return shutil.get_terminal_size((100, 24)).columns
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def render_context(doc: dict[str, Any], opts: ReportOptions, fmt: str, to_stdout: bool) -> Any:
+    from reports import RenderContext
+
+    if fmt == "table":
+        if not to_stdout:
+            return RenderContext()
+        color = color_wanted() if opts.color is None else opts.color
+        return RenderContext(color=color, width=table_width())
+    if fmt not in ("sarif", "html"):
+        return RenderContext()
+    from scanner.repo_root import repo_root
+
+    paths = (doc.get("inputs") or {}).get("paths") or []
+    cwd = Path.cwd()
+    report_dir = None
+    if fmt == "html" and not to_stdout:
+        target = opts.output if opts.output is not None else opts.output_dir
+        report_dir = (target.parent if opts.output is not None else target) if target else None
+        report_dir = cwd / report_dir if report_dir is not None else None
+    return RenderContext(root=repo_root(paths, explicit=opts.repo_root, cwd=cwd), base=cwd,
+                         report_dir=report_dir)
 
 
 def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
@@ -121,7 +171,7 @@ def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
         to_stdout = opts.output is None and opts.output_dir is None
         if to_stdout and opts.quiet and fmt == "table":
             continue
-        text = render(fmt, doc, color=opts.color and fmt == "table")
+        text = render(fmt, doc, context=render_context(doc, opts, fmt, to_stdout))
         try:
             if opts.output is not None:
                 write_file(opts.output, text)
@@ -132,7 +182,7 @@ def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
         except ReportWriteError as exc:
             unwritten.append(str(exc))  # the other formats are still written
     if (opts.output or opts.output_dir) and "table" not in formats and not opts.quiet:
-        sys.stdout.write(render("table", doc))
+        sys.stdout.write(render("table", doc, context=render_context(doc, opts, "table", True)))
     if unwritten:
         raise ReportWriteError("; ".join(unwritten))
 

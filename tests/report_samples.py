@@ -500,6 +500,7 @@ class HtmlInspector(HTMLParser):
     def __init__(self, text: str) -> None:
         super().__init__(convert_charrefs=True)
         self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.ends: list[str] = []
         self.chunks: list[str] = []
         self.feed(text)
         self.close()
@@ -517,12 +518,16 @@ class HtmlInspector(HTMLParser):
     def text(self) -> str:
         return "".join(self.chunks)
 
+    def handle_endtag(self, tag: str) -> None:
+        self.ends.append(tag)
+
     def problems(self) -> list[str]:
-        """Active content or anything that could load from elsewhere."""
+        """Active content or anything that could load from elsewhere. Allowed: an inline script
+        without ``src`` (its hash must be in the CSP: see ``scripts``), inline SVG shapes and
+        text, and links whose ``href`` is a relative path (no scheme, no ``//``)."""
         out = []
         for tag, attrs in self.tags:
             if tag in (
-                "script",
                 "img",
                 "iframe",
                 "object",
@@ -530,26 +535,43 @@ class HtmlInspector(HTMLParser):
                 "link",
                 "base",
                 "form",
-                "svg",
                 "video",
                 "audio",
                 "source",
-                "a",
+                "image",
+                "use",
+                "foreignobject",
+                "animate",
+                "set",
+                "meta" if (attrs.get("http-equiv") or "").lower() == "refresh" else "",
             ):
                 out.append(f"<{tag}> element")
+            if tag == "script" and "src" in attrs:
+                out.append("<script src>")
             for name, value in attrs.items():
-                if name.startswith("on") or name in (
-                    "src",
-                    "href",
-                    "srcset",
-                    "action",
-                    "formaction",
-                ):
+                if name.startswith("on") or name in ("src", "srcset", "action", "formaction",
+                                                     "xlink:href", "style" if tag == "svg"
+                                                     else ""):
                     out.append(f"<{tag} {name}={value!r}>")
+                if name == "href" and (tag != "a" or not relative_href(value or "")):
+                    out.append(f"<{tag} href={value!r}>")
                 if (
-                    value
+                    name != "href"
+                    and value
                     and re.search(r"(?i)(https?:|javascript:|//)", value)
                     and name != "content"
                 ):
                     out.append(f"<{tag} {name}={value!r}>")
         return out
+
+
+def relative_href(href: str) -> bool:
+    """A link to a path relative to the page: no scheme (javascript:, file:, http:), no
+    ``//host``, no absolute path."""
+    return bool(href) and not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", href) and not (
+        href.startswith(("/", "\\"))) and not re.search(r"[\x00-\x20]", href)
+
+
+def inline_scripts(page: str) -> list[str]:
+    """The text of each inline <script> of ``page``, exactly as a browser hashes it."""
+    return re.findall(r"<script>(.*?)</script>", page, flags=re.S)

@@ -1,125 +1,93 @@
-"""The HTML report in real headless Chromium: it renders, stays inert and stays offline.
-
-One browser launch per page does everything (DOM dump, screenshot, console log, net log); the
-hostile report and a deliberately bad control page run in parallel, the control proving that each
-detector can fail.
-"""
+"""The HTML report in real headless Chromium, driven over the DevTools protocol (tests/cdp.py):
+it renders, stays inert and offline, its one script runs under the strict CSP (and a script
+that is not the hashed one does not), and a user can filter, search and sort it."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import struct
-import subprocess
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from reports import render
-from tests.report_samples import HOSTILE, HtmlInspector, sample
+from reports import RenderContext, render
+from reports.html import CSP, STATIC_ROWS, script_hash
+from tests.cdp import CHROMIUM, Browser
+from tests.report_samples import (
+    HOSTILE,
+    HtmlInspector,
+    document,
+    finding,
+    inline_scripts,
+    sample,
+)
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 WINDOW = (1400, 1000)
 CONTROL_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>control</title></head>
 <body><p>control</p><img src="http://127.0.0.1:9/pixel.png" onerror="console.error('x')">
 <script>console.error("control page error")</script></body></html>
 """
+VISIBLE = "el => el.getClientRects().length > 0"
 
 
-@dataclass
-class Visit:
-    dom: str
-    png: bytes
-    console: list[str]
-    page_requests: list[str]
+def _chromium_or_fail() -> str:
+    if not CHROMIUM:
+        pytest.fail("chromium is required: run tools/install_chromium.sh")
+    return CHROMIUM
 
 
-def _chromium_or_skip() -> str:
-    if CHROMIUM:
-        return CHROMIUM
-    if os.environ.get("CI"):
-        pytest.fail("chromium is required in CI: run tools/install_chromium.sh")
-    pytest.skip("chromium not installed (tools/install_chromium.sh)")
-
-
-def _launch(chromium: str, page: Path, work: Path) -> subprocess.Popen[str]:
-    work.mkdir()
-    args = [
-        chromium,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--no-first-run",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-default-apps",
-        "--disable-extensions",
-        "--mute-audio",
-        f"--user-data-dir={work / 'profile'}",
-        f"--screenshot={work / 'shot.png'}",
-        f"--window-size={WINDOW[0]},{WINDOW[1]}",
-        "--dump-dom",
-        "--enable-logging=stderr",
-        "--v=0",
-        f"--log-net-log={work / 'net.json'}",
-        page.as_uri(),
+def many_volumes(n: int = 60, hostile: bool = False) -> dict:
+    """One policy with more findings than a group shows open, and one small group. With
+    ``hostile``, the last volume carries hostile strings (it is listed from the page's data)."""
+    findings = [
+        finding("EBS-001", "EBS storage not encrypted", "high", "FAIL",
+                f"Volume vol-{i:04d} is not encrypted."
+                + (f" {HOSTILE['script']} </script><script>window.__xss=1</script> "
+                   f"{HOSTILE['img']} {HOSTILE['rtl']}" if hostile and i == n - 1 else ""),
+                {"kind": "ec2.volume", "id": f"vol-{i:04d}", "account": "123456789012",
+                 "region": "us-east-1", "name": "needle-in-a-haystack" if i == 41 else None},
+                evidence={"Encrypted": False, "Size": 100 + i,
+                          "attachments": [{"InstanceId": f"i-{i:04d}", "Device": "/dev/sdf"}]},
+                path=str(i))
+        for i in range(n)
     ]
-    return subprocess.Popen(
-        args,
-        cwd=work,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-    )
-
-
-def _page_requests(net_log: Path) -> list[str]:
-    """Network requests the page made: browser-internal ones (update checks and the like, whose
-    initiator is "not an origin") are not the page's doing."""
-    log = json.loads(net_log.read_text(encoding="utf-8"))
-    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
-    out = []
-    for event in log["events"]:
-        params = event.get("params") or {}
-        url = str(params.get("url") or "")
-        if event["type"] != start or not url or url.startswith(("file:", "data:", "chrome")):
-            continue
-        if params.get("initiator") != "not an origin":
-            out.append(url)
-    return out
-
-
-def _finish(proc: subprocess.Popen[str], work: Path) -> Visit:
-    try:
-        dom, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail("chromium did not finish within 60 s")
-    assert proc.returncode == 0, err[-2000:]
-    shot = work / "shot.png"
-    return Visit(
-        dom=dom,
-        png=shot.read_bytes() if shot.is_file() else b"",
-        console=[line for line in err.splitlines() if ":CONSOLE" in line],
-        page_requests=_page_requests(work / "net.json"),
-    )
+    findings.append(finding(
+        "RS-002", "Idle GPU compute", "high", "FAIL", "Idle for 14 days.",
+        {"kind": "ec2.instance", "id": "i-idle", "account": "123456789012",
+         "region": "us-east-1"},
+        savings={"usd_month": 4135.45, "kind": "idle", "basis": "5.672 $/h x 730 h"}))
+    return document(findings, inputs={"accounts": ["123456789012"], "regions": ["us-east-1"]})
 
 
 @pytest.fixture(scope="module")
-def visits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Visit]:
-    chromium = _chromium_or_skip()
+def browser() -> Iterator[Browser]:
+    with Browser(_chromium_or_fail(), width=WINDOW[0], height=WINDOW[1]) as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("chromium")
-    pages = {"report": base / "report.html", "control": base / "control.html"}
-    pages["report"].write_text(render("html", sample("hostile")), encoding="utf-8")
-    pages["control"].write_text(CONTROL_PAGE, encoding="utf-8")
-    procs = {name: _launch(chromium, page, base / name) for name, page in pages.items()}
-    return {name: _finish(proc, base / name) for name, proc in procs.items()}
+    out = {}
+    for name, doc in (("hostile", sample("hostile")), ("iac", sample("iac")),
+                      ("live", sample("live")), ("many", many_volumes()),
+                      ("huge", many_volumes(STATIC_ROWS + 150, hostile=True))):
+        out[name] = base / f"{name}.html"
+        out[name].write_text(render("html", doc), encoding="utf-8")
+    out["control"] = base / "control.html"
+    out["control"].write_text(CONTROL_PAGE, encoding="utf-8")
+    return out
+
+
+def _fresh(browser: Browser, page: Path) -> None:
+    browser.events.clear()
+    browser.open(page)
+
+
+def _visible(browser: Browser, selector: str) -> list[str]:
+    """The ids of the visible elements matching ``selector``."""
+    return list(browser.evaluate(
+        f"[...document.querySelectorAll({selector!r})].filter({VISIBLE}).map(e => e.id)"))
 
 
 def _png_size(png: bytes) -> tuple[int, int]:
@@ -128,41 +96,168 @@ def _png_size(png: bytes) -> tuple[int, int]:
     return width, height
 
 
-def test_screenshot_is_written(visits: dict[str, Visit]) -> None:
-    png = visits["report"].png
-    assert len(png) > 20_000  # a rendered page, not a blank canvas
-    assert _png_size(png) == WINDOW
-
-
-def test_hostile_strings_stay_text(visits: dict[str, Visit]) -> None:
-    dom = visits["report"].dom
+def test_hostile_strings_stay_text_and_nothing_runs_or_loads(
+    browser: Browser, pages: dict[str, Path]
+) -> None:
+    _fresh(browser, pages["hostile"])
+    dom = browser.evaluate("document.documentElement.outerHTML")
     page = HtmlInspector(dom)
     assert page.problems() == []
     assert "&lt;script&gt;alert('xss')&lt;/script&gt;" in dom
-    for text in (
-        HOSTILE["script"],
-        HOSTILE["img"],
-        HOSTILE["js_url"],
-        HOSTILE["formula"],
-        "invoice<U+202E>exe.pdf",
-        "<U+001B>[2J",
-    ):
-        assert text in page.text, text
+    text = browser.evaluate("document.body.innerText + document.body.textContent")
+    for needle in (HOSTILE["script"], HOSTILE["img"], HOSTILE["js_url"], HOSTILE["formula"],
+                   "invoice<U+202E>exe.pdf", "<U+001B>[2J"):
+        assert needle in text, needle
     assert "\u202e" not in dom and "\x1b" not in dom
-    assert sum(1 for tag, _ in page.tags if tag == "tbody") == 3  # every finding rendered
+    findings = [a for tag, a in page.tags if tag == "tbody" and "finding" in (a.get("class") or "")]
+    assert len(findings) == 3  # every finding rendered
+    assert browser.evaluate("typeof window.alert === 'function' && !window.__xss") is True
+    png = browser.screenshot()
+    assert len(png) > 20_000 and _png_size(png) == WINDOW  # a rendered page, not blank
+    assert browser.console() == []
+    assert browser.requests() == []
 
 
-def test_no_console_messages(visits: dict[str, Visit]) -> None:
-    assert visits["report"].console == []
+@pytest.mark.parametrize("name", ["iac", "live", "many"])
+def test_no_console_messages_and_no_network(
+    browser: Browser, pages: dict[str, Path], name: str
+) -> None:
+    _fresh(browser, pages[name])
+    assert browser.evaluate("document.getElementById('tools').hidden") is False  # script ran
+    assert browser.console() == []
+    assert browser.requests() == []
 
 
-def test_no_network_requests(visits: dict[str, Visit]) -> None:
-    assert visits["report"].page_requests == []
-
-
-def test_detectors_catch_a_bad_page(visits: dict[str, Visit]) -> None:
+def test_detectors_catch_a_bad_page(browser: Browser, pages: dict[str, Path]) -> None:
     """The control page loads an image over http and logs an error: each check must see it."""
-    control = visits["control"]
-    assert any("control page error" in line for line in control.console)
-    assert any(url.startswith("http://127.0.0.1:9/") for url in control.page_requests)
-    assert HtmlInspector(control.dom).problems()
+    _fresh(browser, pages["control"])
+    assert any("control page error" in line for line in browser.console())
+    assert any(url.startswith("http://127.0.0.1:9/") for url in browser.requests())
+    assert HtmlInspector(pages["control"].read_text()).problems()
+
+
+def test_the_script_runs_by_its_hash_only(
+    browser: Browser, pages: dict[str, Path], tmp_path: Path
+) -> None:
+    html = pages["iac"].read_text(encoding="utf-8")
+    assert [s for s in inline_scripts(html)] and f"script-src '{script_hash()}'" in CSP
+    assert "'unsafe-inline'" not in CSP.split("script-src", 1)[1].split(";")[0]
+    # one character changed: the hash no longer matches and the browser refuses the script
+    tampered = tmp_path / "tampered.html"
+    tampered.write_text(html.replace('"use strict";', '"use strict"; ', 1), encoding="utf-8")
+    _fresh(browser, tampered)
+    assert browser.evaluate("document.getElementById('tools').hidden") is True
+    assert any("Content Security Policy" in line for line in browser.console())
+
+
+def test_a_filter_shows_only_its_findings(browser: Browser, pages: dict[str, Path]) -> None:
+    doc = sample("iac")
+    by_status: dict[str, set[str]] = {}
+    for f in doc["findings"]:
+        by_status.setdefault(f["status"], set()).add(f"f-{f['id']}")
+    _fresh(browser, pages["iac"])
+    shown = set(_visible(browser, "tbody.finding"))
+    assert shown == set().union(*(v for k, v in by_status.items() if k != "PASS"))
+    browser.click("label[for=show-FAIL]")
+    assert set(_visible(browser, "tbody.finding")) == by_status["FAIL"]
+    hidden_groups = browser.evaluate(
+        f"[...document.querySelectorAll('details.group')].filter(e => !({VISIBLE})(e))"
+        ".map(e => e.id)")
+    assert set(hidden_groups) == {"p-ASG-001", "p-ASG-002"}  # no FAIL in them: hidden
+    browser.click("label[for=show-SUPPRESSED]")
+    assert set(_visible(browser, "tbody.finding")) == by_status["SUPPRESSED"]
+    browser.click("label[for=show-all]")
+    assert set(_visible(browser, "tbody.finding")) == {f"f-{f['id']}" for f in doc["findings"]}
+
+
+def test_search_finds_across_closed_groups(browser: Browser, pages: dict[str, Path]) -> None:
+    _fresh(browser, pages["many"])
+    assert browser.evaluate("document.getElementById('p-EBS-001').open") is False  # 60: closed
+    browser.click("#search")
+    browser.type("needle-in-a")
+    browser.press_enter()
+    rows = _visible(browser, "tbody.finding")
+    assert len(rows) == 1 and browser.evaluate(
+        f"document.getElementById({rows[0]!r}).textContent.includes('vol-0041')")
+    assert browser.evaluate("document.getElementById('p-EBS-001').open") is True
+    assert _visible(browser, "details.group") == ["p-EBS-001"]  # RS-002 has no match
+    assert browser.evaluate("document.getElementById('matches').textContent") == (
+        "1 of 61 findings match")
+    # two words must both match (here: in the evidence table of every volume)
+    browser.evaluate("(() => { const s = document.getElementById('search'); s.value = '';"
+                     " s.focus(); })()")
+    browser.type("sdf i-0007")
+    browser.press_enter()
+    assert len(_visible(browser, "tbody.finding")) == 1
+    browser.evaluate("(() => { const s = document.getElementById('search'); s.value = '';"
+                     " s.focus(); })()")
+    browser.type("vol-004")
+    browser.press_enter()
+    assert len(_visible(browser, "tbody.finding")) == 10
+
+
+def test_sort_by_saving_puts_the_largest_saving_first(
+    browser: Browser, pages: dict[str, Path]
+) -> None:
+    _fresh(browser, pages["many"])
+    order = "[...document.querySelectorAll('details.group')].map(e => e.id)"
+    assert browser.evaluate(order) == ["p-RS-002", "p-EBS-001"]  # severity tie: saving first
+    _fresh(browser, pages["iac"])
+    before = browser.evaluate(order)
+    assert before[0] in ("p-EBS-001", "p-VPC-004")  # high first by severity
+    browser.click("#sort")
+    browser.evaluate("(() => { const s = document.getElementById('sort'); s.value = 'saving';"
+                     " s.dispatchEvent(new Event('change')); })()")
+    assert browser.evaluate(order)[0] == "p-SPOT-001"  # the one group with a saving
+
+
+def test_file_links_open_the_file_relative_to_the_report(
+    browser: Browser, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "infra" / "gpu").mkdir(parents=True)
+    (repo / "infra" / "gpu" / "main.tf").write_text("# the file\n", encoding="utf-8")
+    doc = sample("iac")
+    out_dir = repo / "out" / "html"
+    out_dir.mkdir(parents=True)
+    page = out_dir / "report.html"
+    page.write_text(render("html", doc, context=RenderContext(root=repo, base=repo,
+                                                              report_dir=out_dir)))
+    _fresh(browser, page)
+    links = browser.evaluate("[...document.querySelectorAll('a.file')].map(a => "
+                             "[a.getAttribute('href'), a.href])")
+    hrefs = {raw for raw, _ in links}
+    assert "../../infra/gpu/main.tf" in hrefs
+    resolved = {full for _, full in links}
+    assert (repo / "infra" / "gpu" / "main.tf").as_uri() in resolved
+    assert browser.console() == [] and browser.requests() == []
+
+
+def test_a_large_group_lists_the_rest_from_its_data(
+    browser: Browser, pages: dict[str, Path]
+) -> None:
+    """More findings than a group writes as HTML: a button lists the rest, the search finds
+    them, and a hostile string in the data stays text."""
+    total = STATIC_ROWS + 150
+    _fresh(browser, pages["huge"])
+    count = "document.querySelectorAll('#p-EBS-001 tbody.finding').length"
+    assert browser.evaluate(count) == STATIC_ROWS
+    browser.click("#p-EBS-001 > summary")  # open the closed group
+    assert browser.evaluate("document.querySelector('#p-EBS-001 .rest-note').hidden") is True
+    browser.click("#search")
+    browser.type(f"vol-{total - 1:04d}")
+    browser.press_enter()
+    rows = _visible(browser, "tbody.finding")
+    assert len(rows) == 1
+    text = browser.evaluate(f"document.getElementById({rows[0]!r}).textContent")
+    assert HOSTILE["script"] in text and "invoice<U+202E>exe.pdf" in text
+    assert browser.evaluate("window.__xss === undefined")
+    assert browser.evaluate("document.querySelectorAll('script').length") == 2  # data, code
+    browser.evaluate("(() => { const s = document.getElementById('search'); s.value = '';"
+                     " s.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'})); })()")
+    browser.click("#p-EBS-001 button.more")
+    assert browser.evaluate(count) == total  # all listed (the one found was listed already)
+    assert browser.evaluate("document.querySelector('#p-EBS-001 button.more').hidden") is True
+    assert browser.evaluate(f"document.getElementById({rows[0]!r}).querySelector("
+                            "'table.ev.list') !== null")  # its evidence list is a table
+    assert browser.console() == [] and browser.requests() == []

@@ -59,9 +59,54 @@ def test_overlapping_reports_list_each_finding_once_and_say_so(tmp_path: Path) -
     res, doc = merge(tmp_path / "merged.json", tmp_path / "tf.json", tmp_path / "tf.json")
     assert res.exit_code == 1  # overlapping is not an error
     assert doc["findings"] == part["findings"]
-    [notice] = [n for n in doc["notices"] if "overlap" in n["message"]]
+    [notice] = [n for n in doc["notices"] if "appear in both reports" in n["message"]]
     assert notice["path"].count("tf.json") == 2
     assert f"{len(part['findings'])} finding(s)" in notice["message"]
+    # each resource and PASS once (they were counted twice before)
+    assert doc["summary"] == part["summary"]
+    assert part["summary"]["by_status"]["PASS"] > 0 and part["summary"]["resources"] > 0
+    assert "gpuaudit: warning:" in res.stderr and "counted once" in res.stderr
+
+
+def test_a_scan_and_a_scan_of_its_parent_count_once(tmp_path: Path) -> None:
+    """The subdirectory's report first, its parent's second: the parent's counts stand."""
+    sub = scan(tmp_path / "sub.json", TF)
+    both = scan(tmp_path / "both.json", TF.parent)
+    res, doc = merge(tmp_path / "merged.json", tmp_path / "sub.json", tmp_path / "both.json")
+    assert doc["summary"]["resources"] == both["summary"]["resources"]
+    assert doc["summary"]["by_status"] == both["summary"]["by_status"]
+    assert sub["summary"]["resources"] < both["summary"]["resources"]
+    assert "sub.json covers nothing that" in res.stderr
+
+
+def _live(account: str, regions: list[str], passes: int) -> dict[str, Any]:
+    from tests.report_samples import document
+
+    doc = document([], inputs={"accounts": [account], "regions": regions}, resources=10,
+                   coverage=[{"account": account, "region": r, "service": "ebs", "status": "ok"}
+                             for r in regions])
+    doc["summary"]["by_status"] = {"PASS": passes}
+    doc["summary"]["by_policy"] = {"EBS-001": {"PASS": passes}}
+    return doc
+
+
+def test_live_shards_overlap_by_account_and_region() -> None:
+    from scanner.report_merge import Part, merge_reports
+
+    heard: list[str] = []
+    a = Part("a.json", _live("111111111111", ["us-east-1", "eu-west-1"], 4))
+    again = Part("again.json", _live("111111111111", ["us-east-1"], 3))
+    other = Part("b.json", _live("222222222222", ["us-east-1"], 5))
+    doc = merge_reports([a, again, other], deterministic=True, warn=heard.append)
+    assert doc["summary"]["by_status"] == {"PASS": 9} and doc["summary"]["resources"] == 20
+    assert len(heard) == 1 and heard[0].startswith("again.json covers nothing that a.json")
+    assert len(doc["coverage"]) == 3  # one row per (account, region, service)
+    partial = Part("p.json", _live("111111111111", ["us-east-1", "us-west-2"], 2))
+    heard.clear()
+    doc = merge_reports([a, partial], deterministic=True, warn=heard.append)
+    assert doc["summary"]["by_status"] == {"PASS": 6}  # cannot be split: said, not hidden
+    assert "both cover aws:111111111111/us-east-1" in heard[0]
+    assert any("may be counted twice" in n["message"] for n in doc["notices"])
 
 
 def test_unreadable_reports_are_errors_and_the_rest_is_merged(tmp_path: Path) -> None:

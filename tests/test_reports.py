@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import csv
+import hashlib
 import io
 import json
 import re
@@ -21,10 +23,19 @@ from reports.html import CSP
 from reports.sarif import artifact_uri
 from reports.schema import load_schema, validate_report
 from reports.table import text_width
-from tests.report_samples import HOSTILE, SAMPLES, HtmlInspector, document, finding, sample
+from tests.report_samples import (
+    HOSTILE,
+    SAMPLES,
+    HtmlInspector,
+    document,
+    finding,
+    inline_scripts,
+    sample,
+)
+from tests.sarif_rules import github_upload_problems
 
 ROOT = Path(__file__).resolve().parents[1]
-SARIF_SCHEMA = ROOT / ".." / "shared" / "reference" / "sarif-schema-2.1.0.json"
+SARIF_SCHEMA = ROOT / "tests" / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 HIDDEN = ("\x1b", "\x07", "\u202e")
 
@@ -272,37 +283,92 @@ def _sarif(name: str) -> dict[str, Any]:
     return json.loads(render("sarif", sample(name)))
 
 
-@pytest.mark.parametrize("name", SAMPLES)
-def test_sarif_validates_against_the_official_schema(name: str) -> None:
-    if not SARIF_SCHEMA.is_file():
-        pytest.skip(f"{SARIF_SCHEMA} not found")
+def sarif_schema_errors(log: dict[str, Any]) -> list[str]:
     import jsonschema
 
     schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
-    errors = [
+    return [
         f"{list(e.absolute_path)}: {e.message}"
-        for e in jsonschema.Draft4Validator(schema).iter_errors(_sarif(name))
+        for e in jsonschema.Draft4Validator(schema).iter_errors(log)
     ]
-    assert errors == []
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sarif_validates_against_the_official_schema(name: str) -> None:
+    assert sarif_schema_errors(_sarif(name)) == []
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sarif_meets_githubs_upload_rules(name: str) -> None:
+    text = render("sarif", sample(name))
+    assert github_upload_problems(json.loads(text), text) == []
+
+
+def test_the_schema_and_the_upload_check_can_fail() -> None:
+    log = _sarif("iac")
+    run = log["runs"][0]
+    result = run["results"][0]
+    result["locations"] = [{"logicalLocations": [{"name": "x"}]}]
+    run["results"].append(copy.deepcopy(run["results"][1]))
+    run["results"][-1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = (
+        "file:///abs/main.tf")
+    run["results"].append(copy.deepcopy(run["results"][1]))
+    run["results"][-1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = (
+        "../gpuaudit/main.tf")
+    run["results"].append(copy.deepcopy(run["results"][1]))
+    run["results"][-1]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0
+    run["results"].append(copy.deepcopy(run["results"][1]))
+    del run["results"][-1]["partialFingerprints"]
+    run["results"].append(copy.deepcopy(run["results"][1]))
+    run["results"][-1]["ruleId"] = "NOPE-1"
+    cost = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "SPOT-001")
+    cost["properties"]["security-severity"] = "5.5"
+    ebs = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "EBS-001")
+    ebs["properties"]["security-severity"] = 8.0
+    problems = " | ".join(github_upload_problems(log))
+    for expected in ("results[0].locations[0]: no physicalLocation", "has a scheme",
+                     "climbs out of the repository", "startLine 0", "no partialFingerprints",
+                     "ruleId 'NOPE-1' names no rule",
+                     "'SPOT-001': security-severity on a rule not tagged security",
+                     "'EBS-001': security-severity is not a string"):
+        assert expected in problems, expected
+    log["version"] = "2.0.0"
+    assert any("not 2.1.0" in e for e in sarif_schema_errors(log) + github_upload_problems(log))
+    assert sarif_schema_errors({"version": "2.1.0", "runs": [{"tool": {}}]})
 
 
 def test_sarif_rules_results_and_locations() -> None:
     doc, log = sample("iac"), _sarif("iac")
     assert log["version"] == "2.1.0" and len(log["runs"]) == 1
     run = log["runs"][0]
-    rules = run["tool"]["driver"]["rules"]
+    driver = run["tool"]["driver"]
+    assert driver["informationUri"].startswith("https://")
+    rules = driver["rules"]
     assert [r["id"] for r in rules] == sorted({f["policy_id"] for f in doc["findings"]})
     by_id = {r["id"]: r for r in rules}
     assert by_id["EBS-001"]["properties"]["security-severity"] == "8.0"
-    assert by_id["SPOT-001"]["properties"]["security-severity"] == "5.5"
+    assert "security" in by_id["EBS-001"]["properties"]["tags"]
+    assert by_id["VPC-004"]["properties"]["security-severity"] == "8.0"
+    for cost in ("SPOT-001", "ASG-001", "ASG-002"):
+        props = by_id[cost]["properties"]
+        assert "security-severity" not in props and "security" not in props["tags"], cost
+        assert "cost" in props["tags"]
     assert by_id["ASG-002"]["defaultConfiguration"]["level"] == "note"
-    assert by_id["EBS-001"]["help"]["text"].startswith("Encrypt the volume")
+    assert by_id["EBS-001"]["help"]["text"].startswith("EBS volumes and the block device")
+    assert "Encrypt the volume" in by_id["EBS-001"]["help"]["text"]
     assert "```hcl" in by_id["EBS-001"]["help"]["markdown"]
+    for rule in rules:
+        assert rule["helpUri"].endswith(f"/docs/policies/{rule['id']}.md")
+        full, short = rule["fullDescription"]["text"], rule["shortDescription"]["text"]
+        assert len(full) > len(short) + 20 and full != short
     results = run["results"]
-    expected = {f["id"] for f in doc["findings"] if f["status"] in ("FAIL", "SUPPRESSED")}
+    expected = {f["id"] for f in doc["findings"]
+                if f["status"] in ("FAIL", "SUPPRESSED", "UNKNOWN")}
     assert {r["partialFingerprints"]["gpuaudit/v1"] for r in results} == expected
     for r in results:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
+        fid = r["partialFingerprints"]["gpuaudit/v1"]
+        assert r["partialFingerprints"]["primaryLocationLineHash"] == f"{fid}:1"
     ebs = next(r for r in results if r["ruleId"] == "EBS-001")
     assert ebs["level"] == "error"
     phys = ebs["locations"][0]["physicalLocation"]
@@ -310,6 +376,10 @@ def test_sarif_rules_results_and_locations() -> None:
     assert phys["region"] == {"startLine": 12, "endLine": 20}
     spot = next(r for r in results if r["ruleId"] == "SPOT-001")
     assert spot["level"] == "warning" and "$21,534.60/month" in spot["message"]["text"]
+    unknown = next(r for r in results if r["ruleId"] == "ASG-001")
+    assert unknown["level"] == "note" and unknown["properties"]["status"] == "UNKNOWN"
+    assert "var.workers has no default" in unknown["message"]["text"]
+    assert unknown["message"]["text"].startswith("UNKNOWN")
     sup = next(r for r in results if r["ruleId"] == "ASG-002")
     assert sup["suppressions"][0]["kind"] == "inSource"
     assert sup["suppressions"][0]["justification"] == "p4d is the only type with EFA in this AZ"
@@ -318,26 +388,20 @@ def test_sarif_rules_results_and_locations() -> None:
     assert any("broken.tf" in n["message"]["text"] for n in inv["toolExecutionNotifications"])
 
 
-def test_sarif_live_uses_logical_locations() -> None:
+def test_sarif_leaves_live_findings_out_with_a_notice() -> None:
     run = _sarif("live")["runs"][0]
-    idle = next(r for r in run["results"] if r["ruleId"] == "RS-002")
-    assert "physicalLocation" not in idle["locations"][0]
-    logical = idle["locations"][0]["logicalLocations"][0]
-    assert logical["fullyQualifiedName"] == (
-        "arn:aws:ec2:us-east-1:123456789012:instance/i-0123456789abcdef0"
-    )
-    asg_error = [
-        n
-        for n in run["invocations"][0]["toolExecutionNotifications"]
-        if n["descriptor"]["id"] == "SPOT-002"
-    ]
-    assert asg_error and asg_error[0]["level"] == "error"
-    assert asg_error[0]["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == (
-        "123456789012/us-east-1/train-workers"
-    )
-    muted = next(r for r in run["results"] if r["ruleId"] == "VPC-003")
-    assert muted["suppressions"][0]["kind"] == "external"
-    assert not any(r["ruleId"] == "SPOT-002" for r in run["results"])  # ERROR is not a result
+    assert run["results"] == []  # every finding of the live sample is of a live resource
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    left = [n for n in notes if n["descriptor"]["id"] == "sarif/live-findings-left-out"]
+    assert len(left) == 1 and left[0]["level"] == "note"
+    # the ERROR is a notification of its own, not a left-out result
+    assert "5 finding(s) of live AWS resources (4 FAIL, 1 SUPPRESSED)" in left[0]["message"]["text"]
+    spot_error = [n for n in notes if n["descriptor"]["id"] == "SPOT-002"]
+    assert spot_error and spot_error[0]["level"] == "error"
+    assert "train-workers" in spot_error[0]["message"]["text"]
+    assert "locations" not in spot_error[0]  # no file to point at
+    # the rules are still there: a mixed (merged) report keeps its IaC results
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} >= {"RS-002", "EBS-001"}
 
 
 def test_sarif_clean_run_is_successful() -> None:
@@ -346,17 +410,35 @@ def test_sarif_clean_run_is_successful() -> None:
 
 
 @pytest.mark.parametrize(
-    ("path", "uri", "base"),
+    ("path", "uri"),
     [
-        ("infra\\gpu\\main.tf", "infra/gpu/main.tf", "%SRCROOT%"),
-        ("./a/b c.tf", "a/b%20c.tf", "%SRCROOT%"),
-        ("a b/c|d`e.tf", "a%20b/c%7Cd%60e.tf", "%SRCROOT%"),
-        ("/abs/main.tf", "file:///abs/main.tf", None),
-        ("C:\\repo\\main.tf", "file:///C:/repo/main.tf", None),
+        ("infra\\gpu\\main.tf", "infra/gpu/main.tf"),
+        ("./a/b c.tf", "a/b%20c.tf"),
+        ("a b/c|d`e.tf", "a%20b/c%7Cd%60e.tf"),
+        ("javascript:x.tf", "javascript%3Ax.tf"),
+        ("a/../b/main.tf", "b/main.tf"),
+        ("../elsewhere/main.tf", None),
+        ("/abs/main.tf", None),
+        ("C:\\repo\\main.tf", None),
     ],
 )
-def test_sarif_artifact_uri(path: str, uri: str, base: str | None) -> None:
-    assert artifact_uri(path) == (uri, base)
+def test_sarif_artifact_uri_without_a_root(path: str, uri: str | None) -> None:
+    got = artifact_uri(path)
+    assert got == (None if uri is None else (uri, "%SRCROOT%"))
+
+
+def test_sarif_artifact_uri_under_a_root(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "infra").mkdir(parents=True)
+    elsewhere = tmp_path / "ci"
+    elsewhere.mkdir()
+    assert artifact_uri("../repo/infra/main.tf", root=repo, base=elsewhere) == (
+        "infra/main.tf", "%SRCROOT%")
+    assert artifact_uri(str(repo / "infra" / "main.tf"), root=repo, base=elsewhere) == (
+        "infra/main.tf", "%SRCROOT%")
+    assert artifact_uri("main.tf", root=repo, base=elsewhere) is None  # ci/main.tf: outside
+    (repo / "link").symlink_to(repo / "infra")
+    assert artifact_uri("link/x.tf", root=repo, base=repo) == ("infra/x.tf", "%SRCROOT%")
 
 
 # --- junit ----------------------------------------------------------------------------------
@@ -547,3 +629,114 @@ def test_html_shows_everything_a_reader_needs() -> None:
     live = render("html", sample("live"))
     assert "Coverage gaps (1 of 2)" in live and "used for eu-west-1 too" in live
     assert "arn:aws:ec2:us-east-1:123456789012:instance/i-0123456789abcdef0" in live
+
+
+def test_html_groups_findings_by_policy_with_count_and_saving() -> None:
+    from reports.html import context
+
+    doc = sample("live")
+    ctx = context(doc)
+    groups = {g["policy_id"]: g for g in ctx["groups"]}
+    assert set(groups) == {f["policy_id"] for f in doc["findings"]}
+    assert groups["EBS-001"]["counts"] == [("FAIL", 1), ("PASS", 1)]
+    assert groups["RS-001"]["saving"] == "$16,548.44" and groups["RS-002"]["saving"] == "$4,135.45"
+    assert groups["EBS-001"]["saving"] == ""
+    assert [g["policy_id"] for g in ctx["groups"]][:2] == ["RS-002", "EBS-001"]  # high, by saving
+    out = render("html", doc)
+    assert out.count('<details class="group') == len(groups)
+    assert "$4,135.45 / mo" in out and "1 FAIL · 1 PASS" in out
+    # the chart: one bar per policy with a saving, largest first, all inline
+    chart = out[out.index('<svg class="chart"'):out.index("</svg>")]
+    assert chart.count("<rect") == 2 and chart.index("RS-001") < chart.index("RS-002")
+    assert "href" not in chart and "url(" not in chart
+
+
+def test_html_remediation_is_said_once_a_group() -> None:
+    doc = sample("iac")
+    out = render("html", doc)
+    snippet = "<pre>resource &#34;aws_ebs_volume&#34; &#34;x&#34; {"
+    assert out.count(snippet) == 1  # EBS-001 has two findings (FAIL, PASS): one remediation
+
+
+def test_html_evidence_renders_as_tables() -> None:
+    from reports.html import evidence_html
+
+    html = str(evidence_html({
+        "attachments": [{"InstanceId": "i-1", "Device": "/dev/sdf"}, {"InstanceId": "i-2"}],
+        "types": ["p4d.24xlarge", "p5.48xlarge"],
+        "Encrypted": False,
+        "nested": {"k": None},
+        "hostile": HOSTILE["script"],
+    }))
+    page = HtmlInspector(html)
+    assert page.problems() == []
+    assert "<th>InstanceId</th><th>Device</th>" in html
+    assert "<td><span class=\"mono\">i-2</span></td><td></td>" in html  # a missing cell
+    assert "<li><span class=\"mono\">p4d.24xlarge</span></li>" in html
+    assert ">false<" in html and ">null<" in html
+    assert "&lt;script&gt;" in html and "<script>" not in html
+    assert "{&#34;" not in html  # no raw JSON object for a list of objects or a dict
+    long = str(evidence_html({"volumes": [{"id": i} for i in range(60)]}))
+    assert long.count("<tr>") == 1 + 1 + 50 and "… and 10 more" in long  # row, header, 50
+
+
+def test_html_all_filter_label_does_not_claim_missing_passes() -> None:
+    doc = sample("iac")  # lists its one PASS
+    assert ">All incl. passing (7)<" in render("html", doc)
+    unlisted = copy.deepcopy(doc)
+    unlisted["findings"] = [f for f in unlisted["findings"] if f["status"] != "PASS"]
+    out = render("html", unlisted)  # the summary still counts the PASS
+    assert "incl. passing" not in out and ">All listed (6)<" in out
+    assert "1 passing result(s) are counted in the summary but not listed here" in out
+
+
+def test_html_csp_is_strict_and_allows_only_the_shipped_script() -> None:
+    from reports.html import script, script_hash
+
+    out = render("html", sample("iac"))
+    scripts = inline_scripts(out)
+    assert scripts == [script()]
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert script_hash() == f"sha256-{digest}" and f"'sha256-{digest}'" in CSP
+    directives = dict(d.strip().split(" ", 1) for d in CSP.split(";"))
+    assert directives["default-src"] == "'none'"
+    assert directives["script-src"] == f"'sha256-{digest}'"
+    assert "http" not in CSP and "*" not in CSP
+
+
+def test_html_data_rows_cannot_break_out(tmp_path: Path) -> None:
+    from reports.html import STATIC_ROWS
+
+    res = {"kind": "ec2.volume", "id": "v", "account": "1", "region": "r"}
+    findings = [finding("EBS-001", "t", "high", "FAIL",
+                        f"m{i} </script><script>alert(1)</script> <!-- \u2028 {HOSTILE['rtl']}",
+                        res | {"id": f"v{i}"}, evidence={"k": "</SCRIPT>"}, path=str(i))
+                for i in range(STATIC_ROWS + 5)]
+    out = render("html", document(findings, inputs={"paths": ["."]}))
+    page = HtmlInspector(out)
+    assert page.problems() == []
+    assert len(inline_scripts(out)) == 1  # the data block is not an executable script
+    data = out[out.index('<script type="application/json" class="rows">'):]
+    data = data[data.index(">") + 1:data.index("</script>")]
+    rows = json.loads(data)
+    assert len(rows) == 5 and "</script>" in rows[0][12] and "<U+202E>" in rows[0][12]
+    assert "<" not in data and "\u202e" not in data
+
+
+def test_html_links_files_under_the_root_only(tmp_path: Path) -> None:
+    from reports import RenderContext
+
+    repo, out_dir = tmp_path / "repo", tmp_path / "repo" / "reports"
+    out_dir.mkdir(parents=True)
+    doc = sample("iac")
+    cfn = next(f for f in doc["findings"] if f["location"]["file"] == "cfn/inference.yaml")
+    cfn["location"] = {"file": str(tmp_path / "elsewhere.tf"), "start_line": 1, "end_line": 1}
+    html = render("html", doc, context=RenderContext(root=repo, base=repo, report_dir=out_dir))
+    page = HtmlInspector(html)
+    assert page.problems() == []
+    hrefs = [a.get("href") for t, a in page.tags if t == "a"]
+    assert "../infra/gpu/main.tf" in hrefs and "../infra/gpu/modules/train/main.tf" in hrefs
+    assert len(hrefs) == len(doc["findings"]) - 1  # every finding but the one outside
+    assert not any("elsewhere" in (h or "") for h in hrefs)
+    assert all(not (h or "").startswith(("/", "file:", "..%2F")) for h in hrefs)
+    assert "<a" not in render("html", doc)  # no report file, no links

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
+from scanner import progress as live_progress
 from scanner.aws import faults
 from scanner.aws.clients import ClientFactory
 from scanner.aws.collectors.base import Collector, RegionContext
@@ -143,6 +144,9 @@ def run_collectors(
         finally:
             ctx.release(collector)
             done[collector.name].set()
+            failed = getattr(ctx.coverage.get(collector.name), "errors", None)
+            live_progress.service_done(ctx.account, ctx.region, collector.name,
+                                       "error" if failed else "ok")
 
     if concurrency <= 1 or len(collectors) <= 1:
         for collector in collectors:

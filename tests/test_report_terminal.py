@@ -1,0 +1,234 @@
+# ruff: noqa: F811 - pytest fixtures are imported from tests.aws_helpers
+"""The terminal output as people see it: the table at the terminal's width with nothing cut,
+colour only on a terminal (never with NO_COLOR), live progress per account, region and service
+on a terminal's stderr, and `report render` to stdout."""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reports import render
+from reports.table import fold, text_width
+from scanner import progress as live_progress
+from scanner.cli import cli
+from tests.aws_helpers import ACCOUNT, REGION, aws, aws_env, declared_only  # noqa: F401
+from tests.report_samples import document, finding, sample
+
+ROOT = Path(__file__).resolve().parents[1]
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+DEEP = "platform/teams/ml-research/infrastructure/terraform/environments/{env}/gpu/main.tf"
+ADDRESS = "module.gpu_training_cluster.module.workers.aws_launch_template.gpu_workers"
+
+
+def _monorepo_doc() -> dict:
+    findings = []
+    for env in ("prod", "staging"):
+        res = {"kind": "ec2.launch_template", "id": ADDRESS, "address": ADDRESS}
+        findings.append(finding(
+            "EBS-001", "EBS storage not encrypted", "high", "FAIL", "not encrypted", res,
+            location={"file": DEEP.format(env=env), "start_line": 12, "end_line": 40},
+            path=env))
+    return document(findings, inputs={"paths": ["platform"]})
+
+
+def _column(out: str, name: str, following: str) -> list[str]:
+    """The text of column ``name`` (ending where ``following`` starts) of each finding, its
+    folded pieces joined back."""
+    lines = ANSI.sub("", out).splitlines()
+    header = next(line for line in lines if line.startswith("SEVERITY"))
+    start, end = header.index(name), header.index(following)
+    cells: list[str] = []
+    for line in lines:
+        if re.match(r"^(critical|high|medium|low|info) ", line):
+            cells.append(line[start:end].strip())
+        elif cells and line.startswith(" " * header.index("LOCATION")):
+            cells[-1] += line[start:end].strip()
+    return cells
+
+
+def _rows(out: str) -> list[str]:
+    """Each finding's row with its folded continuation lines joined back."""
+    rows: list[str] = []
+    for line in ANSI.sub("", out).splitlines():
+        if re.match(r"^(critical|high|medium|low|info) ", line):
+            rows.append(line)
+        elif rows and line.startswith(" " * 30) and line.strip():
+            rows[-1] += "\n" + line
+    return rows
+
+
+@pytest.mark.parametrize("width", [80, 100, 132, 220])
+def test_paths_and_addresses_are_never_cut(width: int) -> None:
+    from reports.table import render as table
+
+    out = table(_monorepo_doc(), width=width)
+    for line in out.splitlines():
+        assert text_width(line) <= width, line
+    assert "…" not in out
+    # the folded pieces, in order, make the whole path and address
+    assert _column(out, "LOCATION", "RESOURCE") == [
+        f"{DEEP.format(env=env)}:12-40" for env in ("prod", "staging")]
+    assert _column(out, "RESOURCE", "SAVING/MO") == [ADDRESS, ADDRESS]
+    rows = _rows(out)
+    assert len(rows) == 2 and rows[0] != rows[1]  # prod and staging do not print identically
+    if width >= 220:
+        assert all("\n" not in r for r in rows)  # a wide terminal fits each on one line
+
+
+def test_the_old_left_cut_is_gone() -> None:
+    """Before: 28 columns kept from the right, '…nments/prod/gpu/main.tf:12-40' and the same
+    '…orkers.aws_launch_template.gpu_workers' for both environments."""
+    out = render("table", _monorepo_doc())
+    rows = _rows(out)
+    assert "prod" in rows[0] + rows[1] and "staging" in rows[0] + rows[1]
+    assert "…" not in out
+
+
+def test_fold_prefers_separators_and_keeps_every_character() -> None:
+    text = "infra/gpu/modules/train/main.tf:30-36"
+    assert fold(text, 20) == ["infra/gpu/modules/", "train/main.tf:30-36"]
+    assert "".join(fold("x" * 45, 20)) == "x" * 45
+    wide = "訓練" * 12
+    pieces = fold(wide, 9)
+    assert "".join(pieces) == wide and all(text_width(p) <= 9 for p in pieces)
+
+
+def test_colour_by_severity_only_when_asked() -> None:
+    doc = sample("iac")
+    plain, coloured = render("table", doc), render("table", doc, color=True)
+    assert "\x1b[" not in plain
+    assert "\x1b[1;31mhigh\x1b[0m" in coloured and "\x1b[33mmedium\x1b[0m" in coloured
+    assert ANSI.sub("", coloured) == plain  # colour adds nothing but the codes
+
+
+def _pty_run(args: list[str], env: dict[str, str], cols: int, cwd: Path = ROOT) -> str:
+    """Run gpuaudit with stdout on a real pseudo-terminal of ``cols`` columns."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "scanner.cli", *args], cwd=cwd,
+                            stdout=slave, stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            proc.kill()
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+
+@pytest.fixture(scope="module")
+def monorepo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mono")
+    for env in ("prod", "staging"):
+        d = root / DEEP.format(env=env).rsplit("/", 1)[0]
+        d.mkdir(parents=True)
+        (d / "main.tf").write_text(
+            'resource "aws_ebs_volume" "scratch" {\n'
+            '  availability_zone = "us-east-1a"\n  size = 10\n  encrypted = false\n}\n')
+    return root
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
+    return {**env, "PYTHONPATH": str(ROOT), **extra}
+
+
+def test_a_terminal_gets_colour_and_its_width(monorepo: Path) -> None:
+    out = _pty_run(["scan", "platform"], _env(), cols=180, cwd=monorepo)
+    assert "\x1b[1;31mhigh" in out
+    lines = ANSI.sub("", out).splitlines()
+    assert max(text_width(line) for line in lines) > 100  # the terminal's width is used
+    assert all(text_width(line) <= 180 for line in lines)
+    rows = _rows(out)
+    assert len(rows) == 2 and rows[0] != rows[1]
+    assert all("\n" not in r for r in rows), rows  # 180 columns hold each row on one line
+    assert _column(out, "LOCATION", "RESOURCE") == [
+        DEEP.format(env=env) + ":1-5" for env in ("prod", "staging")]
+
+
+def test_no_colour_with_no_color_or_off_a_terminal(monorepo: Path) -> None:
+    out = _pty_run(["scan", str(monorepo)], _env(NO_COLOR="1"), cols=120)
+    assert "high" in out and "\x1b[" not in out
+    piped = subprocess.run([sys.executable, "-m", "scanner.cli", "scan", str(monorepo)],
+                           cwd=ROOT, capture_output=True, text=True, env=_env(), timeout=60)
+    assert "high" in piped.stdout and "\x1b[" not in piped.stdout
+    assert all(text_width(line) <= 100 for line in piped.stdout.splitlines())
+
+
+def test_report_render_prints_to_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.json").write_text(render("json", sample("iac")), encoding="utf-8")
+    runner = CliRunner()
+    res = runner.invoke(cli, ["report", "render", "r.json"])
+    assert res.exit_code == 0 and "EBS-001" in res.stdout and "Summary:" in res.stdout
+    res = runner.invoke(cli, ["report", "render", "r.json", "--format", "markdown"])
+    assert res.exit_code == 0 and res.stdout.startswith("#")
+    res = runner.invoke(cli, ["report", "render", "r.json", "--format", "html", "-o", "r.html"])
+    assert res.exit_code == 0 and res.stdout == "" and (tmp_path / "r.html").is_file()
+
+
+# -- live progress -----------------------------------------------------------------------------
+
+
+def test_service_done_is_silent_without_a_listener() -> None:
+    live_progress.service_done("1", "r", "ebs")  # nothing installed: nothing happens
+    seen: list[tuple[str, ...]] = []
+    with live_progress.listening(lambda *a: seen.append(a)):
+        live_progress.service_done("1", "r", "ebs", "error")
+    live_progress.service_done("1", "r", "vpc")
+    assert seen == [("1", "r", "ebs", "error")]
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_listener_only_on_a_terminal() -> None:
+    from scanner.cli_audit import Progress
+
+    assert Progress(io.StringIO()).listener() is None
+    assert Progress(_Tty(), enabled=False).listener() is None
+    tty = _Tty()
+    bar = Progress(tty)
+    bar.start(2)
+    listener = bar.listener()
+    assert listener is not None
+    listener("123456789012", "us-east-1", "ebs", "ok")
+    assert "] 0/2 123456789012/us-east-1 ebs ok (1 services read)" in tty.getvalue()
+
+
+def test_a_live_collection_reports_each_service(aws: None) -> None:
+    from scanner.aws.collect import collect
+    from scanner.aws.registry import DEFAULT_KINDS
+    from scanner.aws.targets import TargetSpec
+
+    seen: list[tuple[str, ...]] = []
+    with live_progress.listening(lambda *a: seen.append(a)):
+        result = collect(TargetSpec(regions=(REGION,)), kinds=DEFAULT_KINDS, max_workers=2)
+    services = {c["service"] for c in result.coverage}
+    assert sorted(seen) == sorted((ACCOUNT, REGION, s, "ok") for s in services)
+    assert len(services) >= 5
