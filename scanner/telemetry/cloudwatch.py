@@ -79,13 +79,15 @@ def discover(reader: MetricsReader, instances: Iterable[str]) -> Discovery | Non
         metrics = reader.list_metrics(name)
         if metrics is None:
             return None
-        seen: set[Dims] = set()
+        seen: set[Dims] = set()  # dimension sets, order-free
         for m in metrics:
-            dims: Dims = tuple(sorted((str(d.get("Name")), str(d.get("Value")))
-                                      for d in m.get("Dimensions") or []))
-            if dims in seen:
+            # kept in the order listed (moto matches a query's dimensions only in that order)
+            dims: Dims = tuple((str(d.get("Name")), str(d.get("Value")))
+                               for d in m.get("Dimensions") or [])
+            same = tuple(sorted(dims))
+            if same in seen:
                 continue  # the same series listed twice
-            seen.add(dims)
+            seen.add(same)
             found.listed += 1
             labels = dict(dims)
             iid, index = labels.get("InstanceId"), labels.get("index")
