@@ -8,9 +8,10 @@
 - Fetch: per GPU, the hourly Average and Maximum of ``nvidia_smi_utilization_gpu``, the hourly
   Maximum of ``nvidia_smi_memory_used`` and one Maximum of ``nvidia_smi_memory_total`` over the
   whole window (1 data point). The queries are packed into the fewest GetMetricData calls that
-  the limits allow (500 queries and 100,800 data points per call: first fit, largest first,
-  which meets the lower bound ``max(ceil(queries / 500), ceil(points / 100800))`` for these
-  sizes); a NextToken is followed all the same.
+  the limits allow (500 queries and 100,800 data points per call; the long series are spread
+  evenly so that the one-point ones fit beside them, which meets the lower bound
+  ``max(ceil(queries / 500), ceil(points / 100800))`` for these sizes); a NextToken is followed
+  all the same.
 - Aggregate: p50 and p95 of the hourly means, the maximum of the hourly maxima, peak memory used,
   hours of data, a trend of 6-hour points (``scanner.telemetry.aggregate``). Percentiles are
   computed here, never asked of CloudWatch.
@@ -19,6 +20,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -123,25 +125,34 @@ def minimum_calls(queries: Sequence[Query]) -> int:
 
 
 def batches(queries: Sequence[Query]) -> list[list[Query]]:
-    """First fit, largest first, under both limits of a call."""
-    calls: list[list[Query]] = []
-    room: list[tuple[int, int]] = []  # (queries left, points left) per call
-    first_open = 0
-    for q in sorted(queries, key=lambda q: -q.points):
-        placed = False
-        for i in range(first_open, len(calls)):
-            left_q, left_p = room[i]
-            if left_q >= 1 and left_p >= q.points:
-                calls[i].append(q)
-                room[i] = (left_q - 1, left_p - q.points)
-                placed = True
-                break
-        if not placed:
-            calls.append([q])
-            room.append((MAX_QUERIES - 1, MAX_POINTS - q.points))
-        while first_open < len(calls) and (room[first_open][0] == 0
-                                           or room[first_open][1] == 0):
-            first_open += 1
+    """The queries in as few calls as the limits allow: for n calls from the lower bound up,
+    each query (largest first) goes to the call with the most points left (so the long series
+    spread evenly and every call keeps room for the one-point ones); the first n that holds
+    them all is used."""
+    if not queries:
+        return []
+    ordered = sorted(queries, key=lambda q: (-q.points, q.id))
+    n = minimum_calls(queries)
+    while True:
+        placed = _spread(ordered, n)
+        if placed is not None:
+            return [call for call in placed if call]
+        n += 1
+
+
+def _spread(ordered: Sequence[Query], n: int) -> list[list[Query]] | None:
+    calls: list[list[Query]] = [[] for _ in range(n)]
+    heap = [(-MAX_POINTS, i) for i in range(n)]  # (-points left, call), most room first
+    left_q = [MAX_QUERIES] * n
+    for q in ordered:
+        while heap and left_q[heap[0][1]] == 0:
+            heapq.heappop(heap)  # a call with no query left takes nothing more
+        if not heap or -heap[0][0] < q.points:
+            return None
+        neg_left, i = heapq.heappop(heap)
+        calls[i].append(q)
+        left_q[i] -= 1
+        heapq.heappush(heap, (neg_left + q.points, i))
     return calls
 
 

@@ -170,7 +170,7 @@ def parse_dcgm(text: str, path: str) -> Members:
             if sample.name not in _DCGM:
                 continue
             if sample.timestamp is None:
-                line = _line_of(text, sample.name, sample.labels.get("gpu"))
+                line = _line_of(text, sample.name, sample.labels.get("gpu"), untimed=True)
                 raise TelemetryFileError(path, f"{sample.name} sample without a timestamp "
                                                "(append the scrape time to each sample)", line)
             index = sample.labels.get("gpu")
@@ -204,13 +204,18 @@ def parse_dcgm(text: str, path: str) -> Members:
     return members
 
 
-def _line_of(text: str, name: str, index: str | None) -> int | None:
+def _line_of(text: str, name: str, index: str | None, *, untimed: bool = False) -> int | None:
+    """The first line of sample ``name`` (of GPU ``index``; without a timestamp if
+    ``untimed``): where a problem the parser cannot place was found."""
     needle = f'gpu="{index}"' if index is not None else None
     for n, line in enumerate(text.splitlines(), start=1):
-        if line.startswith(name) and (needle is None or needle in line):
-            parts = line.rsplit("}", 1)[-1].split()
-            if len(parts) < 2 or needle is None:
-                return n
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        if needle is not None and needle not in line:
+            continue
+        if untimed and len(line.rsplit("}", 1)[-1].split()) >= 2:
+            continue
+        return n
     return None
 
 
