@@ -16,13 +16,17 @@ from reports.common import (
     SEVERITIES,
     STATUSES,
     by_status,
+    counted,
     live_name,
     location_label,
     money,
+    money_class,
     resource_label,
     reveal,
     suppression_text,
 )
+from reports.sparkline import sparkline
+from scanner.pricing.money import HOURS_PER_MONTH
 
 TEMPLATE = "report.html.j2"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -38,6 +42,25 @@ def _value(value: Any) -> str:
     if isinstance(value, str):
         return reveal(value)
     return reveal(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
+
+
+def _trend_view(evidence: dict[str, Any]) -> tuple[Any, str]:
+    """The inline SVG of a right-sizing finding's utilization trend, and its caption."""
+    trend = evidence.get("utilization_trend")
+    if not isinstance(trend, dict) or not isinstance(trend.get("UtilMax"), list):
+        return "", ""
+    from markupsafe import Markup
+
+    def numbers(key: str) -> list[float | None]:
+        values = trend.get(key) if isinstance(trend.get(key), list) else []
+        return [float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+                for v in values[:200]]
+
+    step = trend.get("HoursPerPoint")
+    step_text = f"{step}-hour" if isinstance(step, int) else "per-period"
+    caption = f"GPU utilization, {step_text} max (solid) and p95 (dashed), 0-100 %"
+    # only numbers reach the SVG; the caption is escaped by the template
+    return Markup(sparkline(numbers("UtilMax"), numbers("UtilP95"), label=caption)), caption
 
 
 def _finding_view(f: dict[str, Any]) -> dict[str, Any]:
@@ -69,6 +92,10 @@ def _finding_view(f: dict[str, Any]) -> dict[str, Any]:
         "saving": money(sav.get("usd_month")) if sav else "",
         "basis": reveal(sav.get("basis")) if sav else "",
         "saving_kind": reveal(sav.get("kind")) if sav else "",
+        "exposure": money_class(f) == "exposure",
+        "not_counted": bool(sav) and not counted(f),
+        "sparkline": _trend_view(f.get("evidence") or {})[0],
+        "sparkline_caption": reveal(_trend_view(f.get("evidence") or {})[1]),
         "suppression": reveal(suppression_text(f.get("suppression"))),
     }
 
@@ -104,6 +131,9 @@ def context(doc: dict[str, Any]) -> dict[str, Any]:
         "by_status": [(s, (summary.get("by_status") or {}).get(s, 0)) for s in STATUSES],
         "by_severity": [(s, (summary.get("by_severity") or {}).get(s, 0)) for s in SEVERITIES],
         "saving": money(summary.get("savings_usd_month") or 0),
+        "exposure": money(summary.get("exposure_usd_month") or 0),
+        "overlapping": int(summary.get("overlapping_not_counted") or 0),
+        "hours_per_month": HOURS_PER_MONTH,
         "resources": summary.get("resources"),
         "errors": [
             {"kind": reveal(e.get("kind")), "where": _where(e), "reason": reveal(e.get("reason"))}

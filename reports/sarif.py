@@ -17,6 +17,7 @@ from reports.common import (
     by_severity,
     live_name,
     money,
+    money_class,
     resource_label,
     suppression_kind,
 )
@@ -109,7 +110,9 @@ def _result(finding: dict[str, Any], rule_index: int) -> dict[str, Any]:
     text = str(finding.get("message") or finding.get("title") or "")
     sav = finding.get("savings")
     if sav:
-        text += f" Estimated saving {money(sav.get('usd_month'))}/month: {sav.get('basis')}."
+        word = ("Worst-case exposure" if money_class(finding) == "exposure"
+                else "Estimated saving")
+        text += f" {word} {money(sav.get('usd_month'))}/month: {sav.get('basis')}."
     result: dict[str, Any] = {
         "ruleId": str(finding.get("policy_id")),
         "ruleIndex": rule_index,

@@ -12,6 +12,8 @@ from reports.common import (
     count_line,
     location_label,
     money,
+    money_class,
+    money_summary,
     not_passing,
     resource_label,
     reveal,
@@ -131,7 +133,7 @@ def _row(finding: dict[str, Any], color: bool) -> str:
         reveal(finding.get("policy_id"), keep_newlines=False),
         reveal(location_label(finding), keep_newlines=False),
         _resource(finding.get("resource") or {}),
-        _money(sav) if sav else "-",
+        (("≤" if money_class(finding) == "exposure" else "") + _money(sav)) if sav else "-",
     )
     cells = []
     for value, (_, width, keep) in zip(values, COLUMNS, strict=True):
@@ -206,9 +208,9 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         line += f" (failing: {severities})"
     line += f". Resources: {summary['resources']}." if "resources" in summary else "."
     cat = doc.get("catalog") or {}
-    money_line = f"Estimated saving: {money(summary.get('savings_usd_month') or 0)}/month"
+    out = [line, money_summary(summary)]
     if cat:
-        money_line += f". Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}."
+        out.append(f"Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}.")
         if cat.get("note"):
-            money_line += f" Note: {cat['note']}."
-    return [line, money_line]
+            out.append(f"Note: {cat['note']}.")
+    return out
