@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-live fixtures clean
+.PHONY: demo test lint bench bench-live bench-telemetry fixtures clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ bench: $(STAMP)
 # live audit vs Prowler on a seeded moto server (~3 min; installs Prowler in bench/out/prowler-venv)
 bench-live: $(STAMP)
 	$(PY) bench/bench_live.py
+
+# CloudWatch right-sizing telemetry at fleet size against a fake client (1,000 x 4 GPUs x 14 days)
+bench-telemetry: $(STAMP)
+	$(PY) bench/bench_telemetry.py
 
 fixtures: $(STAMP)
 	bash tools/make_plan_fixtures.sh

@@ -90,9 +90,13 @@ class Trend:
         self.maxima: list[float | None] = [None] * self.n
         self.means: list[list[float]] = [[] for _ in range(self.n)]
 
-    def add(self, times: Iterable[int], means: Iterable[float],
-            maxima: Iterable[float] | None) -> None:
+    def add(self, times: Sequence[int], means: Sequence[float],
+            maxima: Sequence[float] | None) -> None:
         start, step, n = self.window.start, self.step, self.n
+        if isinstance(times, range) and times.step > 0 and len(times) == len(means) and (
+                maxima is None or len(maxima) == len(means)):
+            self._add_slices(times, means, maxima)
+            return
         buckets_max = self.maxima
         buckets_mean = self.means
         for t, v in zip(times, means, strict=False):
@@ -108,6 +112,24 @@ class Trend:
                 if 0 <= b < n:
                     cur = buckets_max[b]
                     buckets_max[b] = v if cur is None or v > cur else cur
+
+    def _add_slices(self, times: range, means: Sequence[float],
+                    maxima: Sequence[float] | None) -> None:
+        """Regular points: whole slices per trend point (C speed, no loop per point)."""
+        start, step, every = self.window.start, self.step, times.step
+        first_b = max((times.start - start) // step, 0)
+        last_b = min((times[-1] - start) // step, self.n - 1) if len(times) else -1
+        tops = maxima if maxima is not None else means
+        for b in range(first_b, last_b + 1):
+            lo_t, hi_t = start + b * step, start + (b + 1) * step
+            lo = max(0, -(-(lo_t - times.start) // every))
+            hi = min(len(times), -(-(hi_t - times.start) // every))
+            if lo >= hi:
+                continue
+            self.means[b].extend(means[lo:hi])
+            top = max(tops[lo:hi])
+            cur = self.maxima[b]
+            self.maxima[b] = top if cur is None or top > cur else cur
 
     def as_dict(self) -> dict[str, Any]:
         p95 = [round(percentile(sorted(m), 95), 2) if m else None for m in self.means]

@@ -156,7 +156,26 @@ def _spread(ordered: Sequence[Query], n: int) -> list[list[Query]] | None:
     return calls
 
 
-Series = tuple[list[int], list[float]]
+# (timestamps as epoch seconds, values); the timestamps are a range when the series is every
+# period of its span (the usual case: only the first and last timestamps are converted).
+Series = tuple[Sequence[int], list[float]]
+
+
+def _epoch(t: Any) -> int:
+    return int(t.timestamp()) if hasattr(t, "timestamp") else int(t)
+
+
+def _times(stamps: Sequence[Any], period: int) -> Sequence[int]:
+    if not stamps:
+        return range(0)
+    first = _epoch(stamps[0])
+    if len(stamps) == 1:
+        return range(first, first + 1)
+    last = _epoch(stamps[-1])
+    if last - first == (len(stamps) - 1) * period:
+        # increasing, distinct and period-aligned (one query's answer): every slot is there
+        return range(first, last + 1, period)
+    return [_epoch(t) for t in stamps]
 
 
 def fetch(reader: MetricsReader, calls: list[list[Query]],
@@ -168,25 +187,29 @@ def fetch(reader: MetricsReader, calls: list[list[Query]],
         results = reader.get_metric_data([q.as_api() for q in call], start, end)
         if results is None:
             return None
-        for r in results:  # the pages of one call: a query's points may span pages
-            times = [int(t.timestamp()) if hasattr(t, "timestamp") else int(t)
-                     for t in r.get("Timestamps") or []]
-            values = [float(v) for v in r.get("Values") or []]
-            have = out.get(r["Id"])
-            if have is None:
-                out[r["Id"]] = (times, values)
-            else:
-                have[0].extend(times)
-                have[1].extend(values)
+        parse(results, call, out)
     return out
+
+
+def parse(results: Iterable[dict[str, Any]], call: Sequence[Query],
+          out: dict[str, Series]) -> None:
+    """The MetricDataResults of one call (all its pages: a query's points may span pages)."""
+    period = {q.id: q.period for q in call}
+    for r in results:
+        times = _times(r.get("Timestamps") or [], period.get(r["Id"], HOUR))
+        values = list(r.get("Values") or [])
+        have = out.get(r["Id"])
+        if have is None:
+            out[r["Id"]] = (times, values)
+        else:
+            merged = sorted(zip([*have[0], *times], [*have[1], *values], strict=True))
+            out[r["Id"]] = ([t for t, _ in merged], [v for _, v in merged])
 
 
 def _merged(parts: list[Series]) -> Series:
     """One series from the same GPU's series under several dimension sets (max per hour)."""
     if len(parts) == 1:
-        times, values = parts[0]
-        if all(times[i] < times[i + 1] for i in range(len(times) - 1)):
-            return times, values
+        return parts[0]  # asked for in ascending order
     merged: dict[int, float] = {}
     for times, values in parts:
         for t, v in zip(times, values, strict=False):
