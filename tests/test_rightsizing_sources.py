@@ -76,3 +76,27 @@ def test_each_rs_policy_fails_and_passes_from_each_source(source: str,
 def test_nothing_is_judged_without_utilization(source: str) -> None:
     result = SOURCES[source][0]()
     assert evaluate(result.resources, policy_ids=UTILIZATION_POLICIES) == []
+
+
+def test_scan_without_utilization_never_imports_the_telemetry_readers(tmp_path: Path) -> None:
+    """The pre-commit path stays light: no history, file or CloudWatch reader, no
+    prometheus-client, and RS-* left out of the report."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "r.json"
+    code = (
+        "import sys\n"
+        f"sys.argv = ['gpuaudit', 'scan', {str(TF)!r}, '--format', 'json', '-o', {str(out)!r},"
+        " '--quiet']\n"
+        "from scanner.cli import cli\n"
+        "try:\n    cli()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('scanner.telemetry.', "
+        "'prometheus_client', 'scanner.aws', 'boto3'))))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=root, timeout=120)
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+    doc = json.loads(out.read_text())
+    assert not [f for f in doc["findings"] if f["policy_id"].startswith("RS-")]
+    assert not [p for p in doc["summary"]["by_policy"] if p.startswith("RS-")]
