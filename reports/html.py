@@ -80,7 +80,8 @@ def _finding_view(f: dict[str, Any]) -> dict[str, Any]:
         "fqn": reveal(live_name(res)) if live and (res.get("arn") or res.get("account")) else "",
         "tags": [(reveal(k), reveal(v)) for k, v in sorted((res.get("tags") or {}).items())],
         "location": reveal(location_label(f)),
-        "evidence": [(reveal(k), _value(v)) for k, v in sorted((f.get("evidence") or {}).items())],
+        "evidence": [(reveal(k), _value(v)) for k, v in sorted((f.get("evidence") or {}).items())
+                     if not (k == "utilization_trend" and _trend_view(f.get("evidence") or {})[0])],
         "remediation": {
             "text": reveal(rem.get("text")),
             "snippets": [

@@ -99,13 +99,18 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
     errors = [*result.errors, *opts.extra_errors]
     doc = build_report(evaluation.findings, errors=errors,
                        notices=[*result.notices, *evaluation.notices], inputs=inputs,
-                       catalog=catalog, resources=len(result.resources),
+                       catalog=catalog, resources=_counted(result),
                        coverage=result.coverage, deterministic=opts.deterministic,
                        unpriced_regions=_unpriced_regions(result, catalog.regions),
                        passed=evaluation.passed)
     fail_on = opts.fail_on or config.fail_on or "high"
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on)
+
+
+def _counted(result: SourceResult) -> int:
+    """Resources read, not counting the utilization records kept beside them."""
+    return sum(1 for r in result.resources if not r.kind.startswith("telemetry."))
 
 
 def _unpriced_regions(result: SourceResult, priced: tuple[str, ...] = ("us-east-1",)) -> list[str]:
