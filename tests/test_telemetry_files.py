@@ -61,6 +61,8 @@ def test_nvidia_smi_without_header_uses_the_documented_order() -> None:
     (NVIDIA + "yesterday, 0, Tesla T4, 1 %, 1 MiB, 2 MiB\n", 8, "not a nvidia"),
     (NVIDIA + "2026/01/14 13:00:00.000, 0\n", 8, "fields"),
     (NVIDIA + "2026/01/14 13:00:00.000, 0, Tesla T4, 250 %, 1 MiB, 2 MiB\n", 8, "above 100"),
+    (NVIDIA + "2026/01/14 13:00:00.000, 0, Tesla T4, nan %, 1 MiB, 2 MiB\n", 8, "measurement"),
+    (NVIDIA + "2026/01/14 13:00:00.000, 0, Tesla T4, 5 %, inf MiB, 2 MiB\n", 8, "measurement"),
     ("timestamp, name\n", 1, "header lacks"),
     ("timestamp, index, utilization.gpu [%]\n", None, "no nvidia-smi samples"),
 ])
@@ -89,6 +91,8 @@ def test_dcgm_by_host_and_gpu_with_total_memory() -> None:
     ('DCGM_FI_DEV_GPU_UTIL{gpu="0"} 12\n', 1, "without a timestamp"),
     ('DCGM_FI_DEV_GPU_UTIL{Hostname="a"} 12 1768384800000\n', 1, "without a gpu label"),
     ('DCGM_FI_DEV_GPU_UTIL{gpu="3"} 140 1768384800000\n', 1, "not a percentage"),
+    ('DCGM_FI_DEV_GPU_UTIL{gpu="3"} NaN 1768384800000\n', 1, "not a measurement"),
+    ('DCGM_FI_DEV_FB_USED{gpu="0"} +Inf 1768384800000\n', 1, "not a measurement"),
     ('DCGM_FI_DEV_SM_CLOCK{gpu="0"} 12 1768384800000\n', None, "no DCGM_FI_DEV_GPU_UTIL"),
 ])
 def test_dcgm_bad_input_names_the_line(text: str, line: int | None, words: str) -> None:
@@ -161,6 +165,8 @@ def test_history_samples_aggregates_members_and_files(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "line", "words"), [
     ('{"gpuaudit_utilization": 1,\n "resources": {\n  "x": [}\n}', 3, "not valid JSON"),
     ('{"gpuaudit_utilization": 2, "resources": {}}', None, "gpuaudit_utilization"),
+    ('{"gpuaudit_utilization": 1, "resources": {"a": {"gpus": [{"index": 0,\n'
+     ' "samples": [[1768384800, NaN]]}]}}}', 2, "NaN is not a number"),
 ])
 def test_history_that_cannot_be_read_is_one_error(tmp_path: Path, text: str, line: int | None,
                                                   words: str) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,7 +94,7 @@ def _number(text: str) -> float | None:
     if not text or _NA.match(text):
         return None
     value = float(_UNIT.sub("", text))
-    if value != value or value < 0:
+    if not math.isfinite(value) or value < 0:
         raise ValueError(f"{text!r} is not a measurement")
     return value
 
@@ -179,6 +180,9 @@ def parse_dcgm(text: str, path: str) -> Members:
                                          _line_of(text, sample.name, None))
             member = sample.labels.get("Hostname") or sample.labels.get("instance") or ""
             slot = points.setdefault((member, index), {}).setdefault(float(sample.timestamp), {})
+            if not math.isfinite(float(sample.value)) or sample.value < 0:
+                raise TelemetryFileError(path, f"{sample.name} {sample.value} is not a "
+                                               "measurement", _line_of(text, sample.name, index))
             slot[sample.name] = float(sample.value)
             if "modelName" in sample.labels:
                 slot["_name"] = sample.labels["modelName"]  # type: ignore[assignment]

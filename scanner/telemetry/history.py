@@ -58,6 +58,10 @@ def load_schema() -> dict[str, Any]:
     return schema
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def _epoch(value: Any) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
@@ -144,12 +148,15 @@ def load_history(path: Path, lookback_days: float) -> Loaded:
     out = Loaded(files=[str(path)])
     try:
         text = read_text(path)
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_no_constant)
     except TelemetryFileError as exc:
         out.errors.append(InputError(exc.path, exc.reason, exc.line))
         return out
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
+        constant = str(exc).split(" ", 1)[0]
+        if line is None and constant in ("NaN", "Infinity", "-Infinity") and constant in text:
+            line = text.count("\n", 0, text.index(constant)) + 1
         out.errors.append(InputError(str(path), f"not a utilization history: not valid JSON: "
                                                 f"{getattr(exc, 'msg', exc)}", line))
         return out
