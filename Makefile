@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-live bench-html docs fixtures clean
+.PHONY: demo test lint bench bench-live bench-html bench-telemetry docs fixtures clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,9 @@ bench-html: $(STAMP)
 # docs/policies/ from the policy metadata (tests/test_report_sarif.py fails when it is stale)
 docs: $(STAMP)
 	$(PY) -m reports.policy_docs
+# CloudWatch right-sizing telemetry at fleet size against a fake client (1,000 x 4 GPUs x 14 days)
+bench-telemetry: $(STAMP)
+	$(PY) bench/bench_telemetry.py
 
 fixtures: $(STAMP)
 	bash tools/make_plan_fixtures.sh

@@ -6,7 +6,8 @@ import importlib
 
 from policies.base import REGISTRY, Policy
 
-POLICY_MODULES = ("policies.ebs", "policies.vpc", "policies.spot", "policies.asg")
+POLICY_MODULES = ("policies.ebs", "policies.vpc", "policies.spot", "policies.asg",
+                  "policies.rightsizing")
 
 
 def all_policies() -> dict[str, Policy]:

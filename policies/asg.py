@@ -13,11 +13,11 @@ from policies.common import (
     launch_template_of,
     lt_data,
     lt_market_is_spot,
-    money,
     rate,
 )
-from scanner.catalog import HOURS_PER_MONTH
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown, dig
+from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
+from scanner.pricing.prices import SPOT, price
 
 ASG_NEEDS = ("ec2.launch_template", "autoscaling.launch_configuration")
 
@@ -81,21 +81,32 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     excess = od - target
     if excess <= 0:
         return None
-    prices = sorted({p for t in instance_types(asg, ctx)
-                     if (p := ctx.catalog.price(t)) is not None})
-    if not prices:
-        return None
+    region = asg.provenance.region
+    spot_prices = asg.get("CurrentSpotPrices") if isinstance(asg.get("CurrentSpotPrices"),
+                                                              dict) else None
     ratio = float(ctx.params["spot_price_ratio"])
-    cheapest = prices[0]
-    amount = excess * cheapest * (1 - ratio) * HOURS_PER_MONTH
-    basis = (f"({rate(cheapest)} - {rate(ratio * cheapest)}) $/h x 730 h x {excess} {unit} moved "
-             f"from on-demand to spot ({od} on-demand now, {target} at {hi:g}% of {desired}); "
-             f"spot estimated at {ratio:g} x on-demand")
-    if len(prices) > 1:
-        basis += (f"; on-demand {rate(prices[0])}-{rate(prices[-1])} $/h across the override "
-                  f"types, the cheapest counted (up to "
-                  f"{money(excess * prices[-1] * (1 - ratio) * HOURS_PER_MONTH)} $/month)")
-    return Savings(amount, basis, "spot_mix")
+    priced = sorted((p.usd_hour, t) for t in instance_types(asg, ctx) if isinstance(t, str)
+                    and (p := price(t, region, catalog=ctx.catalog)).usd_hour is not None)
+    if not priced:
+        return None
+    cheapest, name = priced[0]
+    on_demand = price(name, region, catalog=ctx.catalog)
+    spot = price(name, region, SPOT, catalog=ctx.catalog, spot_prices=spot_prices,
+                 spot_price_ratio=ratio)
+    if spot.usd_hour is None:
+        return None
+    one = "capacity unit" if unit == "capacity units" else "instance"
+    notes = [f"{on_demand.basis}; {spot.basis}"]
+    if len(priced) > 1:
+        top = priced[-1][0]
+        notes.append(f"on-demand {rate(cheapest)}-{rate(top)} $/h across the override types, "
+                     f"the cheapest counted (up to "
+                     f"{usd_text(excess * top * (1 - ratio) * HOURS_PER_MONTH)} $/month)")
+    return build_savings(
+        [Component(cheapest, spot.usd_hour, excess, unit=one,
+                   note=f"moved from on-demand to spot ({od} on-demand now, {target} at "
+                        f"{hi:g}% of {desired})")],
+        kind="spot_mix", note="; ".join(notes))
 
 
 @policy(

@@ -10,14 +10,13 @@ from policies.base import Context, Remediation, policy
 from policies.common import (
     COMPUTE_KINDS,
     SpotOffer,
-    count_text,
     money,
-    monthly,
     rate,
     spot_offers,
     to_price,
 )
-from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
+from scanner.model import Resource, Result, Severity, Status, Unknown
+from scanner.pricing.money import Component, build_savings
 
 SPOT_KINDS = COMPUTE_KINDS
 ADVICE = (
@@ -112,19 +111,21 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
     unset = to_price(o.max_price) is None
     price_text = (f"no max price (= on-demand {rate(od)} $/h)" if unset
                   else f"max price {rate(eff)} $/h")
-    amount = monthly(eff - cap, o.count)
-    basis = (f"({rate(eff)} - {rate(cap)}) $/h x 730 h{count_text(o.count)}"
-             f" [cap = {ratio:g} x {rate(od)} $/h on-demand {o.instance_type}]")
+    notes = []
     if len(over) > 1:
-        basis += (f"; overspend ranges {rate(over[0][1] - over[0][2])}-"
-                  f"{rate(worst[1] - worst[2])} $/h across {len(over)} instance types, the "
-                  "lowest counted")
-    basis += "; worst case, if the spot price reaches the max price"
+        notes.append(f"overspend ranges {rate(over[0][1] - over[0][2])}-"
+                     f"{rate(worst[1] - worst[2])} $/h across {len(over)} instance types, the "
+                     "lowest counted")
+    notes.append("worst case, if the spot price reaches the max price")
+    savings = build_savings(
+        [Component(eff, cap, o.count,
+                   note=f"cap = {ratio:g} x {rate(od)} $/h on-demand {o.instance_type}")],
+        kind="overspend_cap", note="; ".join(notes))
     return ctx.result(
         resource, Status.FAIL,
         f"{o.instance_type}: {price_text} is above the cap {rate(cap)} $/h "
-        f"({ratio:g} x on-demand); up to {money(amount)} $/month over the cap",
-        path=o.path, evidence=evidence, savings=Savings(amount, basis, "overspend_cap"))
+        f"({ratio:g} x on-demand); up to {money(savings.usd_month)} $/month over the cap",
+        path=o.path, evidence=evidence, savings=savings)
 
 
 @policy(

@@ -112,6 +112,36 @@ def saving(finding: dict[str, Any]) -> float:
         return 0.0
 
 
+def money_class(finding: dict[str, Any]) -> str:
+    """"saving" or "exposure" (worst-case overspend a setting allows; never added to savings);
+    "" without money."""
+    sav = finding.get("savings")
+    if not isinstance(sav, dict):
+        return ""
+    cls = sav.get("class")
+    if cls in ("saving", "exposure"):
+        return str(cls)
+    return "exposure" if sav.get("kind") == "overspend_cap" else "saving"
+
+
+def counted(finding: dict[str, Any]) -> bool:
+    """False for an amount left out of the totals (its capacity is counted by another)."""
+    sav = finding.get("savings")
+    return not (isinstance(sav, dict) and sav.get("counted") is False)
+
+
+def money_summary(summary: dict[str, Any]) -> str:
+    """The totals of a report, the two kinds of money apart."""
+    text = (f"Estimated saving: {money(summary.get('savings_usd_month') or 0)}/month. "
+            f"Exposure (worst-case overspend the settings allow, not a saving): "
+            f"{money(summary.get('exposure_usd_month') or 0)}/month.")
+    left = int(summary.get("overlapping_not_counted") or 0)
+    if left:
+        text += (f" {left} amount{'s' if left != 1 else ''} on capacity already counted "
+                 "left out of the totals.")
+    return text
+
+
 def money(amount: Any) -> str:
     try:
         return f"${float(amount):,.2f}"

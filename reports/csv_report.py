@@ -11,7 +11,7 @@ import io
 import json
 from typing import Any
 
-from reports.common import by_status
+from reports.common import by_status, money_class
 
 COLUMNS = (
     "id",
@@ -32,6 +32,7 @@ COLUMNS = (
     "end_line",
     "savings_usd_month",
     "savings_kind",
+    "savings_class",
     "savings_basis",
     "suppressed_by",
     "suppression_reason",
@@ -79,6 +80,7 @@ def row(finding: dict[str, Any]) -> dict[str, Any]:
         "end_line": loc.get("end_line"),
         "savings_usd_month": sav.get("usd_month"),
         "savings_kind": sav.get("kind"),
+        "savings_class": money_class(finding),
         "savings_basis": sav.get("basis"),
         "suppressed_by": sup.get("by"),
         "suppression_reason": sup.get("reason"),

@@ -31,9 +31,11 @@ from reports.common import (
     NOT_PASSING,
     SEVERITIES,
     STATUSES,
+    counted,
     live_name,
     location_label,
     money,
+    money_class,
     resource_label,
     reveal,
     saving,
@@ -42,6 +44,8 @@ from reports.common import (
 )
 from reports.paths import repo_relative
 from reports.policy_meta import describe
+from reports.sparkline import sparkline
+from scanner.pricing.money import HOURS_PER_MONTH
 
 TEMPLATE = "report.html.j2"
 SCRIPT = "report.js"
@@ -146,12 +150,32 @@ def file_link(path: Any, *, root: Path | None, base: Path | None,
     return quote(href, safe="/-._~")  # ":" encoded: never read as a scheme
 
 
+def _trend_view(evidence: dict[str, Any]) -> tuple[Any, str]:
+    """The inline SVG of a right-sizing finding's utilization trend, and its caption."""
+    trend = evidence.get("utilization_trend")
+    if not isinstance(trend, dict) or not isinstance(trend.get("UtilMax"), list):
+        return "", ""
+
+    def numbers(key: str) -> list[float | None]:
+        values = trend.get(key) if isinstance(trend.get(key), list) else []
+        return [float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+                for v in values[:200]]
+
+    step = trend.get("HoursPerPoint")
+    step_text = f"{step}-hour" if isinstance(step, int) else "per-period"
+    caption = f"GPU utilization, {step_text} max (solid) and p95 (dashed), 0-100 %"
+    # only numbers reach the SVG; the caption is escaped by the template
+    return Markup(sparkline(numbers("UtilMax"), numbers("UtilP95"), label=caption)), caption
+
+
 def _finding_view(f: dict[str, Any], links: dict[str, Any]) -> dict[str, Any]:
     res = f.get("resource") or {}
     sav = f.get("savings") or None
     loc = f.get("location") or {}
     live = not loc.get("file")
     amount = saving(f)
+    exposure = money_class(f) == "exposure"
+    svg, caption = _trend_view(f.get("evidence") or {})
     return {
         "anchor": "f-" + _ANCHOR.sub("", str(f.get("id") or ""))[:64],
         "severity": _enum(f.get("severity"), SEVERITIES),
@@ -167,9 +191,14 @@ def _finding_view(f: dict[str, Any], links: dict[str, Any]) -> dict[str, Any]:
         "evidence": "",  # the HTML of the evidence, for the findings written as HTML
         "remediation": _remediation(f.get("remediation")),
         "saving_value": round(amount, 2),
-        "saving": money(sav.get("usd_month")) if sav else "",
+        "saving": (("≤ " if exposure else "") + money(sav.get("usd_month"))) if sav else "",
         "basis": reveal(sav.get("basis")) if sav else "",
-        "saving_kind": reveal(sav.get("kind")) if sav else "",
+        "saving_kind": (reveal(("exposure: " if exposure else "") + str(sav.get("kind")))
+                        if sav else ""),
+        "exposure": exposure,
+        "not_counted": bool(sav) and not counted(f),
+        "sparkline": svg,
+        "sparkline_caption": reveal(caption),
         "suppression": reveal(suppression_text(f.get("suppression"))),
     }
 
@@ -213,9 +242,11 @@ def data_block(records: list[list[Any]]) -> Markup:
     return Markup(text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def _group_money(findings: list[dict[str, Any]]) -> float:
-    """The saving of a policy group: its FAIL findings' savings (as the summary counts them)."""
-    return round(sum(saving(f) for f in findings if f.get("status") == "FAIL"), 2)
+def _group_money(findings: list[dict[str, Any]], kind: str = "saving") -> float:
+    """The saving (or exposure) of a policy group: its FAIL findings' amounts of that kind that
+    the summary counts (an amount on capacity counted elsewhere is left out, as there)."""
+    return round(sum(saving(f) for f in findings if f.get("status") == "FAIL"
+                     and money_class(f) == kind and counted(f)), 2)
 
 
 def groups(findings: list[dict[str, Any]], links: dict[str, Any]) -> list[dict[str, Any]]:
@@ -238,11 +269,15 @@ def groups(findings: list[dict[str, Any]], links: dict[str, Any]) -> list[dict[s
         for i, view in enumerate(views, start=1):
             view["order"] = i
         for view, f in zip(views[:STATIC_ROWS], members, strict=False):
-            view["evidence"] = evidence_html(f["evidence"]) if f.get("evidence") else ""
+            evidence = dict(f.get("evidence") or {})
+            if view["sparkline"]:
+                evidence.pop("utilization_trend", None)  # drawn as the sparkline
+            view["evidence"] = evidence_html(evidence) if evidence else ""
         rest = [_record(v, f.get("evidence")) for v, f in
                 zip(views[STATIC_ROWS:], members[STATIC_ROWS:], strict=True)]
         statuses = Counter(str(f.get("status")) for f in members)
         amount = _group_money(members)
+        exposure = _group_money(members, "exposure")
         out.append({
             "anchor": "p-" + _ANCHOR.sub("", pid)[:64],
             "policy_id": reveal(pid),
@@ -254,6 +289,8 @@ def groups(findings: list[dict[str, Any]], links: dict[str, Any]) -> list[dict[s
             "attention": sum(n for s, n in statuses.items() if s in NOT_PASSING),
             "saving_value": amount,
             "saving": money(amount) if amount else "",
+            "exposure_value": exposure,
+            "exposure": money(exposure) if exposure else "",
             "remediation": group_rem,
             "findings": views[:STATIC_ROWS],
             "total": len(views),
@@ -340,6 +377,9 @@ def context(doc: dict[str, Any], *, root: Path | None = None, base: Path | None 
         "by_status": [(s, (summary.get("by_status") or {}).get(s, 0)) for s in STATUSES],
         "by_severity": [(s, (summary.get("by_severity") or {}).get(s, 0)) for s in SEVERITIES],
         "saving": money(summary.get("savings_usd_month") or 0),
+        "exposure": money(summary.get("exposure_usd_month") or 0),
+        "overlapping": int(summary.get("overlapping_not_counted") or 0),
+        "hours_per_month": HOURS_PER_MONTH,
         "resources": summary.get("resources"),
         "errors": [
             {"kind": reveal(e.get("kind")), "where": _where(e), "reason": reveal(e.get("reason"))}

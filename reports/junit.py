@@ -15,6 +15,7 @@ from reports.common import (
     live_name,
     location_label,
     money,
+    money_class,
     resource_label,
     reveal,
     suppression_text,
@@ -51,7 +52,8 @@ def _details(finding: dict[str, Any]) -> str:
         lines.append(f"evidence: {ev}")
     if finding.get("savings"):
         sav = finding["savings"]
-        lines.append(f"saving: {money(sav.get('usd_month'))}/month ({sav.get('basis')})")
+        word = "exposure (worst case)" if money_class(finding) == "exposure" else "saving"
+        lines.append(f"{word}: {money(sav.get('usd_month'))}/month ({sav.get('basis')})")
     if finding.get("suppression"):
         lines.append(f"suppressed {suppression_text(finding['suppression'])}")
     rem = (finding.get("remediation") or {}).get("text")

@@ -9,8 +9,10 @@ from reports.common import (
     SEVERITIES,
     STATUSES,
     by_severity,
+    counted,
     location_label,
     money,
+    money_class,
     resource_label,
     reveal,
     saving,
@@ -55,7 +57,9 @@ def render(doc: dict[str, Any]) -> str:
         + (", ".join(f"**{by_sev[s]}** {s}" for s in SEVERITIES if by_sev.get(s)) or "none")
         + "  ",
         f"Estimated saving: **{money(summary.get('savings_usd_month') or 0)}/month**"
-        f" (prices: {cell(cat.get('source', '?'))}, as of {cell(cat.get('as_of', '?'))})",
+        f" (prices: {cell(cat.get('source', '?'))}, as of {cell(cat.get('as_of', '?'))})  ",
+        f"Exposure (worst-case overspend the settings allow, not a saving): "
+        f"**{money(summary.get('exposure_usd_month') or 0)}/month**",
     ]
 
     if cat.get("note"):
@@ -102,12 +106,15 @@ def render(doc: dict[str, Any]) -> str:
         out += _table(["Status", "Policy", "Resource", "Location", "Why"], rows)
         out += _capped(len(others))
 
-    savers = sorted((f for f in failing if saving(f)), key=lambda f: -saving(f))
-    if savers:
-        out += ["", "### Savings", ""]
+    for cls, heading in (("saving", "Savings"), ("exposure", "Exposure (worst case)")):
+        savers = sorted((f for f in failing if saving(f) and money_class(f) == cls),
+                        key=lambda f: -saving(f))
+        if not savers:
+            continue
+        out += ["", f"### {heading}", ""]
         rows = [
             [
-                money(saving(f)),
+                money(saving(f)) + ("" if counted(f) else " (overlaps, not in the total)"),
                 cell(f.get("policy_id")),
                 cell(resource_label(f.get("resource") or {})),
                 cell((f.get("savings") or {}).get("basis")),

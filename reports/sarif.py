@@ -24,7 +24,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from reports.common import by_severity, live_name, money, resource_label, suppression_kind
+from reports.common import (
+    by_severity,
+    live_name,
+    money,
+    money_class,
+    resource_label,
+    suppression_kind,
+)
 from reports.paths import repo_relative, uri
 from reports.policy_meta import PROJECT_URL, describe
 
@@ -124,7 +131,9 @@ def _message(finding: dict[str, Any]) -> str:
         return f"UNKNOWN (not decided, needs review): {text}"
     sav = finding.get("savings")
     if sav:
-        text += f" Estimated saving {money(sav.get('usd_month'))}/month: {sav.get('basis')}."
+        word = ("Worst-case exposure" if money_class(finding) == "exposure"
+                else "Estimated saving")
+        text += f" {word} {money(sav.get('usd_month'))}/month: {sav.get('basis')}."
     return text
 
 

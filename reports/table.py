@@ -19,6 +19,8 @@ from reports.common import (
     count_line,
     location_label,
     money,
+    money_class,
+    money_summary,
     not_passing,
     resource_label,
     reveal,
@@ -136,7 +138,8 @@ def _cells(finding: dict[str, Any]) -> dict[str, str]:
         "POLICY": reveal(finding.get("policy_id"), keep_newlines=False),
         "LOCATION": reveal(location_label(finding), keep_newlines=False),
         "RESOURCE": reveal(resource_label(finding.get("resource") or {}), keep_newlines=False),
-        "SAVING/MO": _money(sav) if sav else "-",
+        "SAVING/MO": ((("≤" if money_class(finding) == "exposure" else "") + _money(sav))
+                      if sav else "-"),
     }
 
 
@@ -258,9 +261,9 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         line += f" (failing: {severities})"
     line += f". Resources: {summary['resources']}." if "resources" in summary else "."
     cat = doc.get("catalog") or {}
-    money_line = f"Estimated saving: {money(summary.get('savings_usd_month') or 0)}/month"
+    out = [line, money_summary(summary)]
     if cat:
-        money_line += f". Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}."
+        out.append(f"Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}.")
         if cat.get("note"):
-            money_line += f" Note: {cat['note']}."
-    return [line, money_line]
+            out.append(f"Note: {cat['note']}.")
+    return out

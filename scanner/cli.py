@@ -30,6 +30,7 @@ from scanner.runner import EXIT_ERROR, EXIT_FINDINGS, UsageError, finish
 LAZY_COMMANDS = {
     "audit": ("scanner.cli_audit", "audit"),
     "iam-policy": ("scanner.cli_audit", "iam_policy"),
+    "catalog": ("scanner.cli_catalog", "catalog"),
 }
 
 
@@ -75,10 +76,13 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
               help="Terraform variables file (repeatable).")
 @click.option("--var", "tf_vars", multiple=True, metavar="NAME=VALUE",
               help="Terraform variable (repeatable).")
+@click.option("--utilization", multiple=True, metavar="FILE|KEY=FILE",
+              help="GPU utilization history (a history JSON file, or KEY=FILE for one DCGM "
+                   "scrape or nvidia-smi log); enables the right-sizing policies RS-*.")
 @report_options
 def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None,
          account_id: str | None, source_dir: Path | None, var_file: tuple[Path, ...],
-         tf_vars: tuple[str, ...], **kwargs: Any) -> None:
+         tf_vars: tuple[str, ...], utilization: tuple[str, ...], **kwargs: Any) -> None:
     """Scan IaC: directories, .tf, .tf.json, plan JSON, CloudFormation templates."""
     from scanner.scan import ScanOptions, scan_paths
 
@@ -87,6 +91,9 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
                             account_id=account_id, source_dir=source_dir,
                             var_files=var_file, variables=_pairs(tf_vars, "--var"))
     result = scan_paths(list(paths), scan_opts)
+    from scanner.rightsizing_inputs import with_utilization
+
+    with_utilization(result, opts, utilization)
     if paths and all(p.is_file() for p in paths):
         # files named one by one (pre-commit): their module is read, their findings reported
         opts.only_files = tuple(str(p) for p in paths)

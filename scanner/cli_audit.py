@@ -138,6 +138,14 @@ class Progress:
 @click.option(
     "--shard", metavar="K/N", help="Audit only shard K of N of the sorted (account, region) pairs."
 )
+@click.option(
+    "--lookback-days",
+    type=click.FloatRange(min=1, max=455),
+    default=None,
+    metavar="N",
+    help="Days of GPU utilization (CloudWatch) the right-sizing policies judge. Default: the "
+    "config's RS lookback_days, else 14.",
+)
 @report_options
 def audit(
     profiles: tuple[str, ...],
@@ -151,6 +159,7 @@ def audit(
     endpoint_concurrency: int | None,
     max_attempts: int | None,
     shard: str | None,
+    lookback_days: float | None,
     **kwargs: Any,
 ) -> None:
     """Audit live AWS accounts (read-only) with the same policies as `scan`."""
@@ -186,6 +195,10 @@ def audit(
 
     from scanner.aws.clients import ClientFactory
     from scanner.aws.collect import collect_targets, inputs_of, plan
+    from scanner.aws.collectors.cloudwatch import configure
+    from scanner.rightsizing_inputs import configured_lookback
+
+    configure(lookback_days=lookback_days or configured_lookback(opts))
 
     progress = Progress(enabled=not opts.quiet)
     factory = ClientFactory(

@@ -70,6 +70,10 @@ def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="A previous JSON report: only new failing findings fail."),
         click.option("--deterministic", is_flag=True,
                      help="Omit the timestamp: identical input gives byte-identical JSON."),
+        click.option("--catalog", "catalog_path",
+                     type=click.Path(path_type=Path, dir_okay=False),
+                     help="Prices from this catalogue (written by `gpuaudit catalog refresh`) "
+                          "instead of the shipped one."),
         click.option("--include-passed", is_flag=True,
                      help="List PASS results as findings too (default: counted in the summary)."),
         click.option("--quiet", "-q", is_flag=True, help="No table or progress output."),
@@ -97,4 +101,5 @@ def build_report_options(kwargs: dict[str, Any]) -> ReportOptions:
         include_passed=bool(kwargs.pop("include_passed", False)),
         fail_on_unknown=bool(kwargs.pop("fail_on_unknown", False)),
         repo_root=kwargs.pop("repo_root", None),
+        catalog_path=kwargs.pop("catalog_path", None),
     )

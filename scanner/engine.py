@@ -27,6 +27,7 @@ from scanner.model import (
     Status,
     Unknown,
 )
+from scanner.pricing.overlap import with_capacity
 
 
 def select_policies(config: Config | None = None, policy_ids: Collection[str] | None = None,
@@ -115,7 +116,7 @@ def run(
                     if result.status is Status.PASS and not include_passed:
                         out.passed[pol.id] += 1
                         continue
-                    finding = _finding(pol, result)
+                    finding = with_capacity(_finding(pol, result), result.resource, index)
                     out.findings.append(_suppress(finding, result.resource, mutes, baseline_ids))
         out.findings.extend(_gap_errors(pol, gaps))
     out.findings.sort(key=_sort_key)

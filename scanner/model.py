@@ -160,11 +160,30 @@ def _split(path: str) -> tuple[str, ...]:
     return tuple(path.split("."))
 
 
+# Two kinds of money, never added together: a saving (what a change saves each month) and an
+# exposure (what a setting allows to be overspent in the worst case).
+EXPOSURE_KINDS = frozenset({"overspend_cap"})
+
+
 @dataclass(frozen=True)
 class Savings:
     usd_month: float
     basis: str
     kind: str  # "overspend_cap" | "spot_mix" | "rightsize" | "idle"
+    # The capacity the money is about (the engine fills it in): amounts of one class on the
+    # same capacity overlap, and the report totals count only the largest (scanner.pricing).
+    capacity: tuple[str, ...] = ()
+
+    @property
+    def money_class(self) -> str:
+        return "exposure" if self.kind in EXPOSURE_KINDS else "saving"
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"usd_month": round(self.usd_month, 2), "basis": self.basis,
+                               "kind": self.kind, "class": self.money_class}
+        if self.capacity:
+            out["capacity"] = list(self.capacity)
+        return out
 
 
 @dataclass(frozen=True)
@@ -276,13 +295,7 @@ class Finding:
             "location": self.location,
             "evidence": jsonable(self.evidence),
             "remediation": self.remediation,
-            "savings": None
-            if self.savings is None
-            else {
-                "usd_month": round(self.savings.usd_month, 2),
-                "basis": self.savings.basis,
-                "kind": self.savings.kind,
-            },
+            "savings": None if self.savings is None else self.savings.as_dict(),
             "suppression": self.suppression,
         }
 

@@ -10,6 +10,7 @@ from typing import Any
 from scanner import __version__
 from scanner.catalog import Catalog
 from scanner.model import Finding, InputError, Notice
+from scanner.pricing.overlap import totals
 
 SCHEMA_VERSION = 1
 
@@ -77,8 +78,8 @@ def with_unpriced_regions(catalog: dict[str, Any], regions: Sequence[str]) -> di
     if regions:
         catalog["unpriced_regions"] = sorted(regions)
         catalog["note"] = (f"prices are us-east-1 on-demand prices, used for "
-                           f"{', '.join(sorted(regions))} too (the catalogue has no regional "
-                           "prices yet)")
+                           f"{', '.join(sorted(regions))} too (the catalogue has no prices "
+                           "there: gpuaudit catalog refresh --region R)")
     return catalog
 
 
@@ -89,15 +90,13 @@ def summarize(
     by_status: Counter[str] = Counter()
     by_severity: Counter[str] = Counter()
     by_policy: dict[str, Counter[str]] = {}
-    savings = 0.0
     for f in findings:
         status = f["status"]
         by_status[status] += 1
         by_policy.setdefault(f["policy_id"], Counter())[status] += 1
         if status == "FAIL":
             by_severity[f["severity"]] += 1
-            if f.get("savings"):
-                savings += f["savings"]["usd_month"]
+    money = totals(findings)  # savings and exposure apart, each capacity counted once
     for pid, n in (passed or {}).items():
         if n:
             by_status["PASS"] += n
@@ -106,6 +105,6 @@ def summarize(
         "by_status": dict(sorted(by_status.items())),
         "by_severity": dict(sorted(by_severity.items())),
         "by_policy": {k: dict(sorted(v.items())) for k, v in sorted(by_policy.items())},
-        "savings_usd_month": round(savings, 2),
+        **money,
         "resources": resources,
     }

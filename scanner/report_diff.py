@@ -65,6 +65,10 @@ def diff_reports(
             "old": old["summary"].get("savings_usd_month", 0),
             "new": new["summary"].get("savings_usd_month", 0),
         },
+        "exposure_usd_month": {  # worst-case overspend, never added to savings
+            "old": old["summary"].get("exposure_usd_month", 0),
+            "new": new["summary"].get("exposure_usd_month", 0),
+        },
         "warnings": warnings,
         "new_findings": new_fails,
         "fixed_findings": fixed,
@@ -85,6 +89,9 @@ def render_diff_table(diff: dict[str, Any]) -> str:
     ]
     money = diff["savings_usd_month"]
     lines.append(f"estimated saving: ${money['old']:,.2f}/month -> ${money['new']:,.2f}/month")
+    exposure = diff.get("exposure_usd_month") or {"old": 0, "new": 0}
+    lines.append(f"exposure (worst case, not a saving): ${exposure['old']:,.2f}/month -> "
+                 f"${exposure['new']:,.2f}/month")
     for title, key in (("new", "new_findings"), ("fixed", "fixed_findings"),
                        ("suppressed", "suppressed_findings")):
         if diff[key]:

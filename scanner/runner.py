@@ -33,6 +33,7 @@ class ReportOptions:
     fail_on_unknown: bool = False  # UNKNOWN at or above fail_on fails too (exit 1)
     repo_root: Path | None = None  # SARIF paths are relative to it (default: found from git)
     extra_errors: list[InputError] = field(default_factory=list)
+    catalog_path: Path | None = None  # a catalogue written by `gpuaudit catalog refresh`
 
 
 class UsageError(Exception):
@@ -86,37 +87,45 @@ def report_exit_code(doc: dict[str, Any], fail_on: str, fail_on_unknown: bool = 
 
 def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions) -> int:
     """Evaluate the policies, write the reports, return the exit code."""
+    from scanner.catalog import CatalogError, default_catalog, load_catalog
     from scanner.config import ConfigError, load_config
     from scanner.engine import run
 
     try:
         config = load_config(opts.config_path)
         baseline = load_baseline(opts.baseline) if opts.baseline else set()
+        catalog = load_catalog(opts.catalog_path) if opts.catalog_path else default_catalog()
         evaluation = run(result.resources, config=config, policy_ids=opts.policy_ids or None,
                          skip_ids=opts.skip_ids, gaps=result.gaps, baseline=baseline,
-                         include_passed=opts.include_passed, only_files=opts.only_files)
-    except (ConfigError, UsageError, KeyError) as exc:
+                         include_passed=opts.include_passed, only_files=opts.only_files,
+                         catalog=catalog)
+    except (ConfigError, UsageError, KeyError, CatalogError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"gpuaudit: error: {message}", file=sys.stderr)
         return EXIT_ERROR
-    from scanner.catalog import default_catalog
     from scanner.report import build_report
 
     errors = [*result.errors, *opts.extra_errors]
     doc = build_report(evaluation.findings, errors=errors,
                        notices=[*result.notices, *evaluation.notices], inputs=inputs,
-                       catalog=default_catalog(), resources=len(result.resources),
+                       catalog=catalog, resources=_counted(result),
                        coverage=result.coverage, deterministic=opts.deterministic,
-                       unpriced_regions=_unpriced_regions(result), passed=evaluation.passed)
+                       unpriced_regions=_unpriced_regions(result, catalog.regions),
+                       passed=evaluation.passed)
     fail_on = opts.fail_on or config.fail_on or "high"
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on, opts.fail_on_unknown)
 
 
-def _unpriced_regions(result: SourceResult) -> list[str]:
-    """Regions of the resources that the catalogue has no prices of (all but us-east-1)."""
+def _counted(result: SourceResult) -> int:
+    """Resources read, not counting the utilization records kept beside them."""
+    return sum(1 for r in result.resources if not r.kind.startswith("telemetry."))
+
+
+def _unpriced_regions(result: SourceResult, priced: tuple[str, ...] = ("us-east-1",)) -> list[str]:
+    """Regions of the resources that the catalogue has no prices of."""
     return sorted({r.provenance.region for r in result.resources
-                   if r.provenance.region and r.provenance.region != "us-east-1"})
+                   if r.provenance.region and r.provenance.region not in priced})
 
 
 def color_wanted(stream: Any = None) -> bool:

@@ -713,6 +713,8 @@ def test_only_the_needed_calls_are_made(aws: None) -> None:
 @pytest.mark.parametrize("kinds", [DEFAULT_KINDS, ALL_KINDS])
 def test_every_collector_runs_for_all_kinds(aws: None, kinds: Any) -> None:
     result = run(kinds)
+    # the GPU utilization collector (CloudWatch) runs only when RS-* ask for its kinds
+    utilization = {"cloudwatch"} if kinds is ALL_KINDS else set()
     assert {c["service"] for c in result.coverage} == {
         "ebs",
         "instances",
@@ -721,7 +723,7 @@ def test_every_collector_runs_for_all_kinds(aws: None, kinds: Any) -> None:
         "spot",
         "vpc",
         "spot_prices",
-    }
+    } | utilization
     assert all(c["account"] == ACCOUNT and c["region"] == REGION for c in result.coverage)
 
 

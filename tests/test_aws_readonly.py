@@ -114,11 +114,17 @@ def test_adaptive_retries_and_endpoint() -> None:
 def test_iam_policy_is_exactly_the_declared_operations() -> None:
     doc = policy_document()
     assert doc["Version"] == "2012-10-17"
-    reads, discovery = doc["Statement"]
-    assert reads["Effect"] == discovery["Effect"] == "Allow"
-    assert sorted(reads["Action"] + discovery["Action"]) == all_actions()
-    assert all_actions() == declared_operations()
+    reads, discovery, catalog = doc["Statement"]
+    assert reads["Effect"] == discovery["Effect"] == catalog["Effect"] == "Allow"
+    assert sorted(reads["Action"] + discovery["Action"] + catalog["Action"]) == all_actions()
+    assert all_actions() == sorted([*declared_operations(), "pricing:GetProducts"])
     assert discovery["Action"] == ["ec2:DescribeRegions", "organizations:ListAccounts"]
+    # `catalog refresh` reads the Price List API, nothing else; the audit never does
+    assert catalog["Action"] == ["pricing:GetProducts"]
+    assert "pricing:GetProducts" not in reads["Action"]
+    # the right-sizing collector's CloudWatch reads, and no other CloudWatch action
+    assert [a for a in reads["Action"] if a.startswith("cloudwatch:")] == [
+        "cloudwatch:GetMetricData", "cloudwatch:ListMetrics"]
     assert "ec2:DescribeVolumes" in reads["Action"]
     assert "ec2:GetEbsDefaultKmsKeyId" in reads["Action"]
     assert not any(a.startswith(("ssm:", "secretsmanager:")) for a in reads["Action"])
@@ -126,6 +132,7 @@ def test_iam_policy_is_exactly_the_declared_operations() -> None:
     # for a narrower set of kinds, only what those need
     narrow = policy_document({"ec2.volume"})["Statement"][0]["Action"]
     assert narrow == ["ec2:DescribeVolumes"]
+    assert len(policy_document({"ec2.volume"})["Statement"]) == 2
     json.dumps(doc)  # plain JSON
 
 
@@ -136,6 +143,12 @@ def test_every_declared_operation_is_exercised_and_every_sent_one_declared(aws: 
     client("ec2").create_launch_template(  # something to price: DescribeSpotPriceHistory
         LaunchTemplateName="spot", LaunchTemplateData={"InstanceType": "g5.xlarge"}
     )
+    # a running GPU instance with one CloudWatch agent point: ListMetrics and GetMetricData
+    gpu = client("ec2").run_instances(ImageId=AMI, MinCount=1, MaxCount=1,
+                                      InstanceType="g5.xlarge")["Instances"][0]["InstanceId"]
+    client("cloudwatch").put_metric_data(Namespace="CWAgent", MetricData=[{
+        "MetricName": "nvidia_smi_utilization_gpu", "Value": 3.0,
+        "Dimensions": [{"Name": "InstanceId", "Value": gpu}, {"Name": "index", "Value": "0"}]}])
     mark = RECORDER.mark()
     collect(TargetSpec(regions=(REGION,)), kinds=ALL_KINDS)
     plan(TargetSpec(regions=("all",), org=True, role_name="Audit"), ClientFactory())

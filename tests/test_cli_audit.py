@@ -119,6 +119,7 @@ def expected_results(ids: dict[str, str]) -> set[tuple[str, str, str]]:
         ("SPOT-001", "gpu-asg", "FAIL"),  # spot share > 0 and no SpotMaxPrice (= on-demand)
         ("ASG-001", "gpu-asg", "FAIL"),  # 1 of 2 on demand at MaxSize: 50% > 40%
         ("ASG-002", "gpu-asg", "FAIL"),  # one instance type, lowest-price by default
+        ("RS-003", ids["instance"], "FAIL"),  # a running g5 that publishes no GPU metrics
     }
 
 

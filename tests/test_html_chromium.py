@@ -208,7 +208,7 @@ def test_sort_by_saving_puts_the_largest_saving_first(
     browser.click("#sort")
     browser.evaluate("(() => { const s = document.getElementById('sort'); s.value = 'saving';"
                      " s.dispatchEvent(new Event('change')); })()")
-    assert browser.evaluate(order)[0] == "p-SPOT-001"  # the one group with a saving
+    assert browser.evaluate(order)[0] == "p-SPOT-001"  # no saving anywhere: exposure next
 
 
 def test_file_links_open_the_file_relative_to_the_report(

@@ -234,7 +234,8 @@
   function reorder() {
     var bySaving = sort.value === "saving";
     data.sort(function (a, b) {
-      return (bySaving ? number(b.group, "data-saving") - number(a.group, "data-saving") : 0) ||
+      return (bySaving ? number(b.group, "data-saving") - number(a.group, "data-saving") ||
+        number(b.group, "data-exposure") - number(a.group, "data-exposure") : 0) ||
         number(a.group, "data-order") - number(b.group, "data-order");
     });
     data.forEach(function (d) {

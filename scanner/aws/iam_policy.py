@@ -8,6 +8,7 @@ from typing import Any
 
 from scanner.aws.registry import COLLECTORS, declared_calls
 from scanner.aws.targets import DISCOVERY_CALLS
+from scanner.pricing.refresh import CATALOG_CALLS
 
 # boto3 service name → IAM action prefix, where they differ.
 _IAM_PREFIX: dict[str, str] = {}
@@ -22,11 +23,12 @@ def policy_document(kinds: Collection[str] | None = None) -> dict[str, Any]:
 
     Target discovery (``ec2:DescribeRegions`` for ``--regions all``, ``organizations:ListAccounts``
     for ``--org``, needed in the management or delegated-administrator account only) is a
-    separate statement. ``sts:AssumeRole`` belongs to the identity that runs the audit, not here.
+    separate statement, and so is ``pricing:GetProducts``, which only ``gpuaudit catalog
+    refresh`` calls. ``sts:AssumeRole`` belongs to the identity that runs the audit, not here.
     """
     discovery = {iam_action(c.service, c.operation) for c in DISCOVERY_CALLS}
     reads = {iam_action(c.service, c.operation) for c in declared_calls(kinds)} - discovery
-    return {
+    doc: dict[str, Any] = {
         "Version": "2012-10-17",
         "Statement": [
             {
@@ -43,6 +45,14 @@ def policy_document(kinds: Collection[str] | None = None) -> dict[str, Any]:
             },
         ],
     }
+    if kinds is None:  # the whole policy: `catalog refresh` too
+        doc["Statement"].append({
+            "Sid": "GpuauditCatalogRefresh",
+            "Effect": "Allow",
+            "Action": sorted({iam_action(c.service, c.operation) for c in CATALOG_CALLS}),
+            "Resource": "*",
+        })
+    return doc
 
 
 def render(kinds: Collection[str] | None = None) -> str:
@@ -51,5 +61,6 @@ def render(kinds: Collection[str] | None = None) -> str:
 
 def all_actions() -> list[str]:
     """Every IAM action any collector or target discovery declares."""
-    calls = [c for col in COLLECTORS for c in col.calls] + list(DISCOVERY_CALLS)
+    calls = [c for col in COLLECTORS for c in col.calls] + list(DISCOVERY_CALLS) + list(
+        CATALOG_CALLS)
     return sorted({iam_action(c.service, c.operation) for c in calls})

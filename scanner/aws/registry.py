@@ -7,6 +7,7 @@ from collections.abc import Collection
 
 from scanner.aws.collectors import (
     autoscaling,
+    cloudwatch,
     ebs,
     instances,
     launch_templates,
@@ -24,14 +25,16 @@ COLLECTORS: tuple[Collector, ...] = (
     autoscaling.COLLECTOR,
     spot.COLLECTOR,
     vpc.COLLECTOR,
+    cloudwatch.COLLECTOR,  # GPU utilization: only when a right-sizing policy is enabled
     spot_prices.COLLECTOR,  # last: it prices the types the others found
 )
 
 # Every kind a live audit can produce, plus the pseudo-kind of the default EBS KMS key.
 ALL_KINDS: frozenset[str] = frozenset(k for c in COLLECTORS for k in c.kinds)
 # What runs when the caller does not say which kinds it needs: everything but the optional
-# default-KMS-key read (only EBS-003, off by default, needs it).
-DEFAULT_KINDS: frozenset[str] = ALL_KINDS - {ebs.EBS_KMS}
+# default-KMS-key read (only EBS-003, off by default, needs it) and the GPU utilization
+# (CloudWatch; only the RS-* policies read it, and `audit` asks for it when they are enabled).
+DEFAULT_KINDS: frozenset[str] = ALL_KINDS - {ebs.EBS_KMS} - cloudwatch.COLLECTOR.kinds
 
 
 def selected(kinds: Collection[str]) -> tuple[Collector, ...]:

@@ -1,20 +1,34 @@
-"""The GPU instance catalogue shipped with the package: specs and dated on-demand prices."""
+"""The GPU instance catalogue shipped with the package: specs and dated regional on-demand prices.
+
+``gpu_instances.json`` is built by ``tools/build_catalog.py``; ``gpuaudit catalog refresh`` writes
+a file of the same shape with the regions it read from the AWS Price List API (``--catalog``
+uses it). ``price_usd_hour`` is the us-east-1 price; ``prices`` holds every region's.
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-HOURS_PER_MONTH = 730
+from scanner.pricing.money import HOURS_PER_MONTH
+
+__all__ = ["CATALOG_FILE", "HOURS_PER_MONTH", "Catalog", "CatalogError", "InstanceSpec",
+           "default_catalog", "is_gpu_type", "is_neuron_type", "load_catalog"]
+
 CATALOG_FILE = Path(__file__).with_name("gpu_instances.json")
+BASE_REGION = "us-east-1"
 
 # GPU compute is decided by the family prefix, so a type missing from the catalogue still counts.
 _GPU_FAMILY = re.compile(r"^(p|g|gr|dl|inf|trn)\d")
 _NEURON_FAMILY = re.compile(r"^(inf|trn)\d")
+
+
+class CatalogError(Exception):
+    """A catalogue file that cannot be used (the message names the file and why)."""
 
 
 def is_gpu_type(instance_type: object) -> bool:
@@ -28,6 +42,11 @@ def _is_gpu_name(name: str) -> bool:
 
 def is_neuron_type(instance_type: object) -> bool:
     return isinstance(instance_type, str) and bool(_NEURON_FAMILY.match(instance_type.strip()))
+
+
+def family_of(instance_type: str) -> str:
+    """``g5.2xlarge`` -> ``g5``; ``p6-b200.48xlarge`` -> ``p6-b200``."""
+    return instance_type.split(".", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -44,6 +63,12 @@ class InstanceSpec:
     price_usd_hour: float | None
     fp16_tflops_per_gpu: float | None
     source: str
+    gpu_vendor: str = "nvidia"
+    prices: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def family(self) -> str:
+        return family_of(self.instance_type)
 
 
 @dataclass(frozen=True)
@@ -52,6 +77,8 @@ class Catalog:
     as_of: str
     region: str
     instances: dict[str, InstanceSpec]
+    regions: tuple[str, ...] = (BASE_REGION,)
+    price_source: str = ""
 
     def spec(self, instance_type: object) -> InstanceSpec | None:
         if not isinstance(instance_type, str):
@@ -59,20 +86,74 @@ class Catalog:
         return self.instances.get(instance_type.strip())
 
     def price(self, instance_type: object) -> float | None:
+        """The us-east-1 on-demand price (see ``scanner.pricing.price`` for other regions)."""
         spec = self.spec(instance_type)
         return spec.price_usd_hour if spec else None
 
+    def regional_price(self, instance_type: object, region: str) -> float | None:
+        """The on-demand price in ``region``; None when the catalogue has none there."""
+        spec = self.spec(instance_type)
+        if spec is None:
+            return None
+        if region == BASE_REGION and BASE_REGION not in spec.prices:
+            return spec.price_usd_hour
+        return spec.prices.get(region)
+
     def describe(self) -> dict[str, Any]:
-        return {"source": self.source, "as_of": self.as_of, "region": self.region}
+        out: dict[str, Any] = {"source": self.source, "as_of": self.as_of, "region": self.region}
+        if self.regions != (BASE_REGION,):
+            out["regions"] = list(self.regions)
+        return out
+
+    def to_doc(self) -> dict[str, Any]:
+        """The catalogue as the JSON file spells it (``load_catalog`` reads it back)."""
+        instances = {}
+        for name, spec in sorted(self.instances.items()):
+            entry = {k: v for k, v in spec.__dict__.items() if k != "instance_type"}
+            entry["prices"] = dict(sorted(spec.prices.items()))
+            instances[name] = entry
+        return {"source": self.source, "price_source": self.price_source, "as_of": self.as_of,
+                "region": self.region, "regions": sorted(self.regions), "instances": instances}
+
+
+_FIELDS = frozenset(InstanceSpec.__dataclass_fields__) - {"instance_type"}
+
+
+def catalog_from_doc(doc: Any, where: str) -> Catalog:
+    if not isinstance(doc, dict) or not isinstance(doc.get("instances"), dict):
+        raise CatalogError(f"{where}: not a gpuaudit catalogue (no 'instances' object)")
+    instances: dict[str, InstanceSpec] = {}
+    for name, values in doc["instances"].items():
+        if not isinstance(values, dict):
+            raise CatalogError(f"{where}: key 'instances.{name}': expected an object")
+        try:
+            kwargs = {k: v for k, v in values.items() if k in _FIELDS}
+            prices = kwargs.get("prices") or {}
+            if not isinstance(prices, dict) or not all(
+                    isinstance(p, int | float) and p >= 0 for p in prices.values()):
+                raise TypeError("'prices' must map regions to non-negative numbers")
+            if not prices and kwargs.get("price_usd_hour") is not None:
+                prices = {BASE_REGION: kwargs["price_usd_hour"]}
+            kwargs["prices"] = {str(r): float(p) for r, p in prices.items()}
+            instances[name] = InstanceSpec(instance_type=name, **kwargs)
+        except TypeError as exc:
+            raise CatalogError(f"{where}: key 'instances.{name}': {exc}") from exc
+    try:
+        return Catalog(str(doc["source"]), str(doc["as_of"]), str(doc.get("region", BASE_REGION)),
+                       instances, tuple(doc.get("regions") or (BASE_REGION,)),
+                       str(doc.get("price_source") or ""))
+    except KeyError as exc:
+        raise CatalogError(f"{where}: key '{exc.args[0]}' missing") from exc
 
 
 def load_catalog(path: Path = CATALOG_FILE) -> Catalog:
-    doc = json.loads(path.read_text())
-    instances = {
-        name: InstanceSpec(instance_type=name, **values)
-        for name, values in doc["instances"].items()
-    }
-    return Catalog(doc["source"], doc["as_of"], doc["region"], instances)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise CatalogError(f"{path}: not valid JSON: {exc}") from exc
+    return catalog_from_doc(doc, str(path))
 
 
 @lru_cache(maxsize=1)

@@ -3,7 +3,8 @@
 One paginated DescribeSpotPriceHistory walk per region (``StartTime`` = now returns the latest
 price per type and Availability Zone), after the other collectors: the types come from the
 launch templates, Auto Scaling groups, launch configurations, spot requests and fleets already
-read. Each of those resources gets ``CurrentSpotPrices`` ``{type: price}``, the lowest current
+read, and the running spot instances (RS-* price their capacity at the spot price). Each of
+those resources gets ``CurrentSpotPrices`` ``{type: price}``, the lowest current
 price over the region's zones (below it a max price cannot be fulfilled anywhere), as AWS
 spells prices (strings).
 """
@@ -32,7 +33,8 @@ _CHUNK = 100
 
 
 def run(ctx: RegionContext) -> None:
-    resources = [r for r in ctx.result.resources if r.kind in SPOT_CAPABLE]
+    resources = [r for r in ctx.result.resources if r.kind in SPOT_CAPABLE
+                 or (r.kind == "ec2.instance" and r.get("InstanceLifecycle") == "spot")]
     types = sorted({t for r in resources for t in _instance_types(r.attrs)})
     if not types:
         return

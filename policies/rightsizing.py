@@ -1,0 +1,491 @@
+"""GPU right-sizing from utilization history: oversized (RS-001), idle (RS-002), not measured
+(RS-003).
+
+RS-* judge running instances and Auto Scaling groups of NVIDIA GPU compute, only in a scope
+where utilization was looked for (a ``telemetry.coverage`` marker: a live audit read CloudWatch
+there, or ``scan --utilization`` was given). A group is judged on its members' utilization
+together (members are never judged on their own, so no saving is counted twice) and priced at
+its desired capacity, on-demand and spot units at their own prices. RS-002 replaces RS-001 on
+the same resource; where utilization is missing or too short, RS-003 says so and RS-001/RS-002
+give no result.
+
+The functions at the top are the only ones that read ``ec2.instance`` / ``autoscaling.group``
+attributes (types, capacity, spot, members): the place to swap for a typed compute view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from policies.base import Context, Remediation, policy
+from policies.common import asg_capacity, instance_types, launch_template_of, lt_data
+from policies.recommend import Demand, Options, recommend
+from scanner.catalog import InstanceSpec, is_gpu_type
+from scanner.model import Resource, Result, Severity, Status, Unknown, dig
+from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
+from scanner.pricing.prices import ON_DEMAND, SPOT, SPOT_PRICE_RATIO, Price, price
+from scanner.telemetry import COVERAGE, TELEMETRY
+
+KINDS = ("ec2.instance", "autoscaling.group")
+NEEDS = ("ec2.launch_template", "autoscaling.launch_configuration", TELEMETRY, COVERAGE)
+OBSERVED = ("ec2.instance", "autoscaling.group", "ec2.launch_template", TELEMETRY, COVERAGE)
+USED_MEMORY_MIB = 1024.0  # a GPU holding more than this is in use even at 0 % utilization
+MAX_MEMBERS_SHOWN = 20
+
+# -- what RS-* ask of compute resources (swap for the compute view) -----------------------------
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Units of capacity and how many run on each market."""
+
+    types: tuple[str, ...]  # instance types it can run (a group: every override type)
+    on_demand: int
+    spot: int
+    note: str = ""
+
+    @property
+    def total(self) -> int:
+        return self.on_demand + self.spot
+
+
+def is_member(resource: Resource, ctx: Context) -> bool:
+    """An instance launched by an Auto Scaling group that is in the scope (judged there)."""
+    if resource.kind != "ec2.instance":
+        return False
+    name = resource.get("AutoScalingGroupName")
+    return isinstance(name, str) and ctx.index.resolve(
+        name, resource.scope, "autoscaling.group") is not None
+
+
+def is_running(resource: Resource) -> bool:
+    """Live: state running. IaC: declared instances and groups run once applied."""
+    if resource.declared:
+        return True
+    if resource.kind == "ec2.instance":
+        return resource.get("State") == "running"
+    return True
+
+
+def capacity_of(resource: Resource, ctx: Context) -> Capacity | Unknown | None:
+    """What runs now (None: nothing, e.g. a group at desired capacity 0)."""
+    types = tuple(t for t in dict.fromkeys(instance_types(resource, ctx)) if isinstance(t, str))
+    unknown = [t for t in instance_types(resource, ctx) if isinstance(t, Unknown)]
+    if unknown and not types:
+        return unknown[0]
+    if resource.kind == "ec2.instance":
+        spot = _instance_is_spot(resource, ctx)
+        return Capacity(types, 0 if spot else 1, 1 if spot else 0)
+    cap = asg_capacity(resource, ctx)
+    if cap is None or isinstance(cap, Unknown):
+        return cap
+    if cap.basis.startswith("MaxSize"):
+        return None  # desired 0: MaxSize stands in for ASG-001's share; nothing runs now
+    note = f"desired capacity from {cap.basis}"
+    if cap.weighted:
+        note += "; weighted capacity: units priced as instances of the cheapest type"
+    return Capacity(types, cap.on_demand, cap.desired - cap.on_demand, note)
+
+
+def _instance_is_spot(resource: Resource, ctx: Context) -> bool:
+    if resource.get("InstanceLifecycle") == "spot":  # live
+        return True
+    for data in (resource.attrs, lt_data(launch_template_of(resource, ctx))):
+        market = dig(data, "InstanceMarketOptions.MarketType")
+        if isinstance(market, str) and market.lower() == "spot":
+            return True
+    return False
+
+
+def member_ids(group: Resource, ctx: Context) -> list[str]:
+    """Instance ids of a group's members: its own list (live) and instances naming it."""
+    ids = [str(i.get("InstanceId")) for i in group.get("Instances") or []
+           if isinstance(i, dict) and i.get("InstanceId")]
+    for inst in ctx.index.of_kind("ec2.instance", group.scope):
+        if inst.get("AutoScalingGroupName") in (group.id, group.name) and inst.id not in ids:
+            ids.append(inst.id)
+    return ids
+
+
+def spot_prices_of(resource: Resource) -> dict[str, Any]:
+    prices = resource.get("CurrentSpotPrices")
+    return prices if isinstance(prices, dict) else {}
+
+
+# -- utilization -------------------------------------------------------------------------------
+
+
+@dataclass
+class Usage:
+    members: list[dict[str, Any]]
+    hours: int
+    sources: list[str]
+    lookback_days: float | None
+    trend: dict[str, Any] | None
+
+
+def _telemetry(ctx: Context, scope: str) -> tuple[Resource | None, dict[str, Resource]]:
+    memo = ctx.memo.setdefault("rs_telemetry", {})
+    if scope not in memo:
+        coverage = next(iter(ctx.index.of_kind(COVERAGE, scope)), None)
+        by_target = {str(t.get("Target")): t for t in ctx.index.of_kind(TELEMETRY, scope)}
+        memo[scope] = (coverage, by_target)
+    return memo[scope]  # type: ignore[no-any-return]
+
+
+def _names(r: Resource) -> list[str]:
+    return [n for n in dict.fromkeys((r.id, r.name, *r.aliases)) if isinstance(n, str) and n]
+
+
+def usage_of(resource: Resource, ctx: Context) -> Usage | str | None:
+    """The resource's utilization; None when utilization was not looked for in its scope, a
+    string when the file that held it could not be read."""
+    coverage, by_target = _telemetry(ctx, resource.scope)
+    if coverage is None:
+        return None
+    unreadable = coverage.get("Unreadable") or {}
+    for name in _names(resource):
+        if name in unreadable:
+            return f"utilization for {name} could not be read: {unreadable[name]}"
+    records = [by_target[n] for n in _names(resource) if n in by_target][:1]
+    if not records and resource.kind == "autoscaling.group":
+        records = [by_target[i] for i in member_ids(resource, ctx) if i in by_target]
+    members = [m for r in records for m in r.get("Members") or []]
+    trends = [r.get("Trend") for r in records if isinstance(r.get("Trend"), dict)]
+    return Usage(members, max((int(m.get("Hours") or 0) for m in members), default=0),
+                 sorted({str(r.get("Source")) for r in records}),
+                 next((r.get("LookbackDays") for r in records), coverage.get("LookbackDays")),
+                 _combine(trends))
+
+
+def _combine(trends: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One trend for a group: per point, the largest of its members'."""
+    if not trends:
+        return None
+    first = trends[0]
+    same = [t for t in trends if t.get("Start") == first.get("Start")
+            and t.get("HoursPerPoint") == first.get("HoursPerPoint")]
+    out = {"Start": first.get("Start"), "HoursPerPoint": first.get("HoursPerPoint")}
+    for key in ("UtilMax", "UtilP95"):
+        cols = zip(*(t.get(key) or [] for t in same), strict=False)
+        out[key] = [max((v for v in col if v is not None), default=None) for col in cols]
+    return out
+
+
+def _gpus(usage: Usage) -> list[dict[str, Any]]:
+    return [g for m in usage.members for g in m.get("Gpus") or []]
+
+
+def _is_used(gpu: dict[str, Any], idle: float) -> bool:
+    return (float(gpu.get("UtilMax") or 0) > idle
+            or float(gpu.get("MemUsedMaxMiB") or 0) > USED_MEMORY_MIB)
+
+
+def demand_of(usage: Usage, spec: InstanceSpec, idle: float) -> Demand:
+    used_per_member = [sum(1 for g in m.get("Gpus") or [] if _is_used(g, idle))
+                       for m in usage.members]
+    used = [g for g in _gpus(usage) if _is_used(g, idle)] or _gpus(usage)
+    mems = [float(g["MemUsedMaxMiB"]) for g in used if g.get("MemUsedMaxMiB") is not None]
+    measured = bool(mems)
+    peak = max(mems) if mems else (spec.gpu_mem_gib or 0.0) * 1024.0
+    return Demand(max(max(used_per_member, default=1), 1), peak,
+                  max(float(g.get("UtilP95") or 0) for g in used),
+                  max(float(g.get("UtilMax") or 0) for g in used), measured)
+
+
+def _evidence_usage(usage: Usage) -> dict[str, Any]:
+    shown = usage.members[:MAX_MEMBERS_SHOWN]
+    out: dict[str, Any] = {
+        "hours_of_data": usage.hours,
+        "lookback_days": usage.lookback_days,
+        "utilization_source": ", ".join(usage.sources) or "none",
+        "members": [{"id": m.get("Id"), "hours": m.get("Hours"),
+                     "gpus": [{k: g.get(k) for k in ("Index", "Hours", "UtilP50", "UtilP95",
+                                                     "UtilMax", "MemUsedMaxMiB", "MemTotalMiB")}
+                              for g in m.get("Gpus") or []]} for m in shown]}
+    if len(usage.members) > len(shown):
+        out["members_not_shown"] = len(usage.members) - len(shown)
+    if usage.trend:
+        out["utilization_trend"] = usage.trend
+    return out
+
+
+# -- the shared first steps --------------------------------------------------------------------
+
+
+@dataclass
+class Subject:
+    resource: Resource
+    capacity: Capacity
+    usage: Usage
+    spec: InstanceSpec | None
+    current: str  # the instance type priced (a group's cheapest override)
+    region: str | None
+
+
+def _applies(resource: Resource, ctx: Context) -> bool:
+    if is_member(resource, ctx) or not is_running(resource):
+        return False
+    types = [t for t in instance_types(resource, ctx) if isinstance(t, str)]
+    nvidia = [t for t in types if is_gpu_type(t) and _vendor(t, ctx) == "nvidia"]
+    return bool(nvidia)
+
+
+def _vendor(instance_type: str, ctx: Context) -> str:
+    spec = ctx.catalog.spec(instance_type)
+    if spec is not None:
+        return spec.gpu_vendor
+    return "aws-neuron" if instance_type.startswith(("inf", "trn")) else "nvidia"
+
+
+def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
+    """What RS-001/RS-002 judge, a Result to give as it is, or None (no result)."""
+    if not _applies(resource, ctx):
+        return None
+    usage = usage_of(resource, ctx)
+    if usage is None:
+        return None
+    if isinstance(usage, str):
+        return ctx.result(resource, Status.UNKNOWN, usage)
+    if usage.hours < int(ctx.params["min_hours_of_data"]):
+        return None  # RS-003 says it
+    cap = capacity_of(resource, ctx)
+    if cap is None:
+        return None
+    if isinstance(cap, Unknown):
+        return ctx.result(resource, Status.UNKNOWN, f"capacity not known: {cap.reason}")
+    region = resource.provenance.region
+    priced = sorted((p.usd_hour, t) for t in cap.types
+                    if (p := price(t, region, catalog=ctx.catalog)).usd_hour is not None)
+    if not priced:
+        return ctx.result(resource, Status.UNKNOWN,
+                          f"no catalogue price for {', '.join(cap.types) or 'its type'}")
+    current = priced[0][1]
+    return Subject(resource, cap, usage, ctx.catalog.spec(current), current, region)
+
+
+def _price(subj: Subject, ctx: Context, instance_type: str, market: str) -> Price:
+    return price(instance_type, subj.region, market, catalog=ctx.catalog,
+                 spot_prices=spot_prices_of(subj.resource),
+                 spot_price_ratio=float(ctx.params.get("spot_price_ratio", SPOT_PRICE_RATIO)))
+
+
+def _components(subj: Subject, ctx: Context, after: str | None) -> list[Component]:
+    """Per market: the current rate against ``after``'s rate (None: the whole price saved)."""
+    out = []
+    for market, units in ((ON_DEMAND, subj.capacity.on_demand), (SPOT, subj.capacity.spot)):
+        if units <= 0:
+            continue
+        now = _price(subj, ctx, subj.current, market)
+        if after is None:
+            note = now.basis
+            out.append(Component(now.usd_hour or 0.0, 0.0, units, note=note))
+        else:
+            then = _price(subj, ctx, after, market)
+            note = f"{now.basis}; {then.basis}"
+            out.append(Component(now.usd_hour or 0.0, then.usd_hour or 0.0, units, note=note))
+    return out
+
+
+def _range_note(subj: Subject, ctx: Context) -> str:
+    if len(subj.capacity.types) < 2:
+        return subj.capacity.note
+    prices = sorted(p.usd_hour for t in subj.capacity.types
+                    if (p := price(t, subj.region, catalog=ctx.catalog)).usd_hour is not None)
+    text = (f"override types cost {prices[0]:g}-{prices[-1]:g} $/h on-demand; the cheapest "
+            f"({subj.current}) is counted")
+    return "; ".join(x for x in (text, subj.capacity.note) if x)
+
+
+# -- the policies ------------------------------------------------------------------------------
+
+COMMON_PARAMS = {"min_hours_of_data": 30, "lookback_days": 14}
+RECOMMENDATION = (
+    "The recommendation is the cheapest catalogue type that fits: enough GPUs for the GPUs "
+    "actually used (a GPU is used when its utilization ever exceeded idle_util_percent or it held "
+    "more than 1 GiB); per GPU, the observed peak memory used + memory_headroom percent; per GPU, "
+    "the observed p95 compute demand + compute_headroom percent, where demand = p95 utilization x "
+    "the current GPU's dense FP16 tensor TFLOPS and a candidate offers its own (where the current "
+    "model has no published figure only the same GPU model is compared; a candidate without one "
+    "is left out); the same CPU architecture and accelerator vendor unless allow_arch_change / "
+    "allow_vendor_change; a family in `families` when that list is not empty. Evidence lists the "
+    "statistics, the hours of data and the three cheapest fitting types with price and projected "
+    "utilization. Host vCPU and memory are not measured: check them before moving. A group is "
+    "judged on all its members and priced at desired capacity (on-demand and spot units apart, "
+    "spot at the live spot price, else spot_price_ratio x on-demand).")
+
+
+@policy(
+    id="RS-001",
+    title="GPU compute is oversized for its measured utilization",
+    severity=Severity.MEDIUM,
+    kinds=KINDS,
+    needs=NEEDS,
+    observed_needs=OBSERVED,
+    description="A cheaper GPU instance type fits the observed peak GPU memory (+memory_headroom "
+                "percent) and the observed p95 compute demand (+compute_headroom percent), "
+                "saving at least min_saving_usd_month. " + RECOMMENDATION,
+    remediation=Remediation(
+        text="Move the workload to the recommended instance type (for a group: change the "
+             "launch template's type or the override types), after checking host CPU and memory "
+             "needs.",
+        terraform='instance_type = "g4dn.xlarge"  # the recommended type',
+        cloudformation="InstanceType: g4dn.xlarge  # the recommended type"),
+    params={**COMMON_PARAMS, "idle_util_percent": 5, "memory_headroom": 20,
+            "compute_headroom": 20, "min_saving_usd_month": 50, "allow_arch_change": False,
+            "allow_vendor_change": False, "families": [], "spot_price_ratio": SPOT_PRICE_RATIO},
+    sources="HPCL",
+)
+def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
+    subj = subject(resource, ctx)
+    if subj is None or isinstance(subj, Result):
+        if subj is not None:
+            yield subj
+        return
+    idle = float(ctx.params["idle_util_percent"])
+    if all(float(g.get("UtilMax") or 0) <= idle for g in _gpus(subj.usage)):
+        return  # idle: RS-002 replaces RS-001
+    evidence: dict[str, Any] = {"instance_type": subj.current, "region": subj.region,
+                                **_capacity_evidence(subj), **_evidence_usage(subj.usage)}
+    if subj.spec is None:
+        yield ctx.result(resource, Status.UNKNOWN,
+                         f"{subj.current} is not in the catalogue: no specs to compare",
+                         evidence=evidence)
+        return
+    demand = demand_of(subj.usage, subj.spec, idle)
+    opts = Options(float(ctx.params["memory_headroom"]), float(ctx.params["compute_headroom"]),
+                   bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
+                   tuple(str(f) for f in ctx.params["families"] or ()))
+    market = ON_DEMAND if subj.capacity.on_demand else SPOT
+    current_rate = _price(subj, ctx, subj.current, market).usd_hour or 0.0
+    found = recommend(subj.spec, current_rate, demand, ctx.catalog,
+                      lambda t: _price(subj, ctx, t, market), opts, exclude=subj.capacity.types)
+    evidence["demand"] = {"gpus_used": demand.gpus_used,
+                          "peak_memory_used_mib": round(demand.mem_peak_mib, 1),
+                          "memory_measured": demand.mem_measured,
+                          "util_p95_percent": round(demand.util_p95, 2),
+                          "util_max_percent": round(demand.util_max, 2),
+                          "gpu_model": subj.spec.gpu_model,
+                          "fp16_tflops_per_gpu": subj.spec.fp16_tflops_per_gpu}
+    evidence["headroom_percent"] = {"memory": opts.memory_headroom,
+                                    "compute": opts.compute_headroom}
+    evidence["candidates"] = [c.as_evidence(HOURS_PER_MONTH) for c in found[:3]]
+    if subj.spec.fp16_tflops_per_gpu is None:
+        evidence["note"] = (f"{subj.spec.gpu_model} has no published dense FP16 figure: only "
+                            f"{subj.spec.gpu_model} types were compared")
+    minimum = float(ctx.params["min_saving_usd_month"])
+    if not found:
+        yield ctx.result(resource, Status.PASS, f"no cheaper type fits the observed use of "
+                         f"{subj.current}", evidence=evidence)
+        return
+    best = found[0]
+    savings = build_savings(_components(subj, ctx, best.instance_type), kind="rightsize",
+                            note=_range_note(subj, ctx))
+    if savings.usd_month < minimum:
+        yield ctx.result(resource, Status.PASS,
+                         f"{best.instance_type} would save {usd_text(savings.usd_month)} $/month, "
+                         f"below min_saving_usd_month {minimum:g}", evidence=evidence)
+        return
+    yield ctx.result(
+        resource, Status.FAIL,
+        f"{subj.current} is oversized: {demand.gpus_used} of "
+        f"{subj.spec.gpu_count:g} GPU(s) used, p95 {demand.util_p95:.0f}%, peak memory "
+        f"{demand.mem_peak_mib / 1024:.1f} GiB; {best.instance_type} fits "
+        f"(projected p95 {best.projected_util_p95:.0f}%) and saves "
+        f"{usd_text(savings.usd_month)} $/month",
+        path="InstanceType", evidence=evidence | {"recommended": best.instance_type},
+        savings=savings)
+
+
+def _capacity_evidence(subj: Subject) -> dict[str, Any]:
+    return {"instance_types": list(subj.capacity.types), "on_demand_units": subj.capacity.on_demand,
+            "spot_units": subj.capacity.spot}
+
+
+@policy(
+    id="RS-002",
+    title="GPU compute is idle",
+    severity=Severity.HIGH,
+    kinds=KINDS,
+    needs=NEEDS,
+    observed_needs=OBSERVED,
+    description="Every GPU's utilization stayed at or below idle_util_percent for the whole "
+                "lookback (its hourly maxima): the saving is the full price of the capacity. "
+                "Replaces RS-001 on the same resource.",
+    remediation=Remediation(
+        text="Stop or terminate the idle capacity (for a group: lower its desired and minimum "
+             "capacity, or schedule it to zero outside working hours).",
+        terraform="desired_capacity = 0  # or remove the instance",
+        cloudformation="DesiredCapacity: 0  # or remove the instance"),
+    params={**COMMON_PARAMS, "idle_util_percent": 5, "spot_price_ratio": SPOT_PRICE_RATIO},
+    sources="HPCL",
+)
+def rs_002(resource: Resource, ctx: Context) -> Iterator[Result]:
+    subj = subject(resource, ctx)
+    if subj is None or isinstance(subj, Result):
+        if subj is not None:
+            yield subj
+        return
+    idle = float(ctx.params["idle_util_percent"])
+    gpus = _gpus(subj.usage)
+    top = max(float(g.get("UtilMax") or 0) for g in gpus)
+    evidence = {"instance_type": subj.current, "region": subj.region,
+                "idle_util_percent": idle, "util_max_percent": round(top, 2),
+                **_capacity_evidence(subj), **_evidence_usage(subj.usage)}
+    if top > idle:
+        yield ctx.result(resource, Status.PASS, f"GPU utilization reached {top:.0f}% "
+                         f"(idle is at most {idle:g}%)", evidence=evidence)
+        return
+    savings = build_savings(_components(subj, ctx, None), kind="idle",
+                            note=_range_note(subj, ctx))
+    yield ctx.result(
+        resource, Status.FAIL,
+        f"{subj.current}: every GPU at or below {idle:g}% for {subj.usage.hours} hours "
+        f"(max {top:.1f}%); idle capacity costs {usd_text(savings.usd_month)} $/month",
+        path="InstanceType", evidence=evidence, savings=savings)
+
+
+@policy(
+    id="RS-003",
+    title="NVIDIA GPU compute without enough utilization data to be right-sized",
+    severity=Severity.LOW,
+    kinds=KINDS,
+    needs=NEEDS,
+    observed_needs=OBSERVED,
+    description="Fewer than min_hours_of_data hours of GPU utilization within lookback_days "
+                "(CloudWatch agent NVIDIA metrics live; --utilization in scan): RS-001 and "
+                "RS-002 cannot judge it.",
+    remediation=Remediation(
+        text="Publish GPU metrics: the CloudWatch agent's nvidia_gpu section with "
+             "append_dimensions InstanceId (utilization_gpu, memory_used, memory_total), or "
+             "the DCGM exporter; for IaC, pass a history file with scan --utilization.",
+        terraform="",
+        cloudformation=""),
+    params=dict(COMMON_PARAMS),
+    sources="HPCL",
+)
+def rs_003(resource: Resource, ctx: Context) -> Iterator[Result]:
+    if not _applies(resource, ctx):
+        return
+    usage = usage_of(resource, ctx)
+    if usage is None:
+        return
+    if isinstance(usage, str):
+        yield ctx.result(resource, Status.UNKNOWN, usage)
+        return
+    if resource.kind == "autoscaling.group" and capacity_of(resource, ctx) is None:
+        return
+    minimum = int(ctx.params["min_hours_of_data"])
+    evidence = {"hours_of_data": usage.hours, "min_hours_of_data": minimum,
+                "lookback_days": usage.lookback_days,
+                "utilization_source": ", ".join(usage.sources) or "none"}
+    if usage.hours >= minimum:
+        yield ctx.result(resource, Status.PASS, f"{usage.hours} hours of GPU utilization",
+                         evidence=evidence)
+        return
+    what = "no GPU utilization" if not usage.members else f"{usage.hours} hours of GPU " \
+                                                          "utilization"
+    yield ctx.result(resource, Status.FAIL, f"{what} within the lookback (at least {minimum} "
+                     "needed): cannot be right-sized", evidence=evidence)

@@ -1,0 +1,131 @@
+"""No instance counted twice: which capacity each amount is about, and the report totals.
+
+Each amount carries the capacity keys it is about (filled in by the engine from the resource):
+
+- an Auto Scaling group: the group;
+- an instance that is a member of a group in the same scope: the group (its capacity is the
+  group's; RS-* evaluate members at the group and never on their own);
+- a launch template: every group and instance in the scope that launches it (the template's
+  money is the money of the capacity it launches), or the template itself when nothing does;
+- anything else: itself.
+
+The totals add the two classes apart (a saving and an exposure are never added together) and,
+within a class, count amounts from the largest down, leaving out any amount whose capacity was
+already counted: RS-002's full price and ASG-001's spot mix on one group count once (the larger),
+a template's exposure and its group's count once. A finding keeps its own amount; one left out
+of the total is marked ``"counted": false``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from scanner.graph import ResourceIndex
+from scanner.model import Finding, Resource, SourceKind, dig
+
+CLASSES = ("saving", "exposure")
+
+
+def _key(r: Resource) -> str:
+    prov = r.provenance
+    if prov.source is SourceKind.AWS:
+        where = f"{prov.account or ''}/{prov.region or ''}"
+    else:
+        where = _display(r.scope)
+    return f"{where}/{r.kind}/{r.id}"
+
+
+def _display(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def _group_of(instance: Resource, index: ResourceIndex) -> Resource | None:
+    name = instance.get("AutoScalingGroupName")
+    if not isinstance(name, str) or not name:
+        return None
+    return index.resolve(name, instance.scope, "autoscaling.group")
+
+
+def _template_users(template: Resource, index: ResourceIndex) -> list[Resource]:
+    users: list[Resource] = []
+    for group in index.of_kind("autoscaling.group", template.scope):
+        specs = (dig(group.attrs, "MixedInstancesPolicy.LaunchTemplate."
+                                  "LaunchTemplateSpecification"), group.get("LaunchTemplate"))
+        if any(index.launch_template_of(s, group.scope) is template for s in specs if s):
+            users.append(group)
+    for instance in index.of_kind("ec2.instance", template.scope):
+        spec = instance.get("LaunchTemplate")
+        if spec and index.launch_template_of(spec, instance.scope) is template:
+            users.append(_group_of(instance, index) or instance)
+    return users
+
+
+def capacity_of(resource: Resource, index: ResourceIndex) -> tuple[str, ...]:
+    """The capacity keys of the money found on ``resource``."""
+    if resource.kind == "ec2.instance":
+        group = _group_of(resource, index)
+        return (_key(group or resource),)
+    if resource.kind == "ec2.launch_template":
+        users = _template_users(resource, index)
+        return tuple(sorted({_key(u) for u in users})) or (_key(resource),)
+    return (_key(resource),)
+
+
+def with_capacity(finding: Finding, resource: Resource, index: ResourceIndex) -> Finding:
+    if finding.savings is None:
+        return finding
+    savings = replace(finding.savings, capacity=capacity_of(resource, index))
+    return replace(finding, savings=savings)
+
+
+def _keys(f: dict[str, Any]) -> list[str]:
+    keys = (f.get("savings") or {}).get("capacity")
+    if isinstance(keys, list) and keys:
+        return [str(k) for k in keys]
+    res = f.get("resource") or {}
+    return [f"{res.get('account') or ''}/{res.get('region') or ''}/{res.get('kind')}/"
+            f"{res.get('id')}"]
+
+
+def money_class(savings: dict[str, Any]) -> str:
+    cls = savings.get("class")
+    if cls in CLASSES:
+        return str(cls)
+    return "exposure" if savings.get("kind") == "overspend_cap" else "saving"
+
+
+def totals(findings: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The two totals of FAIL findings (as report dicts), each capacity counted once per class;
+    marks the findings left out with ``savings.counted = false`` (and clears stale marks)."""
+    amounts: dict[str, float] = dict.fromkeys(CLASSES, 0.0)
+    left_out = 0
+    ranked = []
+    for f in findings:
+        sav = f.get("savings")
+        if not isinstance(sav, dict):
+            continue
+        sav.pop("counted", None)
+        if f.get("status") == "FAIL":
+            ranked.append(f)
+    ranked.sort(key=lambda f: (-float(f["savings"].get("usd_month") or 0), str(f.get("id"))))
+    seen: dict[str, set[str]] = {c: set() for c in CLASSES}
+    for f in ranked:
+        sav = f["savings"]
+        cls = money_class(sav)
+        keys = _keys(f)
+        if any(k in seen[cls] for k in keys):
+            sav["counted"] = False
+            left_out += 1
+            continue
+        seen[cls].update(keys)
+        amounts[cls] += float(sav.get("usd_month") or 0)
+    return {"savings_usd_month": round(amounts["saving"], 2),
+            "exposure_usd_month": round(amounts["exposure"], 2),
+            "overlapping_not_counted": left_out}

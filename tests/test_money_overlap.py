@@ -1,0 +1,131 @@
+"""No instance counted twice, and two kinds of money never added together: one test per overlap
+the README lists (a template and the groups that launch it, a group and its members, RS and
+ASG-001 on the same capacity), through the engine and the report summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scanner.catalog import default_catalog
+from scanner.engine import evaluate
+from scanner.model import Resource
+from scanner.report import build_report
+from scanner.telemetry import COVERAGE, TELEMETRY
+from tests.model_builders import res
+
+
+def report(resources: list[Resource], *policies: str) -> dict[str, Any]:
+    findings = evaluate(resources, policy_ids=policies)
+    return build_report(findings, errors=[], notices=[], inputs={"paths": ["x"]},
+                        catalog=default_catalog(), resources=len(resources), deterministic=True)
+
+
+def money(doc: dict[str, Any]) -> list[tuple[str, str, float, bool]]:
+    return sorted((f["policy_id"], f["savings"]["class"], f["savings"]["usd_month"],
+                   f["savings"].get("counted", True))
+                  for f in doc["findings"] if f["savings"])
+
+
+def idle_usage(target: str) -> Resource:
+    return res(TELEMETRY, f"telemetry:{target}", Target=target, Source="history", Hours=336,
+               Members=[{"Id": target, "Hours": 336, "Gpus": [
+                   {"Index": "0", "Hours": 336, "UtilP50": 0, "UtilP95": 0, "UtilMax": 1,
+                    "MemUsedMaxMiB": 200, "MemTotalMiB": 22888}]}])
+
+
+def ondemand_group(name: str = "g") -> Resource:
+    return res("autoscaling.group", name, DesiredCapacity=4, MinSize=4, MaxSize=8,
+               MixedInstancesPolicy={
+                   "InstancesDistribution": {"OnDemandBaseCapacity": 0,
+                                             "OnDemandPercentageAboveBaseCapacity": 100},
+                   "LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateName": "lt"},
+                                      "Overrides": [{"InstanceType": "g5.2xlarge"}]}})
+
+
+def test_rs_and_asg_001_on_the_same_group_count_once() -> None:
+    doc = report([ondemand_group(), res("ec2.launch_template", "lt", LaunchTemplateData={}),
+                  idle_usage("g"), res(COVERAGE, "c")], "RS-002", "ASG-001")
+    full = 4 * 1.212 * 730  # RS-002: the whole group is idle
+    mix = 3 * (1.212 - 0.35 * 1.212) * 730  # ASG-001: 3 of 4 units to spot (1 = 40% of 4)
+    assert money(doc) == [("ASG-001", "saving", round(mix, 2), False),
+                          ("RS-002", "saving", round(full, 2), True)]
+    assert doc["summary"]["savings_usd_month"] == round(full, 2)
+    assert doc["summary"]["overlapping_not_counted"] == 1
+
+
+def test_a_template_and_the_group_that_launches_it_count_once() -> None:
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={
+        "InstanceType": "g5.xlarge",
+        "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "1.0"}}})
+    group = res("autoscaling.group", "g", DesiredCapacity=2, MinSize=2, MaxSize=2,
+                MixedInstancesPolicy={
+                    "InstancesDistribution": {"OnDemandPercentageAboveBaseCapacity": 0,
+                                              "SpotMaxPrice": "1.0"},
+                    "LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateName": "lt"},
+                                       "Overrides": [{"InstanceType": "g5.xlarge"}]}})
+    doc = report([lt, group], "SPOT-001")
+    over = (1.0 - 0.7 * 1.006) * 730
+    assert money(doc) == [("SPOT-001", "exposure", round(over, 2), False),
+                          ("SPOT-001", "exposure", round(2 * over, 2), True)]
+    assert doc["summary"]["exposure_usd_month"] == round(2 * over, 2)
+    assert doc["summary"]["savings_usd_month"] == 0
+    # without the group, the template's own amount counts
+    alone = report([lt], "SPOT-001")
+    assert alone["summary"]["exposure_usd_month"] == round(over, 2)
+
+
+def test_a_group_and_its_members_count_once() -> None:
+    members = [res("ec2.instance", f"i-{n}", declared=False, InstanceType="g5.2xlarge",
+                   State="running", AutoScalingGroupName="g") for n in (1, 2)]
+    group = res("autoscaling.group", "g", declared=False, DesiredCapacity=2, MinSize=2,
+                MaxSize=2, LaunchTemplate={"LaunchTemplateName": "lt"})
+    lt = res("ec2.launch_template", "lt", declared=False,
+             LaunchTemplateData={"InstanceType": "g5.2xlarge"})
+    doc = report([*members, group, lt, idle_usage("i-1"), idle_usage("i-2"),
+                  res(COVERAGE, "c", declared=False)], "RS-002")
+    assert [(f["resource"]["id"], f["status"]) for f in doc["findings"]] == [("g", "FAIL")]
+    assert doc["summary"]["savings_usd_month"] == round(2 * 1.212 * 730, 2)
+
+
+def test_a_member_s_own_amount_is_its_group_s_capacity() -> None:
+    from scanner.graph import ResourceIndex
+    from scanner.pricing.overlap import capacity_of
+
+    member = res("ec2.instance", "i-1", declared=False, AutoScalingGroupName="g")
+    group = res("autoscaling.group", "g", declared=False)
+    alone = res("ec2.instance", "i-2", declared=False)
+    index = ResourceIndex([member, group, alone])
+    assert capacity_of(member, index) == capacity_of(group, index)
+    assert capacity_of(alone, index) != capacity_of(group, index)
+
+
+def test_saving_and_exposure_are_never_added(tmp_path: Any) -> None:
+    from scanner.pricing.overlap import totals
+
+    findings = [
+        {"id": "a", "status": "FAIL", "resource": {"id": "x", "kind": "k"},
+         "savings": {"usd_month": 10.0, "kind": "overspend_cap", "capacity": ["c1"]}},
+        {"id": "b", "status": "FAIL", "resource": {"id": "x", "kind": "k"},
+         "savings": {"usd_month": 30.0, "kind": "idle", "capacity": ["c1"]}},
+        {"id": "c", "status": "SUPPRESSED", "resource": {"id": "y", "kind": "k"},
+         "savings": {"usd_month": 99.0, "kind": "idle", "capacity": ["c2"]}},
+    ]
+    got = totals(findings)
+    assert got == {"savings_usd_month": 30.0, "exposure_usd_month": 10.0,
+                   "overlapping_not_counted": 0}
+    assert all("counted" not in f["savings"] for f in findings)
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_the_larger_amount_is_counted_whatever_the_order(order: int) -> None:
+    from scanner.pricing.overlap import totals
+
+    small = {"id": "s", "status": "FAIL", "resource": {"id": "g", "kind": "k"},
+             "savings": {"usd_month": 5.0, "kind": "spot_mix", "capacity": ["g"]}}
+    big = {"id": "b", "status": "FAIL", "resource": {"id": "g", "kind": "k"},
+           "savings": {"usd_month": 50.0, "kind": "idle", "capacity": ["g"]}}
+    got = totals([small, big] if order else [big, small])
+    assert got["savings_usd_month"] == 50.0
+    assert small["savings"]["counted"] is False and "counted" not in big["savings"]

@@ -1,0 +1,230 @@
+"""RS-001, RS-002 and RS-003 on hand-built resources: when each applies, the recommendation, the
+pricing of groups (desired capacity, on-demand and spot apart), and property tests of the
+recommendation (never dearer than the current type, always fits the observed memory)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policies.recommend import Demand, Options, fits, recommend
+from scanner.catalog import default_catalog
+from scanner.engine import evaluate
+from scanner.model import Finding, Resource
+from scanner.pricing.prices import price
+from scanner.telemetry import COVERAGE, TELEMETRY
+from tests.model_builders import res
+
+RS = ("RS-001", "RS-002", "RS-003")
+
+
+def gpu(index: int, p95: float, top: float, mem: float | None, hours: int = 336,
+        total: float | None = None) -> dict[str, Any]:
+    return {"Index": str(index), "Hours": hours, "UtilP50": p95 / 2, "UtilP95": p95,
+            "UtilMax": top, "MemUsedMaxMiB": mem, "MemTotalMiB": total}
+
+
+def usage(target: str, *members: tuple[str, list[dict[str, Any]]],
+          declared: bool = True) -> Resource:
+    ms = [{"Id": mid, "Hours": max(g["Hours"] for g in gpus), "Gpus": gpus}
+          for mid, gpus in members]
+    return res(TELEMETRY, f"telemetry:{target}", declared=declared, Target=target,
+               Source="history", LookbackDays=14, Hours=max(m["Hours"] for m in ms),
+               Members=ms, Trend={"Start": "2026-01-01T00:00:00Z", "HoursPerPoint": 6,
+                                  "UtilMax": [1.0, 2.0], "UtilP95": [1.0, 1.5]})
+
+
+def coverage(declared: bool = True, **attrs: Any) -> Resource:
+    return res(COVERAGE, "coverage", declared=declared, **attrs)
+
+
+LIGHT_P3 = [gpu(0, 25, 25, 5000), gpu(1, 0, 0, 0), gpu(2, 0, 0, 0), gpu(3, 0, 0, 0)]
+
+
+def run(*resources: Resource, policies: tuple[str, ...] = RS,
+        **params: Any) -> dict[tuple[str, str], Finding]:
+    from scanner.config import Config
+
+    config = Config(policies={p: dict(params) for p in policies}) if params else None
+    found = evaluate(list(resources), policy_ids=policies, config=config)
+    return {(f.policy_id, f.resource["id"]): f for f in found}
+
+
+def statuses(found: dict[tuple[str, str], Finding]) -> dict[tuple[str, str], str]:
+    return {k: f.status.value for k, f in found.items()}
+
+
+def test_oversized_instance_gets_the_cheapest_fitting_type() -> None:
+    found = run(res("ec2.instance", "aws_instance.t", InstanceType="p3.8xlarge"),
+                usage("aws_instance.t", ("aws_instance.t", LIGHT_P3)), coverage())
+    assert statuses(found) == {("RS-001", "aws_instance.t"): "FAIL",
+                               ("RS-002", "aws_instance.t"): "PASS",
+                               ("RS-003", "aws_instance.t"): "PASS"}
+    f = found[("RS-001", "aws_instance.t")]
+    assert f.evidence["recommended"] == "g4dn.xlarge"
+    assert [c["instance_type"] for c in f.evidence["candidates"]] == [
+        "g4dn.xlarge", "g4dn.2xlarge", "g6.xlarge"]
+    assert f.savings is not None and f.savings.kind == "rightsize"
+    assert f.savings.usd_month == pytest.approx((12.24 - 0.526) * 730)
+    assert f.savings.basis.startswith("(12.24 - 0.526) $/h x 730 h x 1 instance [")
+
+
+def test_idle_replaces_oversized_and_saves_the_full_price() -> None:
+    found = run(res("ec2.instance", "i", InstanceType="g5.2xlarge"),
+                usage("i", ("i", [gpu(0, 1, 3, 300)])), coverage())
+    assert statuses(found) == {("RS-002", "i"): "FAIL", ("RS-003", "i"): "PASS"}
+    assert found[("RS-002", "i")].savings.usd_month == pytest.approx(1.212 * 730)  # type: ignore
+
+
+def test_without_utilization_only_rs_003_speaks() -> None:
+    found = run(res("ec2.instance", "i", InstanceType="g4dn.xlarge"), coverage())
+    assert statuses(found) == {("RS-003", "i"): "FAIL"}
+    short = run(res("ec2.instance", "i", InstanceType="g4dn.xlarge"),
+                usage("i", ("i", [gpu(0, 50, 60, 1000, hours=29)])), coverage())
+    assert statuses(short) == {("RS-003", "i"): "FAIL"}
+    assert short[("RS-003", "i")].evidence["hours_of_data"] == 29
+
+
+def test_no_result_where_utilization_was_not_looked_for() -> None:
+    assert run(res("ec2.instance", "i", InstanceType="g4dn.xlarge"),
+               usage("i", ("i", [gpu(0, 1, 1, 0)]))) == {}
+
+
+def test_an_unreadable_utilization_file_is_unknown_not_missing() -> None:
+    found = run(res("ec2.instance", "i", InstanceType="g4dn.xlarge"),
+                coverage(Unreadable={"i": "history.json:3: bad"}))
+    assert statuses(found) == {(p, "i"): "UNKNOWN" for p in RS}
+
+
+def test_applies_to_running_nvidia_compute_only() -> None:
+    stopped = res("ec2.instance", "i-stopped", declared=False, InstanceType="g5.xlarge",
+                  State="stopped")
+    neuron = res("ec2.instance", "i-inf", declared=False, InstanceType="inf2.xlarge",
+                 State="running")
+    cpu = res("ec2.instance", "i-cpu", declared=False, InstanceType="m5.large", State="running")
+    assert run(stopped, neuron, cpu, coverage(declared=False)) == {}
+
+
+def test_group_is_judged_on_its_members_and_they_are_not_judged_alone() -> None:
+    members = [res("ec2.instance", f"i-{n}", declared=False, InstanceType="p3.8xlarge",
+                   State="running", AutoScalingGroupName="trainers") for n in (1, 2)]
+    group = res("autoscaling.group", "trainers", declared=False, DesiredCapacity=2, MinSize=0,
+                MaxSize=4, LaunchTemplate={"LaunchTemplateName": "lt"},
+                Instances=[{"InstanceId": "i-1"}, {"InstanceId": "i-2"}])
+    lt = res("ec2.launch_template", "lt", declared=False,
+             LaunchTemplateData={"InstanceType": "p3.8xlarge"})
+    found = run(*members, group, lt, coverage(declared=False),
+                usage("i-1", ("i-1", LIGHT_P3), declared=False),
+                usage("i-2", ("i-2", [gpu(0, 20, 30, 9000), gpu(1, 10, 12, 4000),
+                                      gpu(2, 0, 0, 0), gpu(3, 0, 0, 0)]), declared=False))
+    assert {k[1] for k in found} == {"trainers"}
+    f = found[("RS-001", "trainers")]
+    assert f.status.value == "FAIL"
+    assert f.evidence["demand"]["gpus_used"] == 2  # the busiest member used two GPUs
+    assert f.evidence["demand"]["peak_memory_used_mib"] == 9000
+    assert f.evidence["recommended"] == "g4dn.12xlarge"
+    assert f.savings.usd_month == pytest.approx((12.24 - 3.912) * 730 * 2)  # type: ignore
+
+
+def _spot_group(**extra: Any) -> list[Resource]:
+    return [res("autoscaling.group", "g", DesiredCapacity=4, MinSize=0, MaxSize=8,
+                MixedInstancesPolicy={
+                    "InstancesDistribution": {"OnDemandBaseCapacity": 0,
+                                              "OnDemandPercentageAboveBaseCapacity": 25},
+                    "LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateName": "lt"},
+                                       "Overrides": [{"InstanceType": "g5.2xlarge"},
+                                                     {"InstanceType": "g5.4xlarge"}]}},
+                **extra),
+            res("ec2.launch_template", "lt", LaunchTemplateData={}),
+            usage("g", ("m1", [gpu(0, 0, 1, 100)])), coverage()]
+
+
+def test_group_priced_at_desired_capacity_on_demand_and_spot_apart() -> None:
+    found = run(*_spot_group())
+    f = found[("RS-002", "g")]
+    # 1 on-demand + 3 spot units of the cheapest override (g5.2xlarge, 1.212 $/h)
+    assert f.savings.usd_month == pytest.approx(1.212 * 730 + 3 * 0.35 * 1.212 * 730)  # type: ignore
+    basis = f.savings.basis  # type: ignore[union-attr]
+    assert "x 1 instance" in basis and "x 3 instances" in basis
+    assert "estimated at 0.35 x" in basis
+    assert "1.212-1.624 $/h" in basis  # the range of the override types
+
+
+def test_live_spot_price_used_and_a_moto_constant_ignored() -> None:
+    live = run(*_spot_group(CurrentSpotPrices={"g5.2xlarge": "0.5"}))[("RS-002", "g")]
+    assert live.savings.usd_month == pytest.approx((1.212 + 3 * 0.5) * 730)  # type: ignore
+    assert "current spot g5.2xlarge" in live.savings.basis  # type: ignore[union-attr]
+    tiny = run(*_spot_group(CurrentSpotPrices={"g5.2xlarge": "0.005"}))[("RS-002", "g")]
+    assert tiny.savings.usd_month == pytest.approx((1.212 + 3 * 0.35 * 1.212) * 730)  # type: ignore
+    assert "below 1% of on-demand" in tiny.savings.basis  # type: ignore[union-attr]
+
+
+def test_no_fp16_figure_compares_the_same_gpu_model_only() -> None:
+    found = run(res("ec2.instance", "i", InstanceType="g5.12xlarge"),
+                usage("i", ("i", [gpu(0, 30, 40, 6000), gpu(1, 0, 0, 0), gpu(2, 0, 0, 0),
+                                  gpu(3, 0, 0, 0)])), coverage())
+    f = found[("RS-001", "i")]
+    assert f.evidence["recommended"] == "g5.xlarge"
+    assert {c["gpu_model"] for c in f.evidence["candidates"]} == {"A10G"}
+    assert "no published dense FP16" in f.evidence["note"]
+
+
+def test_arch_vendor_and_family_limits() -> None:
+    t4g = run(res("ec2.instance", "i", InstanceType="g5g.16xlarge"),
+              usage("i", ("i", [gpu(0, 10, 20, 2000), gpu(1, 0, 0, 0)])), coverage())
+    assert t4g[("RS-001", "i")].evidence["recommended"] == "g5g.xlarge"  # stays on arm64
+    fam = run(res("ec2.instance", "i", InstanceType="p3.8xlarge"),
+              usage("i", ("i", LIGHT_P3)), coverage(), policies=("RS-001",), families=["g6"])
+    assert fam[("RS-001", "i")].evidence["recommended"] == "g6.xlarge"
+
+
+def test_small_saving_passes_and_unknown_type_is_unknown() -> None:
+    small = run(res("ec2.instance", "i", InstanceType="g4dn.2xlarge"),
+                usage("i", ("i", [gpu(0, 30, 40, 2000)])), coverage(),
+                policies=("RS-001",), min_saving_usd_month=500)
+    assert statuses(small) == {("RS-001", "i"): "PASS"}
+    unknown = run(res("ec2.instance", "i", InstanceType="g9.xlarge"),
+                  usage("i", ("i", [gpu(0, 30, 40, 2000)])), coverage(), policies=("RS-001",))
+    assert statuses(unknown) == {("RS-001", "i"): "UNKNOWN"}
+
+
+def test_busy_machine_passes() -> None:
+    found = run(res("ec2.instance", "i", InstanceType="g4dn.xlarge"),
+                usage("i", ("i", [gpu(0, 90, 100, 15000)])), coverage())
+    assert statuses(found) == {(p, "i"): "PASS" for p in RS}
+
+
+# -- properties of the recommendation -----------------------------------------------------------
+
+CATALOG = default_catalog()
+PRICED = sorted(t for t, s in CATALOG.instances.items()
+                if s.price_usd_hour is not None and s.gpu_count and s.gpu_vendor == "nvidia")
+
+
+@settings(max_examples=300, deadline=None)
+@given(current=st.sampled_from(PRICED), used=st.integers(1, 8),
+       mem=st.floats(0, 300_000), p95=st.floats(0, 100), mem_head=st.floats(0, 100),
+       cpu_head=st.floats(0, 100))
+def test_recommendation_never_costs_more_and_always_fits(current: str, used: int, mem: float,
+                                                         p95: float, mem_head: float,
+                                                         cpu_head: float) -> None:
+    spec = CATALOG.instances[current]
+    now = price(current, "us-east-1", catalog=CATALOG).usd_hour
+    assert now is not None
+    demand = Demand(used, mem, p95, p95)
+    opts = Options(mem_head, cpu_head)
+    found = recommend(spec, now, demand, CATALOG,
+                      lambda t: price(t, "us-east-1", catalog=CATALOG), opts)
+    prices = [c.price.usd_hour for c in found]
+    assert prices == sorted(prices)
+    for c in found:
+        assert c.price.usd_hour is not None and c.price.usd_hour < now
+        assert (c.spec.gpu_mem_gib or 0) * 1024 >= mem * (1 + mem_head / 100) - 1e-6
+        assert c.spec.gpu_count is not None
+        assert c.spec.gpu_count >= used or (c.spec.gpu_count < 1 and used == 1)
+        assert c.projected_util_p95 * (1 + cpu_head / 100) <= 100 + 1e-6
+        assert c.spec.arch == spec.arch and c.spec.gpu_vendor == spec.gpu_vendor
+        assert isinstance(fits(spec, c.spec, demand, opts), tuple)
