@@ -1,0 +1,78 @@
+"""Is a reply the service's answer? A check before botocore parses it.
+
+botocore reads some replies that are not an AWS answer as an empty one: a well-formed HTML page
+(a captive portal, a proxy's sign-in page, a wrong endpoint) becomes an EC2 answer with no items,
+a JSON body that does not parse becomes ``{"message": ...}``. An empty list would then be taken
+for "no resources". ``check_answer`` runs on every successful reply (``before-parse``) and raises
+``UnreadableAnswer`` unless the body is what the protocol answers: for the XML protocols (EC2,
+query) a document whose root element is ``<Operation>Response``; for JSON, a JSON object. Only
+the first bytes are looked at for XML (the parser reads the rest), so a 10 MB answer costs
+nothing more. The reason names the content type and root element, never the body's text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# BOM, XML declaration, comments, processing instructions and a doctype may precede the root.
+_ROOT = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?(?:\s|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)*<([A-Za-z_][\w.:-]*)",
+    re.S,
+)
+_HEAD = 4096  # bytes looked at to find the root element
+
+
+class UnreadableAnswer(Exception):
+    """The reply is not the service's answer to the operation (one line saying why)."""
+
+
+def check_answer(
+    operation_model: Any = None, response_dict: dict[str, Any] | None = None, **_: Any
+) -> None:
+    """botocore ``before-parse`` handler: raise ``UnreadableAnswer`` for a success status whose
+    body is not the operation's answer. Error statuses are left to botocore (its generic 5xx
+    handling keeps them retryable)."""
+    if operation_model is None or response_dict is None:
+        return
+    status = int(response_dict.get("status_code") or 0)
+    if not 200 <= status < 300 or operation_model.has_streaming_output:
+        return
+    body = response_dict.get("body") or b""
+    if isinstance(body, str):
+        body = body.encode("utf-8", "replace")
+    name = operation_model.name
+    service = operation_model.service_model
+    protocol = getattr(service, "resolved_protocol", None) or service.protocol
+    headers = response_dict.get("headers") or {}
+    ctype = str(headers.get("content-type") or headers.get("Content-Type") or "no content type")
+    ctype = ctype.split(";", 1)[0].strip()[:60]
+    if not body.strip():
+        raise UnreadableAnswer(f"HTTP {status} with an empty body, not the {name} answer")
+    if protocol in ("ec2", "query"):
+        expected = f"{name}Response"
+        root = _root(body)
+        if root != expected:
+            found = f"<{root}>" if root else "no XML element"
+            raise UnreadableAnswer(
+                f"HTTP {status} ({ctype}) whose root is {found}, not <{expected}>: a proxy, "
+                "a captive portal or a wrong endpoint answered"
+            )
+    elif protocol == "json":
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict):
+            raise UnreadableAnswer(
+                f"HTTP {status} ({ctype}) whose body is not a JSON object, not the {name} answer"
+            )
+
+
+def _root(body: bytes) -> str | None:
+    m = _ROOT.match(body[:_HEAD])
+    if m is None:
+        return None
+    tag = m.group(1).decode("ascii", "replace")
+    return tag.rsplit(":", 1)[-1][:60]  # a namespace prefix is not part of the name
