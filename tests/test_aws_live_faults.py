@@ -376,3 +376,32 @@ def test_a_stalled_call_holds_neither_the_audit_nor_the_other_region(
     assert_no_verdict_where_data_is_missing(doc, baseline, declared("ec2:DescribeVpcEndpoints"))
     vpc_row = next(c for c in doc["coverage"] if (c["region"], c["service"]) == (EAST, "vpc"))
     assert vpc_row["status"] == "error" and "deadline" in vpc_row["error"]
+
+
+# -- what each policy reads ------------------------------------------------------------------------
+
+
+def test_a_policy_reads_nothing_live_beyond_its_observed_needs(estate: Any) -> None:
+    """The gap rule is only as good as ``observed_needs``: for every policy and every kind the
+    live audit can produce that the policy does not declare, taking all resources of that kind
+    away changes none of its results on the seeded estate (so a gap in that kind could not
+    have changed them either)."""
+    from scanner.aws.collect import collect
+    from scanner.aws.registry import ALL_KINDS
+    from scanner.aws.targets import TargetSpec
+    from scanner.engine import evaluate
+
+    proxy = estate[0]
+    proxy.clear()
+    result = collect(TargetSpec(regions=(EAST, WEST)), kinds=ALL_KINDS, endpoint_url=proxy.url,
+                     max_attempts=1)
+    assert result.errors == []
+    produced = {r.kind for r in result.resources}
+    for pol in all_policies().values():
+        assert set(pol.observed_needs) <= ALL_KINDS, pol.id  # no kind the live audit lacks
+        whole = evaluate(result.resources, policy_ids=[pol.id])
+        assert whole, f"{pol.id} judges nothing on the estate"
+        for kind in sorted(produced - set(pol.observed_needs)):
+            without = [r for r in result.resources if r.kind != kind]
+            assert evaluate(without, policy_ids=[pol.id]) == whole, (
+                f"{pol.id} reads {kind} live but does not declare it")
