@@ -117,7 +117,11 @@ class ClientFactory:
     5,500 volumes and 500 instances cost moto 3.5 s of CPU one at a time, 4.3-4.5 s two at a
     time, 4.3-4.9 s all at once), while the audit's threads parse one answer as the next is
     rendered. Many small requests go about 10% faster with 2 (24 empty regions). Real AWS (or a
-    remote endpoint) is not bounded.
+    remote endpoint) is not bounded. The bound is one lane for every region, in which a request
+    that has held its slot for ``lane_hold`` seconds stops counting (``EndpointLane``).
+
+    ``deadline`` is the audit's: no request is sent after it, and no single attempt may take
+    longer than the whole audit is given.
     """
 
     def __init__(
