@@ -194,7 +194,7 @@ def audit(
     result = collect_targets(
         targets, kinds=kinds, factory=factory, max_workers=max_workers, progress=progress
     )
-    if deadline.abandoned and not opts.quiet:
+    if deadline.expired and not opts.quiet:
         click.echo(f"gpuaudit: {deadline.reason}: what was not read is ERROR", err=True)
     try:
         code = finish(result, inputs=inputs_of(targets), opts=opts)

@@ -94,3 +94,27 @@ def test_a_long_run_of_whitespace_costs_nothing() -> None:
     with pytest.raises(UnreadableAnswer):
         check_answer(operation_model=op("ec2", "DescribeVpcs"),
                      response_dict=reply(b" " * 4_000_000 + b"x"))
+
+
+@pytest.mark.parametrize(
+    ("service", "name", "body", "reason"),
+    [
+        ("eks", "ListNodegroups", b"<html><body>portal</body></html>",
+         "HTTP 200 (text/html) whose body is not a JSON object, not the ListNodegroups answer"),
+        ("batch", "DescribeComputeEnvironments", b"",
+         "HTTP 200 with an empty body, not the DescribeComputeEnvironments answer"),
+        ("s3", "ListBuckets", b"<html><body>portal</body></html>",
+         "HTTP 200 (text/html) whose root is <html>, not the ListBuckets answer: a proxy, a "
+         "captive portal or a wrong endpoint answered"),
+    ],
+)
+def test_rest_protocols_are_held_to_the_same(service: str, name: str, body: bytes,
+                                             reason: str) -> None:
+    """The services a GPU estate also lives in (EKS node groups, Batch compute environments)
+    speak REST: a page there is no empty answer either."""
+    with pytest.raises(UnreadableAnswer) as caught:
+        check_answer(operation_model=op(service, name),
+                     response_dict=reply(body, ctype="text/html"))
+    assert str(caught.value) == reason
+    check_answer(operation_model=op(service, name),
+                 response_dict=reply(b"{}" if service != "s3" else b"<ListAllMyBucketsResult/>"))

@@ -5,9 +5,10 @@ botocore reads some replies that are not an AWS answer as an empty one: a well-f
 a JSON body that does not parse becomes ``{"message": ...}``. An empty list would then be taken
 for "no resources". ``check_answer`` runs on every successful reply (``before-parse``) and raises
 ``UnreadableAnswer`` unless the body is what the protocol answers: for the XML protocols (EC2,
-query) a document whose root element is ``<Operation>Response``; for JSON, a JSON object. Only
-the first bytes are looked at for XML (the parser reads the rest), so a 10 MB answer costs
-nothing more. The reason names the content type and root element, never the body's text.
+query) a document whose root element is ``<Operation>Response``; for JSON and REST-JSON, a JSON
+object; for REST-XML, an XML document that is not an HTML page. Only the first bytes are looked
+at for XML (the parser reads the rest), so a 10 MB answer costs nothing more. The reason names
+the content type and root element, never the body's text.
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ def check_answer(
     headers = response_dict.get("headers") or {}
     ctype = str(headers.get("content-type") or headers.get("Content-Type") or "no content type")
     ctype = ctype.split(";", 1)[0].strip()[:60]
-    if not body.strip():
-        raise UnreadableAnswer(f"HTTP {status} with an empty body, not the {name} answer")
     if protocol in ("ec2", "query"):
+        # the envelope <OperationResponse> is there even when the output has no members
+        if not body.strip():
+            raise UnreadableAnswer(f"HTTP {status} with an empty body, not the {name} answer")
         expected = f"{name}Response"
         root = _root(body)
         if root != expected:
@@ -59,7 +61,12 @@ def check_answer(
                 f"HTTP {status} ({ctype}) whose root is {found}, not <{expected}>: a proxy, "
                 "a captive portal or a wrong endpoint answered"
             )
-    elif protocol == "json":
+        return
+    if not _has_body(operation_model.output_shape):
+        return  # nothing is answered in the body (e.g. headers only): nothing to check
+    if not body.strip():
+        raise UnreadableAnswer(f"HTTP {status} with an empty body, not the {name} answer")
+    if protocol in ("json", "rest-json"):
         try:
             doc = json.loads(body)
         except ValueError:
@@ -68,6 +75,21 @@ def check_answer(
             raise UnreadableAnswer(
                 f"HTTP {status} ({ctype}) whose body is not a JSON object, not the {name} answer"
             )
+    elif protocol == "rest-xml" and (_root(body) or "").lower() in ("", "html"):
+        root = _root(body)
+        raise UnreadableAnswer(
+            f"HTTP {status} ({ctype}) whose root is {f'<{root}>' if root else 'no XML element'}, "
+            f"not the {name} answer: a proxy, a captive portal or a wrong endpoint answered"
+        )
+
+
+def _has_body(shape: Any) -> bool:
+    """Whether the operation answers anything in the body (members not in headers or status)."""
+    if shape is None:
+        return False
+    if shape.serialization.get("payload"):
+        return True
+    return any(not m.serialization.get("location") for m in shape.members.values())
 
 
 def _root(body: bytes) -> str | None:

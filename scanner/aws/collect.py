@@ -94,6 +94,7 @@ def collect_targets(
                 if progress is not None:
                     progress(len(parts), total, run.target, "error" if part.errors else "ok")
         except FuturesTimeout:
+            deadline.expired = True
             for future, run in futures.items():
                 if run.target.sort_key() in parts:
                     continue

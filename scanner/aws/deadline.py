@@ -20,8 +20,9 @@ class Deadline:
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds if seconds and seconds > 0 else None
         self._at = None if self.seconds is None else time.monotonic() + self.seconds
-        # Set when the audit stopped waiting for work still in flight (threads left running
-        # until their request times out): the CLI then exits without joining them.
+        # Set when the audit stopped waiting at the deadline (``expired``), and when it left
+        # work in flight (``abandoned``: threads that end when their request times out).
+        self.expired = False
         self.abandoned = False
 
     def remaining(self) -> float | None:
