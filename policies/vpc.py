@@ -11,6 +11,9 @@ from policies.base import Context, Remediation, policy
 from policies.common import (
     COMPUTE_KINDS,
     NETWORK_KINDS,
+    OBSERVED_ENDPOINT_ROUTES,
+    OBSERVED_ENDPOINTS,
+    OBSERVED_PUBLIC_ROUTES,
     PLACED_KINDS,
     Placement,
     as_list,
@@ -77,6 +80,7 @@ S3_ENDPOINT_CFN = '''S3Endpoint:
     severity=Severity.MEDIUM,
     kinds=("ec2.vpc",),
     needs=COMPUTE_KINDS + NETWORK_KINDS,
+    observed_needs=OBSERVED_ENDPOINTS,
     description="GPU workloads move datasets and checkpoints to and from S3; without a gateway "
                 "endpoint that traffic goes through NAT (cost per GB) and leaves the VPC.",
     remediation=Remediation(
@@ -111,6 +115,7 @@ def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
     severity=Severity.MEDIUM,
     kinds=("ec2.subnet",),
     needs=COMPUTE_KINDS + NETWORK_KINDS,
+    observed_needs=OBSERVED_ENDPOINT_ROUTES,
     description="A subnet that runs GPU compute must use a route table (its explicit association, "
                 "else the VPC's main table) that the S3 gateway endpoint is associated with.",
     remediation=Remediation(
@@ -187,6 +192,7 @@ def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
     severity=Severity.LOW,
     kinds=("ec2.vpc_endpoint",),
     needs=COMPUTE_KINDS + NETWORK_KINDS,
+    observed_needs=OBSERVED_ENDPOINTS,
     description="An endpoint in a VPC with GPU compute must have a policy narrower than full "
                 "access: no policy, or an Allow of * (or s3:*, or any service:*) to * without a "
                 "Condition, fails.",
@@ -321,6 +327,7 @@ def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
     severity=Severity.HIGH,
     kinds=COMPUTE_KINDS,
     needs=NETWORK_KINDS,
+    observed_needs=OBSERVED_PUBLIC_ROUTES,
     description="GPU instances must not be reachable from the internet: an explicit "
                 "AssociatePublicIpAddress fails on its own; a subnet's MapPublicIpOnLaunch fails "
                 "when that subnet routes 0.0.0.0/0 to an internet gateway; live, a public IP.",

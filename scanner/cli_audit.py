@@ -15,6 +15,10 @@ import click
 from scanner.cli_options import build_report_options, report_options
 from scanner.runner import EXIT_ERROR, UsageError, finish
 
+# The whole audit's deadline by default (--timeout): a single account's enabled regions take
+# well under a minute; an Organization that needs longer says so (or is sharded, --shard).
+DEFAULT_TIMEOUT = 600.0
+
 
 def needed_kinds(
     config_path: Path | None, policy_ids: Collection[str], skip_ids: Collection[str]
@@ -136,6 +140,15 @@ class Progress:
     help="Attempts per API call (adaptive retries; default 6 or AWS_MAX_ATTEMPTS).",
 )
 @click.option(
+    "--timeout",
+    type=click.FloatRange(0, 86400),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Deadline of the whole audit (0: none). After it nothing more is sent and what was "
+    "not read is ERROR (exit 2); the report is still written.",
+)
+@click.option(
     "--shard", metavar="K/N", help="Audit only shard K of N of the sorted (account, region) pairs."
 )
 @click.option(
@@ -158,6 +171,7 @@ def audit(
     max_workers: int,
     endpoint_concurrency: int | None,
     max_attempts: int | None,
+    timeout: float,
     shard: str | None,
     lookback_days: float | None,
     **kwargs: Any,
@@ -196,15 +210,18 @@ def audit(
     from scanner.aws.clients import ClientFactory
     from scanner.aws.collect import collect_targets, inputs_of, plan
     from scanner.aws.collectors.cloudwatch import configure
+    from scanner.aws.deadline import Deadline
     from scanner.rightsizing_inputs import configured_lookback
 
     configure(lookback_days=lookback_days or configured_lookback(opts))
 
     progress = Progress(enabled=not opts.quiet)
+    deadline = Deadline(timeout)
     factory = ClientFactory(
         endpoint_url=endpoint_url,
         max_attempts=max_attempts,
         endpoint_concurrency=endpoint_concurrency,
+        deadline=deadline,
     )
     from scanner import progress as live_progress
 
@@ -214,10 +231,14 @@ def audit(
         result = collect_targets(
             targets, kinds=kinds, factory=factory, max_workers=max_workers, progress=progress
         )
+    if deadline.expired and not opts.quiet:
+        click.echo(f"gpuaudit: {deadline.reason}: what was not read is ERROR", err=True)
     try:
         code = finish(result, inputs=inputs_of(targets), opts=opts)
     except UsageError as exc:
         _die(str(exc))
+    # Requests still in flight past the deadline are not waited for: ``scanner.cli.main`` ends
+    # the process with os._exit once the reports are written.
     sys.exit(code)
 
 

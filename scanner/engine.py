@@ -102,6 +102,8 @@ def run(
     only = None if only_files is None else {os.path.realpath(f) for f in only_files}
     for pol in policies:
         ctx = Context(index, config.params(pol.id, pol.params), catalog, memo)
+        holes = _holes(pol, gaps)
+        judged: set[str] = set()  # the holes' scopes in which the policy has a result
         for kind in pol.kinds:
             for resource in index.of_kind(kind):
                 try:
@@ -113,14 +115,67 @@ def run(
                     if only is not None and not _declared_in(result.resource, only):
                         continue
                     result = _if_it_exists(result)
+                    hole = _hole_of(result.resource, holes) if holes else None
+                    if hole is not None:
+                        judged.add(hole.scope)
+                        result = hole.unjudged(result)
                     if result.status is Status.PASS and not include_passed:
                         out.passed[pol.id] += 1
                         continue
                     finding = with_capacity(_finding(pol, result), result.resource, index)
                     out.findings.append(_suppress(finding, result.resource, mutes, baseline_ids))
-        out.findings.extend(_gap_errors(pol, gaps))
+        out.findings.extend(_gap_errors(pol, holes, judged))
     out.findings.sort(key=_sort_key)
     return out
+
+
+@dataclass
+class _Hole:
+    """What a policy reads that could not be read in one (account, region)."""
+
+    scope: str
+    account: str | None
+    region: str | None
+    missing: set[str] = field(default_factory=set)
+    why: list[str] = field(default_factory=list)  # the gaps' reasons: the failed calls
+
+    @property
+    def message(self) -> str:
+        return (f"could not evaluate: {', '.join(sorted(self.missing))} not readable here: "
+                f"{'; '.join(self.why)}")
+
+    def unjudged(self, result: Result) -> Result:
+        """A verdict made without data the policy reads is no verdict: ERROR, naming the
+        failed call (an ERROR the policy gave itself stays)."""
+        if result.status is Status.ERROR:
+            return result
+        return Result(Status.ERROR, self.message, result.resource, result.path,
+                      {"missing_kinds": sorted(self.missing), "unread": list(self.why)}, None)
+
+
+def _holes(pol: Policy, gaps: Sequence[Gap]) -> dict[str, _Hole]:
+    """The scopes where a kind this policy reads (``observed_needs``: a gap is always in
+    observed state, a call that failed) could not be read, with what and why."""
+    needs = set(pol.observed_needs)
+    holes: dict[str, _Hole] = {}
+    for gap in gaps:
+        missing = needs.intersection(gap.kinds)
+        if not missing:
+            continue
+        hole = holes.setdefault(gap.scope, _Hole(gap.scope, gap.account, gap.region))
+        hole.missing |= missing
+        if gap.reason not in hole.why:
+            hole.why.append(gap.reason)
+    return holes
+
+
+def _hole_of(resource: Resource, holes: Mapping[str, _Hole]) -> _Hole | None:
+    """The hole a live resource lies in: its (account, region), or its whole account when the
+    account's regions could not even be listed (a gap of scope ``ACCOUNT/*``)."""
+    prov = resource.provenance
+    if prov.source is not SourceKind.AWS:
+        return None
+    return holes.get(resource.scope) or holes.get(f"{prov.account}/*")
 
 
 def _if_it_exists(result: Result) -> Result:
@@ -280,21 +335,21 @@ def _with(finding: Finding, suppression: dict[str, Any]) -> Finding:
                       "suppression": suppression})
 
 
-def _gap_errors(pol: Policy, gaps: Sequence[Gap]) -> list[Finding]:
+def _gap_errors(pol: Policy, holes: Mapping[str, _Hole], judged: set[str]) -> list[Finding]:
+    """One scope-level ERROR per hole where it is the only word: the policy has no result
+    there, or the missing kinds are ones it judges (their resources are not there to carry an
+    ERROR of their own)."""
     out: list[Finding] = []
-    seen: set[tuple[str, tuple[str, ...]]] = set()
-    needs = set(pol.observed_needs)  # a gap is always in observed state (a call that failed)
-    for gap in gaps:
-        missing = sorted(needs.intersection(gap.kinds))
-        if not missing or (gap.scope, tuple(missing)) in seen:
+    for scope, hole in sorted(holes.items()):
+        if scope in judged and not hole.missing.intersection(pol.kinds):
             continue
-        seen.add((gap.scope, tuple(missing)))
-        ident = {"kind": "scope", "id": gap.scope, "name": None, "address": None, "arn": None,
-                 "account": gap.account, "region": gap.region, "tags": {}}
+        missing = sorted(hole.missing)
+        ident = {"kind": "scope", "id": scope, "name": None, "address": None, "arn": None,
+                 "account": hole.account, "region": hole.region, "tags": {}}
         out.append(Finding(
             id=fingerprint(pol.id, ident, "gap:" + ",".join(missing)),
             policy_id=pol.id, title=pol.title, severity=pol.severity, status=Status.ERROR,
-            message=f"could not evaluate: {', '.join(missing)} not readable: {gap.reason}",
-            resource=ident, location=None, evidence={"missing_kinds": missing},
+            message=hole.message, resource=ident, location=None,
+            evidence={"missing_kinds": missing, "unread": list(hole.why)},
             remediation=pol.remediation.as_dict(), savings=None, suppression=None))
     return out

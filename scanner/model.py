@@ -233,8 +233,9 @@ class Notice:
 class Gap:
     """Resources of ``kinds`` in ``scope`` could not be read (live: a denied or failed call).
 
-    Every enabled policy that evaluates or needs one of those kinds gets an ERROR result for the
-    scope, so that a denied call is never mistaken for "no resources".
+    Every enabled policy that reads one of those kinds (``observed_needs``) gives no PASS, FAIL
+    or UNKNOWN in the scope: its results there are ERROR naming ``reason`` (scanner.engine), so
+    that a failed call is never mistaken for "no resources" or for what was not read.
     """
 
     scope: str

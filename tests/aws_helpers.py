@@ -14,6 +14,7 @@ import os
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -272,11 +273,15 @@ def env_without_aws_endpoints() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
 
 
-VPCS = (
-    b'<?xml version="1.0" encoding="UTF-8"?>'
-    b'<DescribeVpcsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
-    b"<requestId>r-1</requestId><vpcSet/></DescribeVpcsResponse>"
-)
+def empty_answer(action: str) -> bytes:
+    """The EC2 answer to ``action`` with no items (its root element is ``<ActionResponse>``)."""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        f'<{action}Response xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
+        f"<requestId>r-1</requestId></{action}Response>"
+    ).encode()
+
+
 FAULT = (
     b'<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error>'
     b"<Code>UnauthorizedOperation</Code><Message>denied</Message></Error></Errors>"
@@ -285,20 +290,29 @@ FAULT = (
 
 
 class SlowEndpoint:
-    """An HTTP endpoint that answers DescribeVpcs after ``delay`` seconds (a denial when the
-    request asks for VPC ``vpc-denied``) and records how many requests it held at once."""
+    """An HTTP endpoint that answers every EC2 action with no items after ``delay`` seconds (a
+    denial when the request asks for VPC ``vpc-denied``; no answer at all, until ``release()``,
+    when it asks for ``vpc-stalled``) and records how many requests it held at once."""
 
     def __init__(self, delay: float = 0.05) -> None:
         self.delay = delay
         self.in_flight = 0
         self.max_in_flight = 0
         self.requests = 0
+        self.stalled = 0
+        self._released = threading.Event()
         self._lock = threading.Lock()
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if b"vpc-stalled" in body:
+                    with endpoint._lock:
+                        endpoint.stalled += 1
+                    endpoint._released.wait()
+                    self.close_connection = True
+                    return  # closed unanswered
                 with endpoint._lock:
                     endpoint.requests += 1
                     endpoint.in_flight += 1
@@ -307,7 +321,8 @@ class SlowEndpoint:
                 with endpoint._lock:
                     endpoint.in_flight -= 1
                 denied = b"vpc-denied" in body
-                payload = FAULT if denied else VPCS
+                action = urllib.parse.parse_qs(body.decode()).get("Action", ["DescribeVpcs"])[0]
+                payload = FAULT if denied else empty_answer(action)
                 self.send_response(403 if denied else 200)
                 self.send_header("Content-Type", "text/xml")
                 self.send_header("Content-Length", str(len(payload)))
@@ -325,6 +340,10 @@ class SlowEndpoint:
         self.thread.start()
         return self
 
+    def release(self) -> None:
+        self._released.set()
+
     def __exit__(self, *_: Any) -> None:
+        self.release()
         self.server.shutdown()
         self.server.server_close()

@@ -11,7 +11,7 @@ from typing import Any
 import boto3
 import botocore.session
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 from botocore.loaders import Loader, create_loader
 
 from scanner.aws.clients import ClientFactory, is_loopback
@@ -47,7 +47,7 @@ def hammer(factory: ClientFactory, threads: int = 6, calls: int = 3, **params: A
         out: list[Any] = []
         for _ in range(calls):
             try:
-                out.append(ec2.describe_vpcs(**params)["Vpcs"])
+                out.append(ec2.describe_vpcs(**params).get("Vpcs", []))
             except (ClientError, EndpointConnectionError) as exc:
                 out.append(exc)
         return out
@@ -125,3 +125,37 @@ def test_a_service_model_is_loaded_once_for_clients_made_side_by_side(
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda s: factory.client(s, "ec2", ["DescribeVpcs"]), sessions))
     assert reads.count("ec2/2016-11-15/service-2") == 1, reads
+
+
+def test_a_stalled_request_stops_holding_the_lane(creds: None) -> None:
+    """One request never answered: after ``lane_hold`` seconds it no longer counts against the
+    local endpoint's one slot, and the other requests go through while it is still stalled."""
+    with SlowEndpoint(delay=0.01) as endpoint:
+        factory = ClientFactory(endpoint_url=endpoint.url, max_attempts=1, lane_hold=0.2,
+                                read_timeout=60)
+        assert factory.endpoint_concurrency == 1
+        stalled = ThreadPoolExecutor(1)
+        stuck = stalled.submit(
+            lambda: factory.client(session(), "ec2", ["DescribeVpcs"]).describe_vpcs(
+                VpcIds=["vpc-stalled"]))
+        while endpoint.stalled == 0:
+            time.sleep(0.01)
+        others = ThreadPoolExecutor(1).submit(hammer, factory, 3, 2)
+        done = others.result(timeout=50)  # with the slot held they would wait for 60 s
+        assert done == [[]] * 6 and not stuck.done()
+        endpoint.release()
+        with pytest.raises(Exception):  # noqa: B017 - closed unanswered: any failure will do
+            stuck.result(timeout=30)
+        stalled.shutdown()
+
+
+def test_a_timed_out_call_is_retried_only_while_an_attempt_fits_in_its_time(creds: None) -> None:
+    """Six attempts are allowed, but a stalled endpoint costs a call two read timeouts (the
+    third would end after ``call_timeout``), not six."""
+    with SlowEndpoint() as endpoint:
+        factory = ClientFactory(endpoint_url=endpoint.url, endpoint_concurrency=0,
+                                max_attempts=6, read_timeout=1.0, call_timeout=2.7)
+        ec2 = factory.client(session(), "ec2", ["DescribeVpcs"])
+        with pytest.raises(ReadTimeoutError):
+            ec2.describe_vpcs(VpcIds=["vpc-stalled"])
+        assert endpoint.stalled == 2

@@ -8,6 +8,12 @@ and retries as it would AWS's), or with an endpoint that refuses connections.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -305,3 +311,89 @@ def test_region_wide_refusal_stops_the_service_but_reports_every_kind(aws: None)
         "autoscaling.group",
         "autoscaling.launch_configuration",
     }
+
+
+def test_at_the_deadline_what_was_read_stays_and_the_rest_is_a_gap(aws: None) -> None:
+    """DescribeVpcEndpoints in us-east-1 never answers; one pair at a time, so us-west-2 has not
+    started when the deadline passes. us-east-1 keeps everything it read (the VPC collector's
+    other walks included) with an error and a gap for the stalled call; us-west-2 is one error
+    and a gap for every kind."""
+    seed()
+    release = threading.Event()
+
+    def stall(**_: Any) -> None:
+        release.wait(60)
+        raise RuntimeError("released after the test")
+
+    try:
+        result = collect(
+            TargetSpec(regions=(REGION, "us-west-2")),
+            kinds=DEFAULT_KINDS,
+            max_workers=1,
+            session_maker=session_maker({"before-send.ec2.DescribeVpcEndpoints": stall}),
+            timeout=5,
+        )
+    finally:
+        release.set()
+    reason = "not read: the audit deadline passed first (--timeout 5 s)"
+    assert [e.as_dict() for e in result.errors] == [
+        {"kind": "aws", "path": f"{SCOPE}/ec2:DescribeVpcEndpoints", "reason": reason},
+        {"kind": "aws", "path": f"{ACCOUNT}/us-west-2/deadline", "reason": reason},
+    ]
+    assert [(g.scope, g.kinds) for g in result.gaps] == [
+        (SCOPE, ("ec2.vpc_endpoint",)),
+        (f"{ACCOUNT}/us-west-2", tuple(sorted(DEFAULT_KINDS))),
+    ]
+    east = {r.kind for r in result.resources if r.scope == SCOPE}
+    assert east >= {"ec2.vpc", "ec2.subnet", "ec2.route_table", "ec2.volume", "ec2.instance",
+                    "autoscaling.group", "ec2.ebs_defaults"}
+    assert "ec2.vpc_endpoint" not in east
+    assert {r.scope for r in result.resources} == {SCOPE}
+    rows = {(c["region"], c["service"]): c for c in result.coverage}
+    assert rows[(REGION, "vpc")]["status"] == "error"
+    assert rows[(REGION, "vpc")]["error"] == f"ec2:DescribeVpcEndpoints: {reason}"
+    assert rows[(REGION, "ebs")]["status"] == "ok"
+    assert rows[("us-west-2", "deadline")]["status"] == "error"
+
+
+def test_running_out_of_file_descriptors_is_said_so(moto_server: Any, tmp_path: Any) -> None:
+    """A process at its open-file limit cannot open a socket: that is "too many open files",
+    not "endpoint unreachable", and the endpoint is not written off for the region."""
+    client("ec2", endpoint_url=moto_server.url).create_volume(Size=1,
+                                                              AvailabilityZone="us-east-1a")
+    script = tmp_path / "exhaust.py"
+    script.write_text(EXHAUST.format(url=moto_server.url, region=REGION))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    errors = json.loads(proc.stdout)
+    assert errors, "nothing failed: the limit was not reached"
+    for path, reason in errors:
+        assert reason.startswith("too many open files: gpuaudit ran out of file descriptors"), (
+            path, reason)
+        assert "unreachable" not in reason and "not attempted" not in reason
+
+
+EXHAUST = """
+import json, resource
+from scanner.aws.clients import ClientFactory
+from scanner.aws.collect import collect_targets, plan
+from scanner.aws.targets import TargetSpec
+
+factory = ClientFactory(endpoint_url="{url}", max_attempts=1)
+targets = plan(TargetSpec(regions=("{region}",)), factory)
+# the limit of a crowded CI runner: every descriptor this process may open is open
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 256), hard))
+held = []
+try:
+    while True:
+        held.append(open("/dev/null"))
+except OSError:
+    pass
+result = collect_targets(targets, kinds={{"ec2.volume", "ec2.ebs_defaults"}}, factory=factory)
+for f in held:
+    f.close()
+print(json.dumps([[e.path, e.reason] for e in result.errors]))
+"""

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from policies import all_policies
 from reports.schema import validate_report
 from scanner.aws.collectors.ebs import EBS_KMS
 from scanner.aws.iam_policy import policy_document
@@ -287,10 +288,18 @@ def test_unreachable_service_gives_errors_error_results_and_exit_2(
     assert all(e["kind"] == "aws" and "endpoint unreachable" in e["reason"] for e in doc["errors"])
     errors = {f["policy_id"] for f in doc["findings"] if f["status"] == "ERROR"}
     assert {"ASG-001", "ASG-002"} <= errors  # never "no Auto Scaling groups"
-    assert "EBS-002" not in errors
-    assert all(f["resource"]["id"] == EAST for f in doc["findings"] if f["status"] == "ERROR")
-    # what could be read is still judged
-    assert {("EBS-002", EAST, "FAIL"), ("SPOT-001", ids["lt"], "FAIL")} <= not_passing(doc)
+    # every policy that reads groups or launch configurations judges nothing in the region:
+    # its results there are ERROR, each naming the call that failed
+    readers = {p.id for p in all_policies().values()
+               if {"autoscaling.group", "autoscaling.launch_configuration"} & set(p.observed_needs)}
+    assert errors == readers
+    for f in doc["findings"]:
+        if f["policy_id"] in readers:
+            assert f["status"] == "ERROR", f
+            assert "autoscaling:DescribeAutoScalingGroups: endpoint unreachable" in f["message"]
+    assert ("SPOT-001", ids["lt"], "ERROR") in not_passing(doc)  # it may launch through a group
+    # what could be read is still judged by the policies that read nothing missing
+    assert {("EBS-002", EAST, "FAIL"), ("EBS-001", ids["root"], "FAIL")} <= not_passing(doc)
     row = next(c for c in doc["coverage"] if c["service"] == "autoscaling")
     assert row["status"] == "error" and "endpoint unreachable" in row["error"]
 
@@ -298,8 +307,6 @@ def test_unreachable_service_gives_errors_error_results_and_exit_2(
 def test_ebs_003_needs_the_default_key_and_moto_lacks_it(
     moto_server: MotoServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from policies import all_policies
-
     assert EBS_KMS in all_policies()["EBS-003"].observed_needs
     seed(moto_server.url)
     out = tmp_path / "report.json"
@@ -326,10 +333,12 @@ def test_ebs_003_needs_the_default_key_and_moto_lacks_it(
     assert res.exit_code == 2
     doc = json.loads(out.read_text())
     assert [e["path"] for e in doc["errors"]] == [f"{EAST}/ec2:GetEbsDefaultKmsKeyId"]
-    errors = {
-        (f["policy_id"], f["resource"]["id"]) for f in doc["findings"] if f["status"] == "ERROR"
-    }
-    assert errors == {("EBS-003", EAST)}  # EBS-002 still evaluates
+    # without the default key EBS-003 judges no volume of the region; EBS-002 still does
+    assert {f["policy_id"] for f in doc["findings"] if f["status"] == "ERROR"} == {"EBS-003"}
+    ebs_003 = [f for f in doc["findings"] if f["policy_id"] == "EBS-003"]
+    assert {f["resource"]["kind"] for f in ebs_003} == {"ec2.volume"}
+    assert all(f["status"] == "ERROR" and "ec2:GetEbsDefaultKmsKeyId" in f["message"]
+               for f in ebs_003)
     assert ("EBS-002", EAST, "FAIL") in not_passing(doc)
 
 

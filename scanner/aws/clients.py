@@ -8,8 +8,10 @@ cannot leave the process even by mistake. Reads that expose secrets can never be
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +20,11 @@ from urllib.parse import urlsplit
 import boto3
 from botocore.client import BaseClient
 from botocore.config import Config
+from botocore.exceptions import ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 
 from scanner import __version__
+from scanner.aws.answers import check_answer
+from scanner.aws.deadline import Deadline
 
 USER_AGENT = f"gpuaudit/{__version__}"
 
@@ -44,6 +49,20 @@ READ_PREFIXES: tuple[str, ...] = ("Describe", "List", "Get")
 
 DEFAULT_MAX_ATTEMPTS = 6
 LOCAL_ENDPOINT_CONCURRENCY = 1  # requests in flight to an emulator on this machine (see below)
+# A request that has held its lane this long is taken for stalled: it stops holding the others
+# back (it goes on until its own read timeout). The largest answers of the benchmark estate take
+# moto about 2 s to render; a stalled one never ends.
+LANE_HOLD_SECONDS = 5.0
+CONNECT_TIMEOUT = 10.0
+# No byte for this long and the attempt gives up (botocore's default is 60 s; our calls are list
+# pages of at most 1,000 items, which AWS starts answering within seconds).
+READ_TIMEOUT = 30.0
+# A call whose attempt timed out is retried only while another whole attempt fits in this: a
+# stalled endpoint costs a call at most a minute, not six read timeouts.
+CALL_TIMEOUT = 60.0
+
+
+_STARTED = "gpuaudit_started"  # key in botocore's request context: when the call began
 
 
 class ReadOnlyViolation(Exception):
@@ -98,7 +117,11 @@ class ClientFactory:
     5,500 volumes and 500 instances cost moto 3.5 s of CPU one at a time, 4.3-4.5 s two at a
     time, 4.3-4.9 s all at once), while the audit's threads parse one answer as the next is
     rendered. Many small requests go about 10% faster with 2 (24 empty regions). Real AWS (or a
-    remote endpoint) is not bounded.
+    remote endpoint) is not bounded. The bound is one lane for every region, in which a request
+    that has held its slot for ``lane_hold`` seconds stops counting (``EndpointLane``).
+
+    ``deadline`` is the audit's: no request is sent after it, and no single attempt may take
+    longer than the whole audit is given.
     """
 
     def __init__(
@@ -106,23 +129,34 @@ class ClientFactory:
         *,
         endpoint_url: str | None = None,
         max_attempts: int | None = None,
-        connect_timeout: float = 10.0,
-        read_timeout: float = 60.0,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        read_timeout: float = READ_TIMEOUT,
+        call_timeout: float = CALL_TIMEOUT,
         # A region's client of a service is shared by up to 4 collectors whose independent
         # list calls go side by side (ec2: up to 10 at once); botocore's default pool of 10
         # would discard (and warn about) the connections beyond it.
         max_pool_connections: int = 16,
         endpoint_concurrency: int | None = None,
+        lane_hold: float = LANE_HOLD_SECONDS,
+        deadline: Deadline | None = None,
     ) -> None:
         self.endpoint_url = endpoint_url
         if endpoint_concurrency is None:
             endpoint_concurrency = LOCAL_ENDPOINT_CONCURRENCY if is_loopback(endpoint_url) else 0
         self.endpoint_concurrency = endpoint_concurrency if endpoint_url else 0
         self._lane = (
-            threading.BoundedSemaphore(self.endpoint_concurrency)
+            EndpointLane(self.endpoint_concurrency, lane_hold)
             if self.endpoint_concurrency > 0
             else None
         )
+        self.deadline = deadline or Deadline(None)
+        # No single attempt outlives the audit's deadline.
+        whole = self.deadline.seconds
+        if whole is not None:
+            connect_timeout = min(connect_timeout, whole)
+            read_timeout = min(read_timeout, whole)
+        self.read_timeout = read_timeout
+        self.call_timeout = call_timeout
         # One lock per service: the first client of a service loads its model into the loader
         # the sessions share; the others wait for it instead of parsing the same JSON again.
         self._creating: dict[str, threading.Lock] = {}
@@ -166,15 +200,39 @@ class ClientFactory:
             creating = self._creating.setdefault(service, threading.Lock())
         with creating:
             client = session.client(service, **kwargs)  # type: ignore[call-overload]
-        if self._lane is not None:
-            endpoint = client._endpoint
-            endpoint.http_session = _Lane(endpoint.http_session, self._lane)
+        endpoint = client._endpoint
+        endpoint.http_session = _Session(endpoint.http_session, self._lane)
+        events = client.meta.events
         # The service name as the events spell it ("ec2", "auto-scaling"), for error messages.
-        client.meta.events.register_first(
-            "before-parameter-build", _Guard(service, frozenset(allowed))
-        )
-        client.meta.events.register("before-call", _Counter(self, service, on_call))
+        events.register_first("before-parameter-build", _Guard(service, frozenset(allowed)))
+        events.register("before-call", _Counter(self, service, on_call))
+        # After botocore's own before-send handlers (the adaptive rate limiter may wait there).
+        events.register("before-send", self._before_send)
+        events.register_first("needs-retry", self._needs_retry)
+        # A reply that is not the service's answer is a failure, never an empty answer.
+        events.register("before-parse", check_answer)
         return client
+
+    def _before_send(self, **_: Any) -> None:
+        """Nothing is sent after the audit's deadline (retries included)."""
+        self.deadline.check()
+
+    def _needs_retry(
+        self,
+        caught_exception: BaseException | None = None,
+        request_dict: dict[str, Any] | None = None,
+        **_: Any,
+    ) -> None:
+        """A timed-out attempt is retried only while another whole attempt fits in the call's
+        time (``call_timeout``); then the timeout is the call's failure."""
+        if not isinstance(caught_exception, ReadTimeoutError | ConnectTimeoutError):
+            return
+        context = (request_dict or {}).get("context") or {}
+        started = context.get(_STARTED)
+        if started is not None and time.monotonic() - started + self.read_timeout > (
+            self.call_timeout
+        ):
+            raise caught_exception
 
     def _count(self, service: str, operation: str) -> None:
         with self._lock:
@@ -182,21 +240,86 @@ class ClientFactory:
             self.calls[key] = self.calls.get(key, 0) + 1
 
 
-class _Lane:
-    """An HTTP session that sends while holding the endpoint's semaphore. botocore reads the
-    whole body inside ``send`` (non-streaming operations), so the slot is held until the answer
-    has arrived, and released before it is parsed."""
+class EndpointLane:
+    """At most ``slots`` requests in flight to one endpoint, one lane for every region.
 
-    def __init__(self, inner: Any, semaphore: threading.BoundedSemaphore) -> None:
+    A request that has held its slot for ``hold`` seconds is taken for stalled and stops
+    counting (it carries on until its own read timeout): a stalled call in one region cannot
+    hold every other region's requests back for its whole timeout."""
+
+    def __init__(self, slots: int, hold: float = LANE_HOLD_SECONDS) -> None:
+        self.slots = slots
+        self.hold = hold
+        self._cond = threading.Condition()
+        self._holders: dict[int, float] = {}  # token -> when it took its slot
+        self._tokens = itertools.count()
+
+    def enter(self) -> int:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                stalled = [t for t, since in self._holders.items() if now - since >= self.hold]
+                for token in stalled:
+                    del self._holders[token]
+                if len(self._holders) < self.slots:
+                    token = next(self._tokens)
+                    self._holders[token] = now
+                    return token
+                first = min(self._holders.values())
+                self._cond.wait(timeout=max(first + self.hold - now, 0.001))
+
+    def leave(self, token: int) -> None:
+        with self._cond:
+            if self._holders.pop(token, None) is not None:
+                self._cond.notify()
+
+    @property
+    def in_flight(self) -> int:
+        with self._cond:
+            return len(self._holders)
+
+
+class _Session:
+    """botocore's HTTP session, sending inside the endpoint's lane (when there is one) and
+    refusing an answer cut short.
+
+    botocore reads the whole body inside ``send`` (non-streaming operations), so a lane's slot
+    is held until the answer has arrived, and released before it is parsed. botocore does not
+    hold the body to its Content-Length (urllib3's check is turned off): a connection that
+    closes midway hands the parser half an answer. Here that is a ``ConnectionClosedError``, as
+    a connection closed before the headers is: retried, then reported as such."""
+
+    def __init__(self, inner: Any, lane: EndpointLane | None) -> None:
         self._inner = inner
-        self._semaphore = semaphore
+        self._lane = lane
 
     def send(self, request: Any) -> Any:
-        with self._semaphore:
-            return self._inner.send(request)
+        if self._lane is None:
+            response = self._inner.send(request)
+        else:
+            token = self._lane.enter()
+            try:
+                response = self._inner.send(request)
+            finally:
+                self._lane.leave(token)
+        if not getattr(request, "stream_output", False):
+            _whole(request, response)
+        return response
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+def _whole(request: Any, response: Any) -> None:
+    declared = response.headers.get("content-length")
+    if declared is None or not str(declared).isdigit():
+        return
+    got = len(response.content)
+    if got < int(declared):
+        raise ConnectionClosedError(
+            endpoint_url=request.url,
+            error=f"the answer was cut short: {got} of {int(declared)} bytes",
+        )
 
 
 class _Guard:
@@ -219,8 +342,11 @@ class _Counter:
         self.service = service
         self.on_call = on_call
 
-    def __call__(self, model: Any = None, **_: Any) -> None:
+    def __call__(self, model: Any = None, context: dict[str, Any] | None = None,
+                 **_: Any) -> None:
         name = str(getattr(model, "name", "?"))
+        if context is not None:
+            context[_STARTED] = time.monotonic()  # the call's start, for its retries' budget
         self.factory._count(self.service, name)
         if self.on_call is not None:
             self.on_call(self.service, name)

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any
 
 from scanner import progress as live_progress
 from scanner.aws import faults
 from scanner.aws.clients import ClientFactory
-from scanner.aws.collectors.base import Collector, RegionContext
+from scanner.aws.collectors.base import Collector, Coverage, RegionContext
+from scanner.aws.deadline import Deadline
 from scanner.aws.registry import DEFAULT_KINDS, selected
 from scanner.aws.targets import SessionMaker, Target, TargetSpec, default_session_maker, resolve
 from scanner.model import Gap, InputError, SourceResult
@@ -38,9 +40,13 @@ def collect(
     max_attempts: int | None = None,
     progress: Progress | None = None,
     session_maker: SessionMaker = default_session_maker,
+    timeout: float | None = None,
 ) -> SourceResult:
-    """Resolve the targets of ``spec`` and collect them (``plan`` + ``collect_targets``)."""
-    factory = ClientFactory(endpoint_url=endpoint_url, max_attempts=max_attempts)
+    """Resolve the targets of ``spec`` and collect them (``plan`` + ``collect_targets``),
+    within ``timeout`` seconds (None: no deadline)."""
+    factory = ClientFactory(
+        endpoint_url=endpoint_url, max_attempts=max_attempts, deadline=Deadline(timeout)
+    )
     targets = plan(spec, factory, max_workers=max_workers, session_maker=session_maker)
     return collect_targets(
         targets, kinds=kinds, factory=factory, max_workers=max_workers, progress=progress
@@ -66,18 +72,41 @@ def collect_targets(
     max_workers: int = 8,
     progress: Progress | None = None,
 ) -> SourceResult:
+    """Collect every target, ``max_workers`` pairs at a time. At the factory's deadline the
+    pairs still running are closed (what they read so far is kept; every call not settled is
+    an error and a gap) and the pairs not started are gaps for every wanted kind; the threads
+    still in a request are left to end at their read timeout (``Deadline.abandoned``)."""
     wanted = frozenset(DEFAULT_KINDS if kinds is None else kinds)
     factory = factory or ClientFactory()
+    deadline = factory.deadline
     parts: dict[tuple[str, str], SourceResult] = {}
     total = len(targets)
-    with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
-        futures = {pool.submit(collect_one, t, wanted, factory): t for t in targets}
-        for done, future in enumerate(as_completed(futures), start=1):
-            target = futures[future]
-            part = future.result()
-            parts[target.sort_key()] = part
-            if progress is not None:
-                progress(done, total, target, "error" if part.errors else "ok")
+    pool = ThreadPoolExecutor(max_workers=max(1, max_workers))
+    futures: dict[Future[SourceResult], RegionRun] = {}
+    try:
+        for t in targets:
+            run = RegionRun(t, wanted, factory)
+            futures[pool.submit(run.collect)] = run
+        try:
+            for future in as_completed(futures, timeout=deadline.remaining()):
+                run = futures[future]
+                part = future.result()
+                parts[run.target.sort_key()] = part
+                if progress is not None:
+                    progress(len(parts), total, run.target, "error" if part.errors else "ok")
+        except FuturesTimeout:
+            deadline.expired = True
+            for future, run in futures.items():
+                if run.target.sort_key() in parts:
+                    continue
+                future.cancel()
+                part = run.expire(deadline.reason)
+                parts[run.target.sort_key()] = part
+                if progress is not None:
+                    progress(len(parts), total, run.target, "error")
+            deadline.abandoned = any(not f.done() for f in futures)
+    finally:
+        pool.shutdown(wait=not deadline.abandoned, cancel_futures=True)
     result = SourceResult()
     for key in sorted(parts):
         result.extend(parts[key])
@@ -85,7 +114,62 @@ def collect_targets(
     return result
 
 
-def collect_one(target: Target, wanted: frozenset[str], factory: ClientFactory) -> SourceResult:
+class RegionRun:
+    """The collection of one (account, region): run in a worker thread (``collect``), or cut
+    short by the audit's deadline from the caller's thread (``expire``)."""
+
+    def __init__(self, target: Target, wanted: frozenset[str], factory: ClientFactory) -> None:
+        self.target = target
+        self.wanted = wanted
+        self.factory = factory
+        self.collectors = selected(wanted)
+        self.ctx: RegionContext | None = None
+        self._lock = threading.Lock()
+        self._finished: SourceResult | None = None
+
+    def collect(self) -> SourceResult:
+        result = collect_one(self.target, self.wanted, self.factory, self)
+        with self._lock:
+            self._finished = result
+        return result
+
+    def started(self, ctx: RegionContext) -> bool:
+        """Called by ``collect_one`` before the region's first call: False after the deadline
+        (then nothing is sent)."""
+        with self._lock:
+            if self.ctx is not None or self._finished is not None:
+                return False
+            self.ctx = ctx
+            return True
+
+    def expire(self, reason: str) -> SourceResult:
+        """What the region has when the deadline passes: all of it if it finished; what it read
+        so far plus errors and gaps for the rest if it is running; a gap for every wanted kind
+        if it never started."""
+        with self._lock:
+            if self._finished is not None:
+                return self._finished
+            ctx = self.ctx
+            if ctx is None:
+                self.ctx = _NEVER  # a worker that starts now sends nothing
+        result = SourceResult()
+        if ctx is None or ctx is _NEVER:
+            _unreachable(result, self.target, "deadline", f"not read: {reason}", self.wanted)
+            return result
+        result = ctx.close(reason, self.collectors)
+        _coverage_rows(result, self.target, self.collectors, ctx.coverage)
+        return result
+
+
+_NEVER: Any = object()  # RegionRun.ctx of a region the deadline reached before it started
+
+
+def collect_one(
+    target: Target,
+    wanted: frozenset[str],
+    factory: ClientFactory,
+    run: RegionRun | None = None,
+) -> SourceResult:
     """Everything the wanted kinds need from one (account, region)."""
     result = SourceResult()
     if target.failure is not None or target.principal is None:
@@ -107,9 +191,21 @@ def collect_one(target: Target, wanted: frozenset[str], factory: ClientFactory) 
         result=result,
         collectors=collectors,
     )
+    if run is not None and not run.started(ctx):
+        return result  # the deadline passed before this region started: expire() reports it
     run_collectors(ctx, collectors)
+    _coverage_rows(result, target, collectors, ctx.coverage)
+    return result
+
+
+def _coverage_rows(
+    result: SourceResult,
+    target: Target,
+    collectors: Sequence[Collector],
+    coverage: dict[str, Coverage],
+) -> None:
     for collector in collectors:
-        cov = ctx.coverage.get(collector.name)
+        cov = coverage.get(collector.name)
         row: dict[str, Any] = {
             "account": target.account,
             "region": target.region,
@@ -120,7 +216,6 @@ def collect_one(target: Target, wanted: frozenset[str], factory: ClientFactory) 
         if cov is not None and cov.errors:
             row["error"] = "; ".join(cov.errors)
         result.coverage.append(row)
-    return result
 
 
 def run_collectors(
@@ -138,10 +233,13 @@ def run_collectors(
             for name in collector.after:
                 if name in done:
                     done[name].wait()
-            collector.run(view)
+            if not ctx.closed:
+                collector.run(view)
         except Exception as exc:
             _failed(view, collector, exc)
         finally:
+            if not ctx.closed:
+                ctx.settle(*((c.service, c.operation) for c in collector.calls))
             ctx.release(collector)
             done[collector.name].set()
             failed = getattr(ctx.coverage.get(collector.name), "errors", None)
@@ -163,6 +261,8 @@ def run_collectors(
 def _finish(
     ctx: RegionContext, collector: Collector, finish: Callable[[RegionContext], None]
 ) -> None:
+    if ctx.closed:
+        return  # past the deadline: the result was taken as it was
     view = ctx.bind(collector)
     try:
         finish(view)

@@ -20,18 +20,12 @@ _DISTRIBUTION_INTS = ("OnDemandBaseCapacity", "OnDemandPercentageAboveBaseCapaci
 
 
 def run(ctx: RegionContext) -> None:
-    groups, configs, policies = ctx.lists(
+    ctx.lists(
         "autoscaling",
-        ("DescribeAutoScalingGroups", "AutoScalingGroups"),
-        ("DescribeLaunchConfigurations", "LaunchConfigurations"),
-        ("DescribePolicies", "ScalingPolicies"),
+        ("DescribeAutoScalingGroups", "AutoScalingGroups", group),
+        ("DescribeLaunchConfigurations", "LaunchConfigurations", launch_configuration),
+        ("DescribePolicies", "ScalingPolicies", scaling_policy),
     )
-    for item in groups or []:
-        ctx.add(group(ctx, item))
-    for item in configs or []:
-        ctx.add(launch_configuration(ctx, item))
-    for item in policies or []:
-        ctx.add(scaling_policy(ctx, item))
 
 
 def group(ctx: RegionContext, item: dict[str, Any]) -> Resource:

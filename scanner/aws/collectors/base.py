@@ -61,6 +61,12 @@ class Collector:
         raise KeyError(f"{self.name} did not declare {service}:{operation}")
 
 
+# A walk of ``RegionContext.lists``: (operation, key) or (operation, key, build); ``build`` makes
+# the Resource of one item (None: leave the item out).
+Build = Callable[["RegionContext", dict[str, Any]], "Resource | None"]
+Walk = tuple[str, str] | tuple[str, str, Build]
+
+
 @dataclass
 class Coverage:
     calls: int = 0
@@ -100,6 +106,11 @@ class RegionContext:
                 self._declared.setdefault(call.service, set()).add(call.operation)
         self._clients: dict[str, BaseClient] = {}
         self._broken: dict[str, str] = {}  # service -> why its endpoint is unusable here
+        # Calls whose outcome is in the result: their items added, or their failure recorded.
+        # At the audit's deadline every wanted call not settled becomes a gap (see ``close``).
+        self.settled: set[tuple[str, str]] = set()
+        # Past the deadline nothing more enters the result (shared by every ``bind`` view).
+        self._closed = threading.Event()
         self.shared: dict[str, Any] = {}  # in-memory joins between collectors of this region
         self._lock = threading.RLock()
         # Who is told about each call (a client is shared by the collectors of its service).
@@ -124,6 +135,44 @@ class RegionContext:
         for first, gate in self._gates.values():
             if first == collector.name:
                 gate.set()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def settle(self, *calls: tuple[str, str]) -> None:
+        """These calls' outcome is in the result (a collector that returned settles all its
+        calls; a walk of ``lists`` with a builder settles itself as soon as it is added)."""
+        with self._lock:
+            self.settled.update(calls)
+
+    def close(self, reason: str, collectors: Sequence[Collector]) -> SourceResult:
+        """The audit's deadline: nothing more enters the result; a copy of what is in it, with
+        an error and a gap for every wanted call of ``collectors`` not settled yet."""
+        with self._lock:
+            self._closed.set()
+            out = SourceResult(
+                resources=list(self.result.resources),
+                errors=list(self.result.errors),
+                notices=list(self.result.notices),
+                gaps=list(self.result.gaps),
+            )
+            unsettled: dict[str, list[Call]] = {}
+            for collector in collectors:
+                for call in collector.calls:
+                    key = (call.service, call.operation)
+                    if key in self.settled or not set(call.kinds) & self.wanted:
+                        continue
+                    unsettled.setdefault(collector.name, []).append(call)
+                    self.settled.add(key)
+            for name, calls in unsettled.items():
+                cov = self.coverage.setdefault(name, Coverage())
+                for call in calls:
+                    what = f"{call.service}:{call.operation}"
+                    why = f"not read: {reason}"
+                    cov.errors.append(f"{what}: {why}")
+                    self._record(out, what, why, call.kinds)
+        return out
 
     def _gate(self, service: str) -> None:
         entry = self._gates.get(service)
@@ -200,26 +249,40 @@ class RegionContext:
         finally:
             self._opened(service)
 
-    def lists(self, service: str, *walks: tuple[str, str]) -> list[list[dict[str, Any]] | None]:
-        """Several independent list calls (``(operation, key)``), sent side by side: a region
-        then waits one round trip for all of them, not one each. The result of each is
-        ``list``'s; a walk whose declared kinds are not wanted is not sent (None). When this
-        collector opens the service (see ``_gate``), its first walk goes alone, so that a
-        service-wide refusal still stops the others."""
+    def lists(self, service: str, *walks: Walk) -> list[list[dict[str, Any]] | None]:
+        """Several independent list calls (``(operation, key)``, or ``(operation, key, build)``
+        to add ``build(ctx, item)`` of each item as soon as that walk has answered: then what
+        one walk read is in the result even if another never answers), sent side
+        by side: a region then waits one round trip for all of them, not one each. The result
+        of each is ``list``'s; a walk whose declared kinds are not wanted is not sent (None).
+        When this collector opens the service (see ``_gate``), its first walk goes alone, so
+        that a service-wide refusal still stops the others."""
         todo = [(i, w) for i, w in enumerate(walks) if self.wants_call(service, w[0])]
         out: list[list[dict[str, Any]] | None] = [None] * len(walks)
         if todo and self._opens(service):
-            i, (operation, key) = todo.pop(0)
-            out[i] = self.list(service, operation, key)
+            i, walk = todo.pop(0)
+            out[i] = self._walk(service, walk)
         if len(todo) == 1:
-            i, (operation, key) = todo[0]
-            out[i] = self.list(service, operation, key)
+            i, walk = todo[0]
+            out[i] = self._walk(service, walk)
         elif todo:
             with ThreadPoolExecutor(max_workers=len(todo)) as pool:
-                futures = {i: pool.submit(self.list, service, op, key) for i, (op, key) in todo}
+                futures = {i: pool.submit(self._walk, service, walk) for i, walk in todo}
             for i, future in futures.items():
                 out[i] = future.result()
         return out
+
+    def _walk(self, service: str, walk: Walk) -> list[dict[str, Any]] | None:
+        operation, key = walk[0], walk[1]
+        items = self.list(service, operation, key)
+        if items is not None and len(walk) > 2:
+            build = walk[2]  # type: ignore[misc]
+            for item in items:
+                resource = build(self, item)
+                if resource is not None:
+                    self.add(resource)
+            self.settle((service, operation))
+        return items
 
     def _opens(self, service: str) -> bool:
         """This collector sends the service's first call here and it has no answer yet."""
@@ -257,6 +320,7 @@ class RegionContext:
             f"not attempted after an earlier failure: {reason}",
             self.collector.call(service, operation).kinds,
         )
+        self.settle((service, operation))
         return True
 
     def fail(
@@ -273,14 +337,20 @@ class RegionContext:
         if kinds is None:
             kinds = self.collector.call(service, operation).kinds
         self.record_failure(f"{service}:{operation}", reason, kinds)
+        self.settle((service, operation))
 
     def record_failure(self, what: str, reason: str, kinds: tuple[str, ...]) -> None:
-        self._cov().errors.append(f"{what}: {reason}")
-        self.result.errors.append(
-            InputError(path=f"{self.scope}/{what}", reason=reason, kind="aws")
-        )
+        with self._lock:
+            if self.closed:
+                return
+            self._cov().errors.append(f"{what}: {reason}")
+            self._record(self.result, what, reason, kinds)
+
+    def _record(self, result: SourceResult, what: str, reason: str,
+                kinds: tuple[str, ...]) -> None:
+        result.errors.append(InputError(path=f"{self.scope}/{what}", reason=reason, kind="aws"))
         gap_kinds = tuple(sorted(k for k in kinds if k in self.wanted)) or tuple(sorted(kinds))
-        self.result.gaps.append(
+        result.gaps.append(
             Gap(
                 scope=self.scope,
                 kinds=gap_kinds,
@@ -293,10 +363,14 @@ class RegionContext:
     # -- output --------------------------------------------------------------------------------
 
     def add(self, resource: Resource) -> None:
-        self.result.resources.append(resource)
+        with self._lock:
+            if not self.closed:
+                self.result.resources.append(resource)
 
     def notice(self, path: str, message: str) -> None:
-        self.result.notices.append(Notice(path=f"{self.scope}/{path}", message=message))
+        with self._lock:
+            if not self.closed:
+                self.result.notices.append(Notice(path=f"{self.scope}/{path}", message=message))
 
 
 def _snake(operation: str) -> str:

@@ -23,21 +23,25 @@ CLOSED_FLEET_STATES = frozenset({"deleted", "deleted_terminating", "failed"})
 
 
 def run(ctx: RegionContext) -> None:
-    requests, spot_fleets, fleets = ctx.lists(
+    ctx.lists(
         "ec2",
-        ("DescribeSpotInstanceRequests", "SpotInstanceRequests"),
-        ("DescribeSpotFleetRequests", "SpotFleetRequestConfigs"),
-        ("DescribeFleets", "Fleets"),
+        ("DescribeSpotInstanceRequests", "SpotInstanceRequests", _open_request),
+        ("DescribeSpotFleetRequests", "SpotFleetRequestConfigs", _open_spot_fleet),
+        ("DescribeFleets", "Fleets", _open_fleet),
     )
-    for item in requests or []:
-        if item.get("State") not in CLOSED_REQUEST_STATES:
-            ctx.add(spot_request(ctx, item))
-    for item in spot_fleets or []:
-        if item.get("SpotFleetRequestState") not in CLOSED_SPOT_FLEET_STATES:
-            ctx.add(spot_fleet(ctx, item))
-    for item in fleets or []:
-        if item.get("FleetState") not in CLOSED_FLEET_STATES:
-            ctx.add(fleet(ctx, item))
+
+
+def _open_request(ctx: RegionContext, item: dict[str, Any]) -> Resource | None:
+    return None if item.get("State") in CLOSED_REQUEST_STATES else spot_request(ctx, item)
+
+
+def _open_spot_fleet(ctx: RegionContext, item: dict[str, Any]) -> Resource | None:
+    closed = item.get("SpotFleetRequestState") in CLOSED_SPOT_FLEET_STATES
+    return None if closed else spot_fleet(ctx, item)
+
+
+def _open_fleet(ctx: RegionContext, item: dict[str, Any]) -> Resource | None:
+    return None if item.get("FleetState") in CLOSED_FLEET_STATES else fleet(ctx, item)
 
 
 def spot_request(ctx: RegionContext, item: dict[str, Any]) -> Resource:

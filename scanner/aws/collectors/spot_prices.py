@@ -60,6 +60,8 @@ def run(ctx: RegionContext) -> None:
                 continue
             if isinstance(itype, str) and (itype not in lowest or value < lowest[itype]):
                 lowest[itype], spelled[itype] = value, str(price)
+    if ctx.closed:
+        return  # past the audit's deadline: the result was taken without the prices
     for r in resources:
         wanted = {t: spelled[t] for t in sorted(_instance_types(r.attrs)) if t in spelled}
         r.attrs["CurrentSpotPrices"] = wanted or {}

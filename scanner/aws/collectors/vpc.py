@@ -19,24 +19,14 @@ VPC_ENDPOINT = "ec2.vpc_endpoint"
 
 
 def run(ctx: RegionContext) -> None:
-    vpcs, subnets, tables, gateways, endpoints = ctx.lists(
+    ctx.lists(
         "ec2",
-        ("DescribeVpcs", "Vpcs"),
-        ("DescribeSubnets", "Subnets"),
-        ("DescribeRouteTables", "RouteTables"),
-        ("DescribeInternetGateways", "InternetGateways"),
-        ("DescribeVpcEndpoints", "VpcEndpoints"),
+        ("DescribeVpcs", "Vpcs", vpc),
+        ("DescribeSubnets", "Subnets", subnet),
+        ("DescribeRouteTables", "RouteTables", route_table),
+        ("DescribeInternetGateways", "InternetGateways", internet_gateway),
+        ("DescribeVpcEndpoints", "VpcEndpoints", endpoint),
     )
-    for item in vpcs or []:
-        ctx.add(vpc(ctx, item))
-    for item in subnets or []:
-        ctx.add(subnet(ctx, item))
-    for item in tables or []:
-        ctx.add(route_table(ctx, item))
-    for item in gateways or []:
-        ctx.add(internet_gateway(ctx, item))
-    for item in endpoints or []:
-        ctx.add(endpoint(ctx, item))
 
 
 def vpc(ctx: RegionContext, item: dict[str, Any]) -> Resource:

@@ -1,0 +1,253 @@
+"""An HTTP fault proxy for live-audit tests: forwards to a moto server (``tests/live_server.py``)
+and answers chosen AWS operations the way they fail in the field.
+
+gpuaudit talks to the proxy exactly as it would to AWS (``--endpoint-url``); the proxy reads
+each request's operation (``Action=`` of the query body for EC2, Auto Scaling and STS; the
+``X-Amz-Target`` header for the JSON services, KMS and Organizations) and its region (the
+SigV4 credential scope), and either forwards it upstream or injects a fault:
+
+=========  ==================================================================================
+deny       403 with the service's own access-denied error (UnauthorizedOperation, AccessDenied,
+           AccessDeniedException)
+throttle   the service's throttling error (EC2: 503 RequestLimitExceeded; query: 400
+           Throttling; JSON: 400 ThrottlingException)
+500        500 with the service's InternalError
+close      the request is read, the connection closed without an answer
+truncate   the real answer's status and headers (its full Content-Length), half its body, close
+garbage    200 with the first half of the real answer as a whole body (malformed XML / JSON)
+html       200 text/html: a captive portal's sign-in page
+empty      200 with an empty body
+stall      the request is read and never answered (until ``release()`` or the proxy stops)
+=========  ==================================================================================
+
+``answer(operation, body)`` serves a fixed answer for an operation the emulator lacks (moto has
+no GetEbsDefaultKmsKeyId): a fake only where no real part exists.
+"""
+
+from __future__ import annotations
+
+import http.client
+import re
+import socket
+import threading
+import urllib.parse
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+FAULTS = ("deny", "throttle", "500", "close", "truncate", "garbage", "html", "empty", "stall")
+
+_SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
+# The wire protocol of each service gpuaudit calls (botocore's service models say the same).
+PROTOCOLS = {"ec2": "ec2", "autoscaling": "query", "sts": "query", "kms": "json",
+             "organizations": "json"}
+# Well-formed (XHTML, as many portals serve): an XML parser reads it without complaint.
+HTML_PAGE = (b"<html><head><title>Sign in to the guest network</title></head>"
+             b"<body><form action=\"/login\"><input name=\"user\"/></form></body></html>\n")
+
+
+def _error(protocol: str, fault: str, operation: str) -> tuple[int, str, bytes]:
+    """(status, content type, body) of the service's own error for ``fault``."""
+    codes = {
+        "ec2": {"deny": (403, "UnauthorizedOperation", "You are not authorized to perform "
+                         f"this operation. ({operation})"),
+                "throttle": (503, "RequestLimitExceeded", "Request limit exceeded."),
+                "500": (500, "InternalError", "An internal error has occurred.")},
+        "query": {"deny": (403, "AccessDenied", f"User is not authorized to perform {operation}"),
+                  "throttle": (400, "Throttling", "Rate exceeded"),
+                  "500": (500, "InternalFailure", "An internal error has occurred.")},
+        "json": {"deny": (400, "AccessDeniedException", f"not authorized to perform {operation}"),
+                 "throttle": (400, "ThrottlingException", "Rate exceeded"),
+                 "500": (500, "InternalFailure", "An internal error has occurred.")},
+    }
+    status, code, message = codes[protocol][fault]
+    if protocol == "ec2":
+        body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>{code}'
+                f"</Code><Message>{message}</Message></Error></Errors>"
+                "<RequestID>f4ul7-1</RequestID></Response>")
+        return status, "text/xml;charset=UTF-8", body.encode()
+    if protocol == "query":
+        body = (f"<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code><Message>{message}"
+                "</Message></Error><RequestId>f4ul7-1</RequestId></ErrorResponse>")
+        return status, "text/xml", body.encode()
+    body = f'{{"__type":"{code}","message":"{message}"}}'
+    return status, "application/x-amz-json-1.1", body.encode()
+
+
+class FaultProxy:
+    """A threaded proxy on 127.0.0.1 in front of ``upstream``; a context manager.
+
+    ``fail(operation, fault, region=None)`` makes every later request for that operation (in
+    that region, else in every region) fail that way; ``clear()`` forgets all faults. ``seen``
+    counts forwarded and faulted requests by (region, service, operation); ``injected`` counts
+    the faults by (region, operation, fault)."""
+
+    def __init__(self, upstream: str) -> None:
+        parts = urllib.parse.urlsplit(upstream)
+        self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
+        self.seen: Counter[tuple[str, str, str]] = Counter()
+        self.injected: Counter[tuple[str, str, str]] = Counter()
+        self._faults: dict[tuple[str | None, str], str] = {}
+        self._answers: dict[str, tuple[str, bytes]] = {}
+        self._lock = threading.Lock()
+        self._released = threading.Event()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as AWS and moto speak
+
+            def do_POST(self) -> None:
+                proxy._handle(self)
+
+            def do_GET(self) -> None:
+                proxy._handle(self)
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 64
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    # -- configuration -------------------------------------------------------------------------
+
+    def fail(self, operation: str, fault: str, *, region: str | None = None) -> None:
+        if fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r} (known: {', '.join(FAULTS)})")
+        with self._lock:
+            self._faults[(region, operation)] = fault
+
+    def answer(self, operation: str, body: bytes, content_type: str = "text/xml") -> None:
+        with self._lock:
+            self._answers[operation] = (content_type, body)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._faults.clear()
+            self.seen.clear()
+            self.injected.clear()
+        self.release()
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        """Let every stalled request go (its connection is then closed unanswered)."""
+        self._released.set()
+
+    def calls(self, region: str | None = None) -> set[str]:
+        """``service:Operation`` of every request seen (in ``region``)."""
+        with self._lock:
+            return {f"{s}:{op}" for (r, s, op) in self.seen if region in (None, r)}
+
+    # -- serving -------------------------------------------------------------------------------
+
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        length = int(h.headers.get("Content-Length") or 0)
+        body = h.rfile.read(length) if length else b""
+        region, service = "?", "?"
+        m = _SCOPE.search(h.headers.get("Authorization") or "")
+        if m:
+            region, service = m.group(1), m.group(2)
+        operation = _operation(h, body)
+        with self._lock:
+            self.seen[(region, service, operation)] += 1
+            fault = self._faults.get((region, operation)) or self._faults.get((None, operation))
+            if fault:
+                self.injected[(region, operation, fault)] += 1
+            canned = self._answers.get(operation)
+            released = self._released
+        protocol = PROTOCOLS.get(service, "query")
+        if fault in ("deny", "throttle", "500"):
+            status, ctype, payload = _error(protocol, fault, operation)
+            return _send(h, status, ctype, payload)
+        if fault == "close":
+            h.close_connection = True
+            return _hang_up(h)
+        if fault == "stall":
+            released.wait()
+            h.close_connection = True
+            return _hang_up(h)
+        if fault == "html":
+            return _send(h, 200, "text/html; charset=utf-8", HTML_PAGE)
+        if fault == "empty":
+            return _send(h, 200, "text/xml", b"")
+        if canned is not None:
+            return _send(h, 200, canned[0], canned[1])
+        status, headers, answer = self._forward(h, body)
+        if fault == "truncate":
+            _send(h, status, headers.get("Content-Type", "text/xml"), answer[: len(answer) // 2],
+                  length=len(answer))
+            h.close_connection = True
+            return _hang_up(h)
+        ctype = headers.get("Content-Type", "text/xml")
+        if fault == "garbage":
+            return _send(h, 200, ctype, answer[: len(answer) // 2])
+        return _send(h, status, ctype, answer)
+
+    def _forward(self, h: BaseHTTPRequestHandler, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        conn = http.client.HTTPConnection(*self.upstream, timeout=120)
+        try:
+            headers = {k: v for k, v in h.headers.items() if k.lower() not in ("connection",)}
+            conn.request(h.command, h.path, body=body, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, dict(resp.getheaders()), resp.read()
+        finally:
+            conn.close()
+
+    # -- lifetime ------------------------------------------------------------------------------
+
+    def start(self) -> FaultProxy:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.release()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> FaultProxy:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _operation(h: BaseHTTPRequestHandler, body: bytes) -> str:
+    target = h.headers.get("X-Amz-Target")
+    if target:
+        return target.rsplit(".", 1)[-1]
+    query = urllib.parse.urlsplit(h.path).query
+    for source in (body.decode("utf-8", "replace"), query):
+        action = urllib.parse.parse_qs(source).get("Action")
+        if action:
+            return action[0]
+    return f"{h.command} {urllib.parse.urlsplit(h.path).path}"
+
+
+def _send(h: BaseHTTPRequestHandler, status: int, ctype: str, payload: bytes,
+          length: int | None = None) -> None:
+    h.send_response(status)
+    h.send_header("Content-Type", ctype)
+    h.send_header("Content-Length", str(len(payload) if length is None else length))
+    h.send_header("x-amzn-RequestId", "f4ul7-1")
+    h.end_headers()
+    h.wfile.write(payload)
+    h.wfile.flush()
+
+
+def _hang_up(h: BaseHTTPRequestHandler) -> None:
+    """Close the client's connection now, without an answer (a reset if it still sends)."""
+    try:
+        h.wfile.flush()
+        h.connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass

@@ -1,0 +1,407 @@
+"""Faults the way they happen in the field: an HTTP proxy (tests/fault_proxy.py) between
+gpuaudit and a moto server (tests/live_server.py), answering one operation with a denial, a
+throttle, a 500, a closed or truncated connection, a malformed or empty body, an HTML page, or
+no answer at all.
+
+The rule under test: in an (account, region) where a kind a policy reads could not be read, that
+policy gives no PASS, FAIL or UNKNOWN there; its results there are ERROR naming the failed call;
+every other policy, and every other region, keeps exactly the verdicts of the fault-free audit.
+``test_every_declared_operation_failed_alone`` walks ``declared_operations()`` (plus the STS
+identity calls), so a newly declared operation is covered without a new test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from click.testing import CliRunner
+
+from policies import all_policies
+from scanner.aws.clients import ALWAYS_ALLOWED
+from scanner.aws.collectors.base import Call
+from scanner.aws.registry import COLLECTORS, declared_operations
+from scanner.cli import cli
+from tests.aws_helpers import ACCOUNT, AMI, declared_only  # noqa: F401 - fixture
+from tests.fault_proxy import FAULTS, FaultProxy
+from tests.live_server import MotoProcess, clean_aws_env
+
+pytestmark = pytest.mark.slow
+
+EAST, WEST = "us-east-1", "us-west-2"
+POLICIES = tuple(sorted(all_policies()))  # EBS-003 too (off by default): every call is made
+DEFAULT_KEY = (
+    b'<GetEbsDefaultKmsKeyIdResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
+    b"<requestId>f4ul7-0</requestId><kmsKeyId>alias/aws/ebs</kmsKeyId>"
+    b"</GetEbsDefaultKmsKeyIdResponse>"
+)
+# Faults that end (stall is tested on its own, with a deadline).
+ENDING = tuple(f for f in FAULTS if f != "stall")
+REPO = Path(__file__).resolve().parents[1]
+
+
+# -- the estate ----------------------------------------------------------------------------------
+
+
+def seed(url: str) -> dict[str, str]:
+    """us-east-1: a GPU VPC with an S3 gateway endpoint on the main table, a private subnet
+    (main table) and a public one (its own table, 0.0.0.0/0 to an internet gateway, public IPs
+    on launch); a GPU instance in the private subnet; a GPU group launched by a template into
+    the public subnet; a spot template, a launch configuration, a spot request; volumes
+    unencrypted, encrypted with the default key, and with a customer-managed key. us-west-2: a
+    GPU instance in the default VPC, encryption by default."""
+    ec2 = boto3.client("ec2", endpoint_url=url, region_name=EAST)
+    asg = boto3.client("autoscaling", endpoint_url=url, region_name=EAST)
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    private = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24",
+                                AvailabilityZone="us-east-1a")["Subnet"]["SubnetId"]
+    public = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.2.0/24",
+                               AvailabilityZone="us-east-1b")["Subnet"]["SubnetId"]
+    ec2.modify_subnet_attribute(SubnetId=public, MapPublicIpOnLaunch={"Value": True})
+    igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
+    ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc)
+    public_rt = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    ec2.create_route(RouteTableId=public_rt, DestinationCidrBlock="0.0.0.0/0", GatewayId=igw)
+    ec2.associate_route_table(RouteTableId=public_rt, SubnetId=public)
+    main_rt = ec2.describe_route_tables(
+        Filters=[{"Name": "vpc-id", "Values": [vpc]},
+                 {"Name": "association.main", "Values": ["true"]}])["RouteTables"][0]
+    endpoint = ec2.create_vpc_endpoint(
+        VpcId=vpc, ServiceName=f"com.amazonaws.{EAST}.s3",
+        RouteTableIds=[main_rt["RouteTableId"]])["VpcEndpoint"]["VpcEndpointId"]
+    instance = ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="g5.xlarge",
+                                 SubnetId=private)["Instances"][0]["InstanceId"]
+    ec2.create_launch_template(LaunchTemplateName="gpu", LaunchTemplateData={
+        "ImageId": AMI, "InstanceType": "g5.xlarge"})
+    spot_lt = ec2.create_launch_template(LaunchTemplateName="gpu-spot", LaunchTemplateData={
+        "ImageId": AMI, "InstanceType": "g5.xlarge",
+        "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "0.95"}},
+    })["LaunchTemplate"]["LaunchTemplateId"]
+    asg.create_auto_scaling_group(
+        AutoScalingGroupName="gpu-public", MinSize=0, MaxSize=4, DesiredCapacity=0,
+        VPCZoneIdentifier=public,
+        LaunchTemplate={"LaunchTemplateName": "gpu", "Version": "$Default"})
+    asg.create_launch_configuration(LaunchConfigurationName="gpu-lc", ImageId=AMI,
+                                    InstanceType="g5.xlarge", SpotPrice="0.50")
+    asg.create_auto_scaling_group(AutoScalingGroupName="gpu-lc-group", MinSize=0, MaxSize=2,
+                                  LaunchConfigurationName="gpu-lc", VPCZoneIdentifier=private)
+    ec2.request_spot_instances(SpotPrice="0.90", InstanceCount=1, LaunchSpecification={
+        "ImageId": AMI, "InstanceType": "g5.xlarge", "SubnetId": private})
+    encrypted = ec2.create_volume(Size=10, AvailabilityZone="us-east-1a",
+                                  Encrypted=True)["VolumeId"]
+    key = boto3.client("kms", endpoint_url=url, region_name=EAST).create_key()["KeyMetadata"]
+    custom = ec2.create_volume(Size=10, AvailabilityZone="us-east-1a", Encrypted=True,
+                               KmsKeyId=key["Arn"])["VolumeId"]
+    plain = ec2.create_volume(Size=10, AvailabilityZone="us-east-1a")["VolumeId"]
+    west = boto3.client("ec2", endpoint_url=url, region_name=WEST)
+    west.enable_ebs_encryption_by_default()
+    west_instance = west.run_instances(ImageId=AMI, MinCount=1, MaxCount=1,
+                                       InstanceType="g4dn.xlarge")["Instances"][0]["InstanceId"]
+    return {"vpc": vpc, "private": private, "public": public, "endpoint": endpoint,
+            "instance": instance, "spot_lt": spot_lt, "volume": plain, "encrypted": encrypted,
+            "custom": custom,
+            "west_instance": west_instance}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    home = tmp_path_factory.mktemp("home")
+    environ = clean_aws_env(home=home, extra={"AWS_MAX_ATTEMPTS": "2"})
+    with pytest.MonkeyPatch.context() as mp:
+        for key in [k for k in os.environ if k.startswith("AWS_")]:
+            mp.delenv(key)
+        for key, value in environ.items():
+            if key.startswith("AWS_"):
+                mp.setenv(key, value)
+        yield environ
+
+
+@pytest.fixture(scope="module")
+def estate(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    log = tmp_path_factory.mktemp("moto") / "moto.log"
+    with MotoProcess(log) as moto, FaultProxy(moto.url) as proxy:
+        ids = seed(moto.url)
+        proxy.answer("GetEbsDefaultKmsKeyId", DEFAULT_KEY)  # moto lacks it
+        yield proxy, ids
+
+
+@pytest.fixture()
+def proxy(estate: Any) -> Iterator[FaultProxy]:
+    proxy = estate[0]
+    proxy.clear()
+    yield proxy
+    proxy.clear()
+
+
+@pytest.fixture(scope="module")
+def baseline(estate: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    proxy = estate[0]
+    proxy.clear()
+    code, doc = audit(proxy.url, tmp_path_factory.mktemp("baseline"))
+    assert code == 1, doc["errors"]  # failing findings, and nothing unread
+    assert doc["errors"] == []
+    assert {c["status"] for c in doc["coverage"]} == {"ok"}
+    return doc
+
+
+# -- running and reading an audit ----------------------------------------------------------------
+
+
+def audit(url: str, where: Path, *extra: str, regions: str = f"{EAST},{WEST}") -> tuple[int, Any]:
+    out = where / "report.json"
+    args = ["audit", "--endpoint-url", url, "--regions", regions, "--format", "json",
+            "--output", str(out), "--deterministic", "--include-passed", "-q",
+            *(a for p in POLICIES for a in ("--policy", p)), *extra]
+    cwd = Path.cwd()
+    os.chdir(where)  # no project config from the checkout
+    try:
+        res = CliRunner().invoke(cli, args)
+    finally:
+        os.chdir(cwd)
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.output
+    return res.exit_code, json.loads(out.read_text())
+
+
+def results(doc: Any, region: str | None = None,
+            policies: set[str] | None = None) -> set[tuple[str, str, str]]:
+    return {(f["policy_id"], f["resource"]["id"], f["status"]) for f in doc["findings"]
+            if region in (None, f["resource"]["region"])
+            and (policies is None or f["policy_id"] in policies)}
+
+
+def readers(kinds: tuple[str, ...]) -> set[str]:
+    """The policies that read one of ``kinds`` in an account."""
+    return {p.id for p in all_policies().values() if set(kinds) & set(p.observed_needs)}
+
+
+def declared(operation: str) -> Call:
+    service, name = operation.split(":")
+    return next(c for col in COLLECTORS for c in col.calls
+                if (c.service, c.operation) == (service, name))
+
+
+def assert_no_verdict_where_data_is_missing(doc: Any, baseline: Any, call: Call,
+                                            region: str = EAST) -> None:
+    """The gap rule, for ``call`` failed in ``region``: its readers have only ERRORs there,
+    each naming the call; everything else is the fault-free audit's."""
+    what = f"{call.service}:{call.operation}"
+    hit = readers(call.kinds)
+    assert hit, f"no policy reads {call.kinds}"
+    assert f"{ACCOUNT}/{region}/{what}" in {e["path"] for e in doc["errors"]}
+    for f in doc["findings"]:
+        if f["policy_id"] in hit and f["resource"]["region"] == region:
+            assert f["status"] == "ERROR", f"{f['policy_id']} {f['resource']['id']}: {f['status']}"
+            assert f"{what}: " in f["message"], f["message"]
+    for pid in hit:
+        assert any(f["policy_id"] == pid and f["resource"]["region"] == region
+                   for f in doc["findings"]), f"{pid} says nothing in {region}"
+    others = set(POLICIES) - hit
+    assert results(doc, region, others) == results(baseline, region, others)
+    for elsewhere in {EAST, WEST} - {region}:
+        assert results(doc, elsewhere) == results(baseline, elsewhere)
+
+
+# -- the fault-free audit ------------------------------------------------------------------------
+
+
+def test_the_fault_free_audit_judges_every_policy_in_the_faulted_region(
+    baseline: Any, estate: Any
+) -> None:
+    """Every policy has a PASS or FAIL in us-east-1, so an ERROR there is a verdict lost."""
+    ids = estate[1]
+    judged = {p for p, _, s in results(baseline, EAST) if s in ("PASS", "FAIL")}
+    assert judged == set(POLICIES)
+    east = results(baseline, EAST)
+    assert ("VPC-001", ids["vpc"], "PASS") in east  # it has an S3 gateway endpoint
+    assert ("VPC-002", ids["public"], "FAIL") in east  # its table is not the endpoint's
+    assert ("VPC-003", ids["endpoint"], "FAIL") in east  # moto's default: allow everything
+    assert ("VPC-004", "gpu-public", "FAIL") in east  # public subnet routing to an IGW
+    assert ("VPC-004", ids["instance"], "PASS") in east
+    assert ("EBS-003", ids["volume"], "PASS") not in east  # unencrypted: EBS-001's business
+
+
+# -- one operation at a time -----------------------------------------------------------------------
+
+
+OPERATIONS = sorted({*declared_operations(), *(f"{s}:{o}" for s, o in ALWAYS_ALLOWED)})
+
+
+@pytest.mark.parametrize("operation", OPERATIONS)
+def test_every_declared_operation_failed_alone(
+    operation: str, proxy: FaultProxy, baseline: Any, tmp_path: Path
+) -> None:
+    service, name = operation.split(":")
+    fault = ENDING[OPERATIONS.index(operation) % len(ENDING)]  # every class, in turn
+    if service in ("sts", "organizations") or name == "DescribeRegions":
+        # target discovery: the account (or its regions) cannot be known, nothing is judged
+        extra = {"AssumeRole": ("--role-arn", f"arn:aws:iam::{ACCOUNT}:role/audit"),
+                 "ListAccounts": ("--org", "--role-name", "audit")}.get(name, ())
+        proxy.fail(name, fault)
+        regions = "all" if name == "DescribeRegions" else f"{EAST},{WEST}"
+        code, doc = audit(proxy.url, tmp_path, *extra, regions=regions)
+        assert any(op == name for _, op, _ in proxy.injected), proxy.injected
+        assert code == 2
+        assert doc["errors"] and all(operation in e["path"] for e in doc["errors"])
+        assert {f["status"] for f in doc["findings"]} == {"ERROR"}
+        assert {f["policy_id"] for f in doc["findings"]} == set(POLICIES)
+        assert all(f"{operation}: " in f["message"] for f in doc["findings"])
+        return
+    call = declared(operation)
+    proxy.fail(name, fault, region=EAST)
+    code, doc = audit(proxy.url, tmp_path)
+    if not readers(call.kinds):
+        # no enabled policy reads what it feeds: it is not even called
+        assert operation not in proxy.calls()
+        assert (code, results(doc)) == (1, results(baseline))
+        return
+    assert proxy.injected[(EAST, name, fault)] >= 1, f"{operation} was not called"
+    assert code == 2
+    assert_no_verdict_where_data_is_missing(doc, baseline, call)
+
+
+# -- every fault class on the calls of the issue's examples ------------------------------------
+
+
+REASONS = {
+    "deny": "access denied (UnauthorizedOperation)",
+    "throttle": "throttled (RequestLimitExceeded) after 2 attempts",
+    "500": "InternalError: An internal error has occurred. (after 2 attempts)",
+    "close": "connection closed before a whole answer arrived",
+    "truncate": "connection closed before a whole answer arrived",
+    "garbage": "unreadable answer (not the service's XML or JSON",
+    "html": "unreadable answer: HTTP 200 (text/html) whose root is <html>, not "
+            "<DescribeVpcEndpointsResponse>",
+    "empty": "unreadable answer: HTTP 200 with an empty body",
+}
+
+
+@pytest.mark.parametrize("fault", ENDING)
+def test_no_endpoints_read_is_no_verdict_on_endpoints(
+    fault: str, proxy: FaultProxy, baseline: Any, estate: Any, tmp_path: Path
+) -> None:
+    """DescribeVpcEndpoints failing in any way: VPC-001 does not say "no S3 gateway endpoint",
+    VPC-002/003 do not vanish, VPC-004 (which does not read endpoints) keeps its verdicts."""
+    ids = estate[1]
+    proxy.fail("DescribeVpcEndpoints", fault, region=EAST)
+    code, doc = audit(proxy.url, tmp_path)
+    assert code == 2
+    (error,) = [e for e in doc["errors"] if e["path"].endswith("ec2:DescribeVpcEndpoints")]
+    assert error["reason"].startswith(REASONS[fault]), error["reason"]
+    assert "Sign in" not in json.dumps(doc)  # the page's text is never quoted
+    east = results(doc, EAST)
+    assert ("VPC-001", ids["vpc"], "ERROR") in east
+    # no endpoint, so no subnet or endpoint to carry the ERROR: the region carries it
+    assert {("VPC-002", f"{ACCOUNT}/{EAST}", "ERROR"),
+            ("VPC-003", f"{ACCOUNT}/{EAST}", "ERROR")} <= east
+    assert_no_verdict_where_data_is_missing(doc, baseline, declared("ec2:DescribeVpcEndpoints"))
+
+
+@pytest.mark.parametrize(("operation", "fault"), [("DescribeSubnets", "deny"),
+                                                  ("DescribeRouteTables", "html"),
+                                                  ("DescribeRouteTables", "truncate")])
+def test_a_group_in_a_public_subnet_is_never_passed_unread(
+    operation: str, fault: str, proxy: FaultProxy, baseline: Any, tmp_path: Path
+) -> None:
+    """VPC-004 (high) on a GPU group launched into a public subnet: FAIL when the network is
+    read, ERROR when its subnets or route tables are not, never "no public IP is assigned"."""
+    proxy.fail(operation, fault, region=EAST)
+    code, doc = audit(proxy.url, tmp_path)
+    assert code == 2
+    group = [f for f in doc["findings"]
+             if (f["policy_id"], f["resource"]["id"]) == ("VPC-004", "gpu-public")]
+    assert [f["status"] for f in group] == ["ERROR"]
+    assert f"ec2:{operation}: " in group[0]["message"]
+    assert_no_verdict_where_data_is_missing(doc, baseline, declared(f"ec2:{operation}"))
+
+
+def test_an_html_page_on_a_json_service_is_no_empty_answer(
+    proxy: FaultProxy, baseline: Any, tmp_path: Path
+) -> None:
+    proxy.fail("ListAliases", "html", region=EAST)
+    code, doc = audit(proxy.url, tmp_path)
+    assert code == 2
+    (error,) = doc["errors"]
+    assert error["path"] == f"{ACCOUNT}/{EAST}/kms:ListAliases"
+    assert error["reason"] == ("unreadable answer: HTTP 200 (text/html) whose body is not a "
+                               "JSON object, not the ListAliases answer")
+    assert_no_verdict_where_data_is_missing(doc, baseline, declared("kms:ListAliases"))
+
+
+def test_ebs_003_tells_the_aws_managed_key_with_the_default_key_read(
+    baseline: Any, estate: Any
+) -> None:
+    """EBS-003 live: the default key comes from GetEbsDefaultKmsKeyId (served by the proxy:
+    moto lacks it) and the key managers from kms:ListAliases."""
+    ids = estate[1]
+    ebs_003 = {(f["resource"]["id"], f["status"], f["message"]) for f in baseline["findings"]
+               if f["policy_id"] == "EBS-003" and f["resource"]["region"] == EAST}
+    # the encrypted volume uses the default key, alias/aws/ebs: AWS-managed; the unencrypted
+    # one is EBS-001's finding, not EBS-003's
+    assert {(r, s) for r, s, _ in ebs_003} == {(ids["encrypted"], "FAIL"),
+                                              (ids["custom"], "PASS")}, ebs_003
+
+
+# -- a stalled call and the audit's deadline ------------------------------------------------
+
+
+def test_a_stalled_call_holds_neither_the_audit_nor_the_other_region(
+    proxy: FaultProxy, baseline: Any, env: dict[str, str], tmp_path: Path
+) -> None:
+    """DescribeVpcEndpoints in us-east-1 never answers. The local endpoint's lane lets the
+    other requests past it; at the deadline the audit stops waiting, writes the report (what
+    us-east-1 read is judged; its endpoint readers are ERROR) and exits 2 without waiting for
+    the stalled request. us-west-2 is complete."""
+    proxy.fail("DescribeVpcEndpoints", "stall", region=EAST)
+    out = tmp_path / "report.json"
+    args = [sys.executable, "-m", "scanner.cli", "audit", "--endpoint-url", proxy.url,
+            "--regions", f"{EAST},{WEST}", "--format", "json", "--output", str(out),
+            "--deterministic", "--include-passed", "--timeout", "20",
+            *(a for p in POLICIES for a in ("--policy", p))]
+    proc = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=240,
+                          env={**env, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2, proc.stderr
+    assert "the audit deadline passed first (--timeout 20 s)" in proc.stderr
+    doc = json.loads(out.read_text())
+    assert proxy.injected[(EAST, "DescribeVpcEndpoints", "stall")] == 1
+    (error,) = doc["errors"]
+    assert error == {"kind": "aws", "path": f"{ACCOUNT}/{EAST}/ec2:DescribeVpcEndpoints",
+                     "reason": "not read: the audit deadline passed first (--timeout 20 s)"}
+    assert_no_verdict_where_data_is_missing(doc, baseline, declared("ec2:DescribeVpcEndpoints"))
+    vpc_row = next(c for c in doc["coverage"] if (c["region"], c["service"]) == (EAST, "vpc"))
+    assert vpc_row["status"] == "error" and "deadline" in vpc_row["error"]
+
+
+# -- what each policy reads ------------------------------------------------------------------------
+
+
+def test_a_policy_reads_nothing_live_beyond_its_observed_needs(estate: Any) -> None:
+    """The gap rule is only as good as ``observed_needs``: for every policy and every kind the
+    live audit can produce that the policy does not declare, taking all resources of that kind
+    away changes none of its results on the seeded estate (so a gap in that kind could not
+    have changed them either)."""
+    from scanner.aws.collect import collect
+    from scanner.aws.registry import ALL_KINDS
+    from scanner.aws.targets import TargetSpec
+    from scanner.engine import evaluate
+
+    proxy = estate[0]
+    proxy.clear()
+    result = collect(TargetSpec(regions=(EAST, WEST)), kinds=ALL_KINDS, endpoint_url=proxy.url,
+                     max_attempts=1)
+    assert result.errors == []
+    produced = {r.kind for r in result.resources}
+    for pol in all_policies().values():
+        assert set(pol.observed_needs) <= ALL_KINDS, pol.id  # no kind the live audit lacks
+        whole = evaluate(result.resources, policy_ids=[pol.id])
+        assert whole, f"{pol.id} judges nothing on the estate"
+        for kind in sorted(produced - set(pol.observed_needs)):
+            without = [r for r in result.resources if r.kind != kind]
+            assert evaluate(without, policy_ids=[pol.id]) == whole, (
+                f"{pol.id} reads {kind} live but does not declare it")
