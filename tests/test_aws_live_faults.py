@@ -32,6 +32,7 @@ from scanner.cli import cli
 from tests.aws_helpers import ACCOUNT, AMI, declared_only  # noqa: F401 - fixture
 from tests.fault_proxy import FAULTS, FaultProxy
 from tests.live_server import MotoProcess, clean_aws_env
+from tests.rightsizing_seed import END_TEXT, seed_cloudwatch
 
 pytestmark = pytest.mark.slow
 
@@ -78,6 +79,12 @@ def seed(url: str) -> dict[str, str]:
         RouteTableIds=[main_rt["RouteTableId"]])["VpcEndpoint"]["VpcEndpointId"]
     instance = ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="g5.xlarge",
                                  SubnetId=private)["Instances"][0]["InstanceId"]
+    # right-sizing: a lightly used p3.8xlarge (RS-001) and an idle g5.2xlarge (RS-002) with
+    # CloudWatch agent metrics; the g5.xlarge above publishes none (RS-003)
+    measured = {ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType=itype,
+                                  SubnetId=private)["Instances"][0]["InstanceId"]: itype
+                for itype in ("p3.8xlarge", "g5.2xlarge")}
+    seed_cloudwatch(boto3.client("cloudwatch", endpoint_url=url, region_name=EAST), measured)
     ec2.create_launch_template(LaunchTemplateName="gpu", LaunchTemplateData={
         "ImageId": AMI, "InstanceType": "g5.xlarge"})
     spot_lt = ec2.create_launch_template(LaunchTemplateName="gpu-spot", LaunchTemplateData={
@@ -113,12 +120,13 @@ def seed(url: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     home = tmp_path_factory.mktemp("home")
-    environ = clean_aws_env(home=home, extra={"AWS_MAX_ATTEMPTS": "2"})
+    environ = clean_aws_env(home=home, extra={"AWS_MAX_ATTEMPTS": "2",
+                                              "GPUAUDIT_TELEMETRY_END": END_TEXT})
     with pytest.MonkeyPatch.context() as mp:
         for key in [k for k in os.environ if k.startswith("AWS_")]:
             mp.delenv(key)
         for key, value in environ.items():
-            if key.startswith("AWS_"):
+            if key.startswith(("AWS_", "GPUAUDIT_")):
                 mp.setenv(key, value)
         yield environ
 
