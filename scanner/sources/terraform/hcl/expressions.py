@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from scanner.model import Ref, Unknown
-from scanner.sources.terraform.hcl.functions import FUNCTIONS
+from scanner.sources.terraform.hcl.functions import FUNCTIONS, make_set
 from scanner.sources.terraform.hcl.parse import (
     Binary,
     Call,
@@ -235,7 +235,42 @@ def _cond(e: Cond, scope: Scope) -> Any:
         if first_opaque(a) is None and equal(a, b) is True:
             return a
         return as_unknown(c)
-    return evaluate(e.then if to_bool(c) else e.other, scope)
+    take = to_bool(c)
+    chosen = evaluate(e.then if take else e.other, scope)
+    if type(chosen) is list or (
+        isinstance(chosen, (int, float)) and not isinstance(chosen, bool)
+    ) or isinstance(chosen, bool):
+        return _unify(chosen, e.other if take else e.then, scope)
+    return chosen
+
+
+def _unify(chosen: Any, other_expr: Expr, scope: Scope) -> Any:
+    """Terraform gives both results of a conditional one type (the branch not taken still
+    counts, its errors do not): ``c ? toset(["a"]) : []`` is an empty *set* when c is false,
+    ``c ? 1 : "x"`` is the string "1". Only the conversions that change a value here are
+    made: a tuple next to a set becomes a set, a number or bool next to a string a string."""
+    try:
+        other = evaluate(other_expr, scope)
+    except EvalError:
+        return chosen
+    if isinstance(chosen, list):
+        if not isinstance(other, TSet):
+            return chosen
+        if any(isinstance(x, str) for x in other):
+            chosen = [x if isinstance(x, str) or is_opaque(x) else _str_or(x) for x in chosen]
+        if any(is_opaque(x) for x in chosen):
+            return next(as_unknown(x) for x in chosen if is_opaque(x))
+        return make_set(chosen)
+    if isinstance(other, str):
+        return to_str(chosen)
+    return chosen
+
+
+def _str_or(x: Any) -> Any:
+    try:
+        return to_str(x)
+    except EvalError:
+        return x
 
 
 def _unary(e: Unary, scope: Scope) -> Any:

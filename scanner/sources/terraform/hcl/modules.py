@@ -664,6 +664,14 @@ class ModuleInstance:
             raise EvalError(f"{root} is only available in a block with {root}")
         if root == "self":
             return Unknown("self is only known at apply"), len(ops)
+        if root == "resource":
+            # terraform's explicit prefix: resource.aws_vpc.main is aws_vpc.main
+            if len(ops) >= 2 and ops[1][0] == "a" and first is not None:
+                r = self.resource(first, ops[1][1])
+                if r is not None:
+                    return r, 2
+                raise EvalError(f"reference to undeclared resource {first}.{ops[1][1]}")
+            raise EvalError("resource must be followed by a type and a name")
         if first is not None:
             r = self.resource(root, first)
             if r is not None:
@@ -1003,41 +1011,53 @@ class InstanceRecord:
     values: dict[str, Any]
     config: ResourceConfig
     module_path: str
+    # True, or Unknown when an unknown count / for_each (of the resource or of a module call
+    # around it) leaves open whether terraform creates it at all
+    exists: bool | Unknown = True
 
 
 def walk_instances(
-    inst: ModuleInstance, want: Callable[[str], bool] | None = None
+    inst: ModuleInstance, want: Callable[[str], bool] | None = None,
+    exists: bool | Unknown = True,
 ) -> Iterator[InstanceRecord]:
-    """Every managed resource instance, depth-first through module calls, in file order."""
+    """Every managed resource instance, depth-first through module calls, in file order.
+    Where count / for_each is unknown, one representative instance stands for the unknown
+    set, with ``exists`` Unknown (it may be none at all)."""
     root = inst.root
     for cfg in inst.config.resources.values():
         if cfg.mode != "managed" or (want is not None and not want(cfg.type)):
             continue
         group = inst.group(cfg)
         keys = group.keys()
+        here = exists
         if isinstance(keys, Unknown):
             root.notice(
                 cfg.file,
                 f"{group.address}: {keys.reason}; scanned once with count.index / each unknown",
                 cfg.start_line,
             )
+            if here is True:
+                here = Unknown(f"{keys.reason}")
         for ri in group.instances():
-            yield InstanceRecord(cfg.type, ri.address, ri.values(), cfg, inst.path)
+            yield InstanceRecord(cfg.type, ri.address, ri.values(), cfg, inst.path, here)
     for name in inst.config.module_calls:
         group = inst.module_group(name)
         keys = group.keys()
         call = group.call
+        here = exists
         if isinstance(keys, Unknown):
             root.notice(
                 call.file,
                 f"{group.address}: {keys.reason}; scanned once with count.index / each unknown",
                 call.line,
             )
+            if here is True:
+                here = Unknown(f"{keys.reason}")
         for mv in group.instances():
             child = mv.child()
             if isinstance(child, Unknown):
                 continue
-            yield from walk_instances(child, want)
+            yield from walk_instances(child, want, here)
 
 
 def load_tfvars(path: str, cache: dict[Any, Any] | None = None) -> dict[str, Any]:

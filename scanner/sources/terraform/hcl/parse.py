@@ -781,6 +781,37 @@ def _template(parts: list[Any]) -> Expr:
     return Template(parts)
 
 
+_EXPONENT = re.compile(rb"[eE][+-]?[0-9]")
+
+
+def _fix_exponents(src: bytes, root: Node) -> bytes | None:
+    """tree-sitter-hcl reads a number with an exponent only after a fraction (``1.5e3``);
+    HCL also allows ``1e3`` / ``2E+10``, which it reads as the number ``1`` followed by a
+    syntax error. Where a number literal is directly followed by an exponent, write ``1.0e3``
+    instead (same lines: positions on other lines do not move); None when there is none."""
+    at: list[int] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "numeric_lit":
+            end = node.end_byte
+            text = src[node.start_byte : end]
+            if b"." not in text and b"e" not in text.lower() and _EXPONENT.match(src, end):
+                at.append(end)
+            continue
+        stack.extend(node.children)
+    if not at:
+        return None
+    out: list[bytes] = []
+    pos = 0
+    for end in sorted(at):
+        out.append(src[pos:end])
+        out.append(b".0")
+        pos = end
+    out.append(src[pos:])
+    return b"".join(out)
+
+
 def _first_error(node: Node) -> Node:
     cur = node
     while True:
@@ -947,6 +978,15 @@ def parse_hcl(
             return ParsedFile(chunked, [], frozenset())
     tree = _parser().parse(src)
     root = tree.root_node
+    for _ in range(8):
+        if not root.has_error:
+            break
+        fixed = _fix_exponents(src, root)
+        if fixed is None:
+            break
+        src = fixed
+        tree = _parser().parse(src)
+        root = tree.root_node
     if root.has_error:
         err = _first_error(root)
         line = err.start_point[0] + 1

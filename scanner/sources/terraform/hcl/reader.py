@@ -328,11 +328,13 @@ def scan_root(
             end_line=cfg.end_line,
             module=rec.module_path,
         )
-        resources.extend(
-            translate(
-                rec.type, rec.address, rec.values, provenance=prov, scope=root_dir, skips=skips
-            )
+        translated = translate(
+            rec.type, rec.address, rec.values, provenance=prov, scope=root_dir, skips=skips
         )
+        if rec.exists is not True:
+            for r in translated:
+                r.exists = rec.exists
+        resources.extend(translated)
     result.resources.extend(resources)
     from scanner.sources.terraform.hcl.values import budget_exhausted
 

@@ -1,0 +1,209 @@
+"""Terraform as public repositories write it (issue 11, section 2): each case is valid
+Terraform that once gave an input error or a wrong verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scanner.engine import evaluate
+from scanner.model import Status, Unknown
+from scanner.sources.terraform.hcl.reader import instance_values, load_terraform_dir
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root
+
+
+def results(path: Path, *policies: str) -> set[tuple[str, str, Status]]:
+    result = load_terraform_dir([path])
+    assert result.errors == [], result.errors
+    findings = evaluate(result.resources, policy_ids=policies)
+    return {(f.policy_id, f.resource["id"], f.status) for f in findings}
+
+
+# -- for_each over a conditional: terraform unifies both results' types ---------------------
+
+
+def test_conditional_set_or_empty_tuple_is_a_set(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "main.tf": """
+variable "on" { default = false }
+variable "off" { default = true }
+resource "aws_ebs_volume" "none" {
+  for_each = var.on ? toset(["a"]) : []
+  size     = 1
+}
+resource "aws_ebs_volume" "one" {
+  for_each  = var.off ? toset(["a"]) : []
+  size      = 1
+  encrypted = true
+}
+resource "aws_ebs_volume" "flipped" {
+  for_each = var.on ? [] : toset(["b"])
+  size     = 1
+}
+module "m" {
+  source   = "./m"
+  for_each = var.on ? toset(["x"]) : []
+}
+resource "aws_ebs_volume" "mixed" {
+  size = var.off ? 1 : "2"
+  tags = { Name = var.off ? 7 : "seven" }
+}
+""",
+            "m/main.tf": 'resource "aws_ebs_volume" "inner" { size = 1 }\n',
+        },
+    )
+    out, result = instance_values([tmp_path])
+    assert result.errors == []
+    assert sorted(out) == ['aws_ebs_volume.flipped["b"]', "aws_ebs_volume.mixed",
+                           'aws_ebs_volume.one["a"]']
+    assert out["aws_ebs_volume.mixed"][1]["tags"] == {"Name": "7"}
+    assert results(tmp_path, "EBS-001") == {
+        ("EBS-001", 'aws_ebs_volume.one["a"]', Status.PASS),
+        ("EBS-001", 'aws_ebs_volume.flipped["b"]', Status.FAIL),
+        ("EBS-001", "aws_ebs_volume.mixed", Status.FAIL),
+    }
+
+
+def test_conditional_tuples_stay_lists_and_for_each_over_them_is_an_error(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        {"main.tf": 'resource "aws_ebs_volume" "v" {\n  for_each = true ? ["a"] : []\n}\n'},
+    )
+    _, result = instance_values([tmp_path])
+    assert [e.line for e in result.errors] == [2]
+    assert "must be a map or a set of strings" in result.errors[0].reason
+
+
+# -- number literals with an exponent ------------------------------------------------------
+
+
+def test_exponent_literals(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "main.tf": """
+resource "aws_ebs_volume" "a" {
+  size = 1e3
+  iops = 2E+1
+  tags = { x = "1e3 ${1e3}", y = jsonencode([1.5e-1, -1e2]) }
+}
+resource "aws_ebs_volume" "b" {
+  count = 1E0
+  size  = 10
+}
+""",
+        },
+    )
+    out, result = instance_values([tmp_path])
+    assert result.errors == []
+    a = out["aws_ebs_volume.a"][1]
+    assert (a["size"], a["iops"]) == (1000, 20)
+    assert a["tags"] == {"x": "1e3 1000", "y": "[0.15,-100]"}
+    assert out["aws_ebs_volume.b[0]"][1]["size"] == 10
+
+
+# -- resource.<type>.<name> ----------------------------------------------------------------
+
+
+def test_explicit_resource_prefix(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "main.tf": """
+resource "aws_vpc" "main" { cidr_block = "10.0.0.0/16" }
+resource "aws_subnet" "s" {
+  vpc_id     = resource.aws_vpc.main.id
+  cidr_block = cidrsubnet(resource.aws_vpc.main.cidr_block, 8, 1)
+}
+resource "aws_vpc_endpoint" "s3" {
+  vpc_id            = resource.aws_vpc.main.id
+  service_name      = "com.amazonaws.us-east-1.s3"
+  vpc_endpoint_type = "Gateway"
+}
+resource "aws_instance" "gpu" {
+  instance_type = "p4d.24xlarge"
+  subnet_id     = resource.aws_subnet.s.id
+}
+""",
+        },
+    )
+    out, result = instance_values([tmp_path])
+    assert result.errors == []
+    assert result.notices == []
+    assert out["aws_subnet.s"][1]["cidr_block"] == "10.0.1.0/24"
+    assert results(tmp_path, "VPC-001") == {("VPC-001", "aws_vpc.main", Status.PASS)}
+
+
+# -- unknown count / for_each: existence is unknown ------------------------------------------
+
+
+def test_unknown_count_makes_existence_unknown(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "main.tf": """
+variable "enable" { type = bool }
+resource "aws_ebs_encryption_by_default" "on" {
+  count   = var.enable ? 1 : 0
+  enabled = true
+}
+resource "aws_ebs_volume" "leans_on_default" {
+  size = 10
+}
+resource "aws_ebs_volume" "maybe" {
+  for_each  = var.enable ? toset(["a"]) : toset([])
+  size      = 10
+  encrypted = false
+}
+module "m" {
+  source = "./m"
+  count  = var.enable ? 1 : 0
+}
+""",
+            "m/main.tf": 'resource "aws_ebs_volume" "inner" {\n  encrypted = true\n}\n',
+        },
+    )
+    result = load_terraform_dir([tmp_path])
+    exists = {r.id: r.exists for r in result.resources}
+    assert exists["aws_ebs_volume.leans_on_default"] is True
+    for maybe in ("aws_ebs_encryption_by_default.on", "aws_ebs_volume.maybe",
+                  "module.m.aws_ebs_volume.inner"):
+        assert isinstance(exists[maybe], Unknown), maybe
+        assert "var.enable" in exists[maybe].reason
+    findings = evaluate(result.resources, policy_ids=("EBS-001", "EBS-002"))
+    got = {(f.policy_id, f.resource["id"]): f.status for f in findings}
+    assert got == {
+        ("EBS-002", "aws_ebs_encryption_by_default.on"): Status.UNKNOWN,
+        ("EBS-001", "aws_ebs_volume.leans_on_default"): Status.UNKNOWN,
+        ("EBS-001", "aws_ebs_volume.maybe"): Status.UNKNOWN,
+        ("EBS-001", "module.m.aws_ebs_volume.inner"): Status.UNKNOWN,
+    }
+
+
+def test_known_count_keeps_existence_known(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "main.tf": """
+resource "aws_ebs_encryption_by_default" "on" {
+  count   = 1
+  enabled = true
+}
+resource "aws_ebs_volume" "leans_on_default" { size = 10 }
+""",
+        },
+    )
+    assert results(tmp_path, "EBS-001", "EBS-002") == {
+        ("EBS-002", "aws_ebs_encryption_by_default.on[0]", Status.PASS),
+        ("EBS-001", "aws_ebs_volume.leans_on_default", Status.PASS),
+    }
