@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from scanner.engine import evaluate
 from scanner.model import Status, Unknown
 from scanner.sources.terraform.hcl.reader import instance_values, load_terraform_dir
@@ -207,3 +209,66 @@ resource "aws_ebs_volume" "leans_on_default" { size = 10 }
         ("EBS-002", "aws_ebs_encryption_by_default.on[0]", Status.PASS),
         ("EBS-001", "aws_ebs_volume.leans_on_default", Status.PASS),
     }
+
+
+# -- one module under two root modules ----------------------------------------------------
+
+
+def test_a_module_under_two_roots_gives_two_findings_everywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from reports.schema import validate_report
+    from scanner.cli import cli
+
+    write(
+        tmp_path,
+        {
+            "modules/disk/main.tf": 'resource "aws_ebs_volume" "d" {\n  size = 1\n}\n',
+            "envs/prod/main.tf": 'module "disk" {\n  source = "../../modules/disk"\n}\n',
+            "envs/dev/main.tf": 'module "disk" {\n  source = "../../modules/disk"\n}\n',
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+
+    def gpuaudit(*args: str) -> None:
+        res = CliRunner().invoke(cli, [*args, "--deterministic", "-q"])
+        assert res.exit_code == 1, res.output  # EBS-001 is high
+
+    gpuaudit("scan", "envs/prod", "--format", "json", "-o", "prod.json", "--policy", "EBS-001")
+    gpuaudit("scan", "envs/dev", "--format", "json", "-o", "dev.json", "--policy", "EBS-001")
+    gpuaudit("scan", "envs", "--format", "json", "--format", "sarif", "--output-dir", "both",
+             "--policy", "EBS-001")
+    both = json.loads(Path("both/report.json").read_text())
+    assert validate_report(both) == []
+    fails = both["findings"]
+    assert sorted(
+        (f["resource"]["address"], f["resource"]["root"], f["location"]) for f in fails
+    ) == [
+        ("module.disk.aws_ebs_volume.d", "envs/dev",
+         {"file": "modules/disk/main.tf", "start_line": 1, "end_line": 3, "root": "envs/dev"}),
+        ("module.disk.aws_ebs_volume.d", "envs/prod",
+         {"file": "modules/disk/main.tf", "start_line": 1, "end_line": 3, "root": "envs/prod"}),
+    ]
+    assert len({f["id"] for f in fails}) == 2
+    sarif = json.loads(Path("both/report.sarif").read_text())
+    prints = [r["partialFingerprints"] for r in sarif["runs"][0]["results"]]
+    assert len(prints) == 2 and prints[0] != prints[1]
+    res = CliRunner().invoke(cli, ["report", "merge", "prod.json", "dev.json", "--format", "json",
+                                   "-o", "merged.json", "--deterministic", "-q"])
+    assert res.exit_code == 1, res.output
+    merged = json.loads(Path("merged.json").read_text())
+    assert sorted(f["id"] for f in merged["findings"]) == sorted(f["id"] for f in fails)
+    assert not [n for n in merged.get("notices", []) if "appear in both" in n["message"]]
+
+
+def test_live_fingerprints_do_not_change() -> None:
+    from scanner.engine import fingerprint
+
+    ident = {"kind": "ec2.volume", "id": "vol-1", "account": "123456789012",
+             "region": "us-east-1", "root": None}
+    # the value before root modules entered the fingerprint (live resources have none)
+    assert fingerprint("EBS-001", ident, "") == "076dc72868b372f48d29"
