@@ -34,7 +34,8 @@ from scanner.sources.terraform.hcl.parse import (
 )
 from scanner.sources.terraform.hcl.values import (
     MAX_ITEMS,
-    MAX_STRING,
+    MAX_NUMBER,
+    BudgetExceeded,
     EvalError,
     GroupRefs,
     Lazy,
@@ -42,6 +43,8 @@ from scanner.sources.terraform.hcl.values import (
     TSet,
     as_unknown,
     charge,
+    charge_string,
+    check_string,
     equal,
     first_opaque,
     is_opaque,
@@ -73,24 +76,26 @@ def _template(e: Template, scope: Scope) -> Any:
     if len(parts) == 1 and isinstance(parts[0], Expr):
         return evaluate(parts[0], scope)  # "${x}" yields x itself, unconverted
     out: list[str] = []
-    r = _render(parts, scope, out)
+    r = _render(parts, scope, out, [0])
     if r is not None:
         return r
-    text = "".join(out)
-    if len(text) > MAX_STRING:
-        raise EvalError("string too long")
-    return text
+    return "".join(out)
 
 
-def _render(parts: list[Any], scope: Scope, out: list[str]) -> Unknown | None:
+def _render(parts: list[Any], scope: Scope, out: list[str], size: list[int]) -> Unknown | None:
+    """Append the template's text to out; every piece is counted against the string budgets
+    as it comes (a loop that repeats a big string stops before it is built)."""
     for p in parts:
         if isinstance(p, str):
+            size[0] += len(p)
+            check_string(size[0])
+            charge_string(len(p))
             out.append(p)
         elif isinstance(p, TIf):
             c = evaluate(p.cond, scope)
             if is_opaque(c):
                 return as_unknown(c)
-            r = _render(p.then if to_bool(c) else p.other, scope, out)
+            r = _render(p.then if to_bool(c) else p.other, scope, out, size)
             if r is not None:
                 return r
         elif isinstance(p, TFor):
@@ -102,7 +107,7 @@ def _render(parts: list[Any], scope: Scope, out: list[str]) -> Unknown | None:
                 b = {p.vvar: v}
                 if p.kvar:
                     b[p.kvar] = k
-                r = _render(p.body, scope.child(b), out)
+                r = _render(p.body, scope.child(b), out, size)
                 if r is not None:
                     return r
         else:
@@ -110,7 +115,9 @@ def _render(parts: list[Any], scope: Scope, out: list[str]) -> Unknown | None:
             if is_opaque(v) or isinstance(v, Lazy):
                 return as_unknown(v)
             s = to_str(v)
-            charge(len(s) >> 10)
+            size[0] += len(s)
+            check_string(size[0])
+            charge_string(len(s))
             out.append(s)
     return None
 
@@ -251,7 +258,9 @@ def _unify(chosen: Any, other_expr: Expr, scope: Scope) -> Any:
     made: a tuple next to a set becomes a set, a number or bool next to a string a string."""
     try:
         other = evaluate(other_expr, scope)
-    except EvalError:
+    except BudgetExceeded:
+        raise
+    except (EvalError, RecursionError):
         return chosen
     if isinstance(chosen, list):
         if not isinstance(other, TSet):
@@ -415,7 +424,23 @@ def _call(e: Call, scope: Scope) -> Any:
         if not isinstance(last, list):
             raise EvalError("the last argument before ... must be a list")
         args.extend(last)
-    return fn(*args)
+    try:
+        r = fn(*args)
+    except EvalError:
+        raise
+    except _PYTHON_ERRORS as exc:  # a function's own failure is terraform's error, named
+        raise EvalError(f"{name}(): {type(exc).__name__}: {exc}") from None
+    # every function result counts: strings against the string budgets, collections as work
+    t = type(r)
+    if t is str:
+        charge_string(len(r))
+    elif t is list or t is dict or t is TSet:
+        charge(len(r))
+    return r
+
+
+_PYTHON_ERRORS = (ValueError, TypeError, OverflowError, ArithmeticError, KeyError, IndexError,
+                  UnicodeError, AttributeError)
 
 
 _DISPATCH: dict[type, Callable[[Any, Scope], Any]] = {
@@ -434,8 +459,11 @@ _DISPATCH: dict[type, Callable[[Any, Scope], Any]] = {
 
 
 def materialize(v: Any) -> Any:
-    """Replace lazy objects by what they stand for (a Ref or Unknown); sets become lists."""
+    """Replace lazy objects by what they stand for (a Ref or Unknown); sets become lists;
+    numbers no AWS value can be (beyond ±2**53) become Unknown."""
     charge()
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v if -MAX_NUMBER <= v <= MAX_NUMBER else Unknown(f"number too large: {v:.6g}")
     if isinstance(v, dict):
         return {k: materialize(x) for k, x in v.items()}
     if isinstance(v, GroupRefs):
@@ -451,6 +479,8 @@ def safe_evaluate(expr: Expr, scope: Scope) -> tuple[Any, str | None]:
     """Evaluate; a terraform-level error becomes Unknown and its message is returned."""
     try:
         return evaluate(expr, scope), None
+    except BudgetExceeded:
+        raise
     except EvalError as exc:
         return Unknown(f"evaluation error: {exc}"), str(exc)
     except RecursionError:
@@ -475,6 +505,8 @@ def _try(args: list[Expr], scope: Scope, expand: bool) -> Any:
     for a in args:
         try:
             return evaluate(a, scope)
+        except BudgetExceeded:
+            raise  # past a budget, a fallback value would be a guess
         except _CAUGHT as exc:
             last = exc
     raise EvalError(f"no argument of try() could be evaluated: {last}")
@@ -485,6 +517,8 @@ def _can(args: list[Expr], scope: Scope, expand: bool) -> Any:
         raise EvalError("can() takes one argument")
     try:
         v = evaluate(args[0], scope)
+    except BudgetExceeded:
+        raise
     except _CAUGHT:
         return False
     if isinstance(v, Unknown):

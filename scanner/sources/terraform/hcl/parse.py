@@ -280,9 +280,13 @@ def _heredoc_unescape(text: str) -> str:
     return _TEMPLATE_ESCAPES.sub(lambda m: "${" if m.group(0) == "$${" else "%{", text)
 
 
+NUMBER_TOO_LARGE = "_gpuaudit_number_too_large"  # the function a too-large literal becomes
+_MAX_NUMBER = 1.7976931348623157e308
+
+
 def _number(text: str) -> int | float:
     try:
-        return int(text)
+        return int(text) if len(text) < 400 else float(text)
     except ValueError:
         f = float(text)
         if f.is_integer() and abs(f) < 2**63:
@@ -537,7 +541,12 @@ class _Converter:
         c = node.children[0]
         t = c.type
         if t == "numeric_lit":
-            return Lit(_number(self.text(c)))
+            text = self.text(c)
+            value = _number(text)
+            if not -_MAX_NUMBER <= value <= _MAX_NUMBER:  # inf, or an int past any float
+                # terraform's numbers are arbitrary-precision; ours are not: an error when used
+                return Call(NUMBER_TOO_LARGE, [Lit(text[:24])], False)
+            return Lit(value)
         if t == "bool_lit":
             return Lit(self.text(c) == "true")
         if t == "null_lit":
