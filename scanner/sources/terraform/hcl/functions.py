@@ -18,7 +18,7 @@ import json
 import math
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from scanner.model import Ref, Unknown
@@ -820,20 +820,22 @@ def _re(pattern: str) -> Any:
         raise EvalError(f"invalid regular expression: {msg}") from None
 
 
-def _matches(rx: Any, text: str) -> list[Any]:
+def _matches(rx: Any, text: str) -> Iterator[Any]:
     """The successive non-overlapping matches, as Go finds them: an empty match right after
-    the previous match is not one. At most MAX_ITEMS; the work is charged by length."""
-    charge(1 + (len(text) >> 10) * (1 + (rx.pattern.__len__() >> 10)))
-    out: list[Any] = []
+    the previous match is not one. The work is charged by length (RE2 is linear in it); at
+    most MAX_ITEMS matches (each costs microseconds in the RE2 wrapper)."""
+    charge(1 + (len(text) >> 10) * (1 + (len(rx.pattern) >> 10)))
     last_end = -1
+    n = 0
     for m in rx.finditer(text):
         a, b = m.span()
         if a == b and a == last_end:
             continue
-        out.append(m)
         last_end = b
-        _size(len(out))
-    return out
+        n += 1
+        if n > MAX_ITEMS:
+            raise BudgetExceeded(f"too many matches of a regular expression (limit {MAX_ITEMS:,})")
+        yield m
 
 
 def _match_value(m: Any) -> Any:
@@ -861,7 +863,11 @@ def f_regex(pattern: Any, s: Any) -> Any:
 
 @value_fn("regexall")
 def f_regexall(pattern: Any, s: Any) -> Any:
-    return [_match_value(m) for m in _matches(_re(to_str(pattern)), to_str(s))]
+    out = []
+    for m in _matches(_re(to_str(pattern)), to_str(s)):
+        out.append(_match_value(m))
+        _size(len(out))
+    return out
 
 
 _GO_TEMPLATE = re.compile(r"\$(?:\$|\{(\w+)\}|(\w+))?")

@@ -282,7 +282,9 @@ def expansion_keys(
         except EvalError as exc:
             root.error(file, f"count of {address}: {exc}", line)
             return Unknown(f"count of {address} could not be evaluated")
-        keys = [(i, None) for i in range(int(count))]
+        if _refused(int(count), address, root, file, line):  # before the keys are built
+            return Refused(f"{address} is not expanded: past the budget of instances")
+        return [(i, None) for i in range(int(count))]
     elif "for_each" in attrs:
         attr = attrs["for_each"]
         line = attr.line
@@ -294,15 +296,22 @@ def expansion_keys(
         keys = _for_each_keys(coll, address, root, file, line)
     else:
         keys = [(None, None)]
-    n = 1 if isinstance(keys, Unknown) else len(keys)
+    if _refused(1 if isinstance(keys, Unknown) else len(keys), address, root, file, line):
+        return Refused(f"{address} is not expanded: past the budget of instances")
+    return keys
+
+
+def _refused(n: int, address: str, root: RootContext, file: str, line: int) -> bool:
+    """Count n instances against the root module's budget; past it, an input error (one per
+    block, not one per instance of the modules around it) and True."""
     try:
         charge_instances(n, address)
     except BudgetExceeded:
-        where = _INDEX.sub("", address)  # one error per block, not per instance around it
+        where = _INDEX.sub("", address)
         root.error(file, f"{where}: not expanded: {n:,} instances would exceed the limit of "
                    f"{INSTANCE_BUDGET:,} resource and module instances per root module", line)
-        return Refused(f"{address} is not expanded: past the budget of instances")
-    return keys
+        return True
+    return False
 
 
 class Refused(Unknown):
