@@ -35,6 +35,7 @@ from scanner.sources.terraform.hcl.parse import (
 from scanner.sources.terraform.hcl.values import (
     MAX_ITEMS,
     MAX_NUMBER,
+    SENSITIVE,
     BudgetExceeded,
     EvalError,
     GroupRefs,
@@ -47,9 +48,11 @@ from scanner.sources.terraform.hcl.values import (
     check_string,
     equal,
     first_opaque,
+    holds_sensitive,
     is_opaque,
     iter_pairs,
     norm_number,
+    string_leaves,
     to_bool,
     to_number,
     to_str,
@@ -436,7 +439,19 @@ def _call(e: Call, scope: Scope) -> Any:
         charge_string(len(r))
     elif t is list or t is dict or t is TSet:
         charge(len(r))
+    if SENSITIVE and holds_sensitive(args):
+        _derived_sensitive(r, args)
     return r
+
+
+def _derived_sensitive(result: Any, args: list[Any]) -> None:
+    """A function of a sensitive value gives a sensitive value (terraform's marks): the strings
+    it made (``upper(var.password)``, ``base64encode(...)``) are recorded; strings it only
+    passed through (``merge``, ``lookup`` of another key) are not."""
+    given = string_leaves(args, set())
+    for s in string_leaves(result, set()):
+        if s and s not in given:
+            SENSITIVE.add(s)
 
 
 _PYTHON_ERRORS = (ValueError, TypeError, OverflowError, ArithmeticError, KeyError, IndexError,

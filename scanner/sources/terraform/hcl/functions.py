@@ -36,6 +36,7 @@ from scanner.sources.terraform.hcl.values import (
     equal,
     first_opaque,
     is_opaque,
+    mark_sensitive,
     norm_number,
     to_bool,
     to_number,
@@ -583,9 +584,15 @@ def f_tobool(v: Any) -> Any:
     return to_bool(v)
 
 
-@raw_fn("sensitive", "nonsensitive")
-def f_identity(v: Any) -> Any:
+@raw_fn("sensitive")
+def f_sensitive(v: Any) -> Any:
+    mark_sensitive(v)
     return v
+
+
+@raw_fn("nonsensitive")
+def f_identity(v: Any) -> Any:
+    return v  # what was marked stays redacted: a report is no place to reveal it
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from scanner.sources.terraform.hcl.config import (
     ModuleCallConfig,
     ModuleConfig,
     ResourceConfig,
+    is_sensitive,
     load_module,
 )
 from scanner.sources.terraform.hcl.expressions import (
@@ -54,6 +55,7 @@ from scanner.sources.terraform.hcl.values import (
     is_opaque,
     iter_pairs,
     literal_scope,
+    mark_sensitive,
     to_number,
     to_str,
 )
@@ -720,6 +722,8 @@ class ModuleInstance:
             v: Any = self._var_value(name, decl)
         except EvalError as exc:
             v = exc
+        if is_sensitive(decl.body):
+            mark_sensitive(v)
         self._vars[name] = v
         if isinstance(v, EvalError):
             raise v
@@ -790,7 +794,10 @@ class ModuleInstance:
     def output(self, name: str) -> Any:
         entry = self.config.outputs.get(name)
         missing = f'module {self.path} has no output "{name}"'
-        return self._memo_eval(self._outputs, name, entry, f"output {name}", missing)
+        v = self._memo_eval(self._outputs, name, entry, f"output {name}", missing)
+        if name in self.config.sensitive_outputs:
+            mark_sensitive(v)
+        return v
 
     def _memo_eval(self, memo: dict[str, Any], name: str, entry: Any, label: str,
                    missing: str) -> Any:

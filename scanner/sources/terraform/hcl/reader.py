@@ -58,6 +58,7 @@ Many root modules (64 or more) are scanned in forked worker processes, one per C
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import posixpath
@@ -93,12 +94,16 @@ class _Modules:
         self.files = ParseCache()
 
     def get(self, directory: str) -> Any:
-        from scanner.sources.terraform.hcl.config import load_module
+        from scanner.sources.terraform.hcl.config import ModuleConfig, load_module
 
         d = _norm(directory)
         cfg = self._cache.get(d)
         if cfg is None:
-            cfg = load_module(d, self.files)
+            if self.files.admit_dir(d):
+                cfg = load_module(d, self.files)
+            else:
+                cfg = ModuleConfig(dir=d, errors=[InputError(
+                    d, "a symbolic link to a directory outside the scanned tree: not followed")])
             self._cache[d] = cfg
         return cfg
 
@@ -178,10 +183,12 @@ def discover_roots(
             errors.append(InputError(g, f"cannot read: {exc.strerror or exc}"))
             continue
         if os.path.isdir(g):
+            modules.files.add_tree(g)
             for d in _walk(g, errors, modules.files.listings):
                 candidates[d] = None
         elif g.endswith(TF_SUFFIXES):
             if st.st_size >= 0:
+                modules.files.add_tree(os.path.dirname(g) or ".")
                 explicit[_norm(os.path.dirname(g) or ".")] = None
         else:
             errors.append(InputError(g, "not a Terraform file (.tf or .tf.json)"))
@@ -220,15 +227,25 @@ def _tfvars_files(root_dir: str, names: list[str]) -> list[str]:
 
 
 def _read_vars(
-    path: str, errors: list[InputError], cache: dict[Any, Any] | None = None
+    path: str, errors: list[InputError], cache: dict[Any, Any] | None = None,
+    files: Any = None, confine: bool = True,
 ) -> dict[str, Any]:
+    """The values of a variables file; files: the run's ParseCache, to refuse a symbolic link
+    out of the scanned tree (var files named by the user are read where they are) and to
+    keep the text of a file outside it out of error messages."""
+    from scanner.sources.terraform.hcl.config import unquoted
     from scanner.sources.terraform.hcl.modules import load_tfvars
     from scanner.sources.terraform.hcl.parse import ParseError
 
     try:
+        if files is not None and confine:
+            files.confined(path)
         return load_tfvars(path, cache)
     except ParseError as exc:
-        errors.append(InputError(path, exc.reason, exc.line))
+        reason = exc.reason
+        if files is not None and not files.inside(path, files.scanned):
+            reason = unquoted(reason)
+        errors.append(InputError(path, reason, exc.line))
     except RecursionError:
         errors.append(InputError(path, "nested too deeply"))
     return {}
@@ -277,7 +294,7 @@ def _root_instance(
     reset_budget()
     values: dict[str, Any] = {}
     for f in _tfvars_files(root_dir, modules.files.files(root_dir)):
-        values.update(_read_vars(f, errors, modules.files.exprs))
+        values.update(_read_vars(f, errors, modules.files.exprs, modules.files))
     for fv in file_vars:
         values.update(fv)
     ctx = RootContext(
@@ -289,6 +306,7 @@ def _root_instance(
         workspace=read_workspace(root_dir),
     )
     root = ModuleInstance(ctx, modules.get(root_dir))
+    _mark_sensitive_variables(root, values, variables)
     for name, text in variables.items():
         if name in root.config.variables:
             try:
@@ -299,6 +317,28 @@ def _root_instance(
                     InputError(f"--var {name}", f"invalid value: {reason}", kind="config")
                 )
     return root
+
+
+def _mark_sensitive_variables(
+    root: Any, values: Mapping[str, Any], variables: Mapping[str, str]
+) -> None:
+    """A sensitive root variable's every value is secret: its default, a tfvars / var-file
+    value and a --var value, whichever wins (a value that loses is secret all the same)."""
+    from scanner.sources.terraform.hcl.config import is_sensitive
+    from scanner.sources.terraform.hcl.expressions import evaluate
+    from scanner.sources.terraform.hcl.values import EvalError, literal_scope, mark_sensitive
+
+    for name, decl in root.config.variables.items():
+        if not is_sensitive(decl.body):
+            continue
+        default = decl.body.attrs.get("default")
+        if default is not None:
+            with contextlib.suppress(EvalError, RecursionError):
+                mark_sensitive(evaluate(default.expr, literal_scope()))
+        if name in values:
+            mark_sensitive(values[name])
+        if name in variables:
+            mark_sensitive(variables[name])
 
 
 def scan_root(
@@ -345,6 +385,9 @@ def scan_root(
         )
     result.errors.extend(root.root.errors)
     result.notices.extend(root.root.notices)
+    from scanner.sources.terraform.hcl.values import SENSITIVE
+
+    result.sensitive.update(SENSITIVE)
     root.close()
 
 
@@ -363,11 +406,15 @@ def instance_values(
     result = SourceResult()
     modules = _Modules()
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    file_vars = [_read_vars(str(f), result.errors) for f in var_files]
+    file_vars = [_read_vars(str(f), result.errors, files=modules.files, confine=False)
+                 for f in var_files]
     for root_dir in discover_roots(paths, modules, result.errors):
         root = _root_instance(root_dir, modules, result.errors, file_vars, variables)
         for rec in walk_instances(root):
             out[rec.address] = (rec.type, rec.values)
+        from scanner.sources.terraform.hcl.values import SENSITIVE
+
+        result.sensitive.update(SENSITIVE)
         result.errors.extend(root.root.errors)
         result.notices.extend(root.root.notices)
         root.close()
@@ -403,7 +450,8 @@ def _load(
     result = SourceResult()
     modules = _Modules()
     roots = discover_roots(paths, modules, result.errors)
-    file_vars = [_read_vars(str(f), result.errors) for f in var_files]
+    file_vars = [_read_vars(str(f), result.errors, files=modules.files, confine=False)
+                 for f in var_files]
     for part in _scan_all(roots, modules, file_vars, variables):
         result.extend(part)
     result.errors.extend(modules.errors())

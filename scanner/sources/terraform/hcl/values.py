@@ -43,6 +43,10 @@ class BudgetExceeded(EvalError):
 _LEFT = WORK_BUDGET
 _STRING_LEFT = STRING_BUDGET
 _INSTANCES_LEFT = INSTANCE_BUDGET
+# The strings of values terraform marks sensitive (sensitive variables and outputs,
+# sensitive()), and strings functions derived from them, per root module: the report redacts
+# every string that contains one.
+SENSITIVE: set[str] = set()
 
 
 def reset_budget(units: int = WORK_BUDGET, strings: int = STRING_BUDGET,
@@ -54,6 +58,46 @@ def reset_budget(units: int = WORK_BUDGET, strings: int = STRING_BUDGET,
     _LEFT = units
     _STRING_LEFT = strings
     _INSTANCES_LEFT = instances
+    SENSITIVE.clear()
+
+
+def mark_sensitive(v: Any, depth: int = 0) -> None:
+    """Record every string leaf of v as sensitive (empty strings redact nothing)."""
+    if isinstance(v, str):
+        if v:
+            SENSITIVE.add(v)
+    elif depth < 32 and isinstance(v, (list, dict)):
+        for x in v.values() if isinstance(v, dict) else v:
+            mark_sensitive(x, depth + 1)
+
+
+def holds_sensitive(v: Any) -> bool:
+    """Whether a string leaf of v contains a sensitive string (True too when v is too big to
+    look through: a value derived from it is then treated as secret)."""
+    stack = [v]
+    seen = 0
+    while stack:
+        x = stack.pop()
+        seen += 1
+        if seen > 10_000:
+            return True
+        if isinstance(x, str):
+            if any(s in x for s in SENSITIVE):
+                return True
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return False
+
+
+def string_leaves(v: Any, out: set[str], depth: int = 0) -> set[str]:
+    if isinstance(v, str):
+        out.add(v)
+    elif depth < 32 and isinstance(v, (list, dict)):
+        for x in v.values() if isinstance(v, dict) else v:
+            string_leaves(x, out, depth + 1)
+    return out
 
 
 def budget_exhausted() -> bool:
