@@ -272,3 +272,86 @@ def test_live_fingerprints_do_not_change() -> None:
              "region": "us-east-1", "root": None}
     # the value before root modules entered the fingerprint (live resources have none)
     assert fingerprint("EBS-001", ident, "") == "076dc72868b372f48d29"
+
+
+# -- file(), templatefile(), yamldecode(file()), jsondecode(file()) --------------------------
+
+
+def test_files_inside_the_tree_are_read(tmp_path: Path) -> None:
+    import os
+
+    write(tmp_path / "outside", {"secret.txt": "OUTSIDE-SECRET"})
+    repo = write(
+        tmp_path / "repo",
+        {
+            "envs/prod/main.tf": """
+module "gpu" {
+  source = "../../modules/gpu"
+}
+resource "aws_ebs_volume" "root_file" {
+  size = tonumber(file("size.txt"))
+  tags = {
+    escape  = file("../../../outside/secret.txt")
+    link    = file("${path.module}/link.txt")
+    absent  = file("${path.root}/nope.txt")
+    exists  = fileexists("size.txt") ? "yes" : "no"
+    missing = fileexists("nope.txt") ? "yes" : "no"
+  }
+}
+""",
+            "envs/prod/size.txt": "42\n",
+            "modules/gpu/main.tf": """
+locals {
+  cfg  = yamldecode(file("${path.module}/cfg.yaml"))
+  pol  = jsondecode(file("${path.module}/policy.json"))
+}
+resource "aws_launch_template" "gpu" {
+  instance_type = local.cfg.type
+  user_data     = base64encode(templatefile("${path.module}/init.sh.tpl", { gpus = local.cfg.gpus }))
+  tags          = { Effect = local.pol.Statement[0].Effect, Mod = path.module }
+}
+""",
+            "modules/gpu/cfg.yaml": "type: p4d.24xlarge\ngpus: [0, 1]\n",
+            "modules/gpu/policy.json": '{"Statement": [{"Effect": "Allow"}]}',
+            "modules/gpu/init.sh.tpl": "%{ for g in gpus ~}\nnvidia-smi -i ${g}\n%{ endfor ~}\n",
+        },
+    )
+    os.symlink(tmp_path / "outside" / "secret.txt", repo / "envs/prod/link.txt")
+    out, result = instance_values([repo])
+    assert result.errors == []
+    lt = out["module.gpu.aws_launch_template.gpu"][1]
+    assert lt["instance_type"] == "p4d.24xlarge"
+    import base64
+
+    assert base64.b64decode(lt["user_data"]).decode() == "nvidia-smi -i 0\nnvidia-smi -i 1\n"
+    assert lt["tags"] == {"Effect": "Allow", "Mod": "../../modules/gpu"}
+    vol = out["aws_ebs_volume.root_file"][1]
+    assert vol["size"] == 42
+    tags = vol["tags"]
+    assert (tags["exists"], tags["missing"]) == ("yes", "no")
+    for key, why in (("escape", "outside the scanned tree"), ("link", "outside the scanned tree"),
+                     ("absent", "does not exist")):
+        assert isinstance(tags[key], Unknown) and why in tags[key].reason, key
+    assert "OUTSIDE-SECRET" not in repr((out, result))
+
+
+def test_templatefile_limits(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "main.tf": """
+resource "aws_ebs_volume" "self" {
+  tags = { t = templatefile("self.tpl", {}) }
+}
+resource "aws_ebs_volume" "big" {
+  tags = { t = templatefile("big.tpl", { s = "0123456789" }) }
+}
+""",
+            "self.tpl": '${templatefile("self.tpl", {})}',
+            "big.tpl": "%{ for i in range(100000) }${s}${s}${s}${s}${s}${s}${s}${s}"
+            "${s}${s}${s}${s}${s}${s}${s}${s}${s}${s}${s}${s}%{ endfor }",
+        },
+    )
+    out, result = instance_values([tmp_path])
+    assert isinstance(out["aws_ebs_volume.self"][1]["tags"], Unknown)
+    assert [(e.line, "string too long" in e.reason) for e in result.errors] == [(6, True)]

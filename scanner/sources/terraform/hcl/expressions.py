@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from scanner.model import Ref, Unknown
-from scanner.sources.terraform.hcl.functions import FUNCTIONS, make_set
+from scanner.sources.terraform.hcl.functions import FUNCTIONS, file_text, make_set
 from scanner.sources.terraform.hcl.parse import (
     Binary,
     Call,
@@ -24,6 +24,7 @@ from scanner.sources.terraform.hcl.parse import (
     ForExpr,
     Lit,
     ObjectExpr,
+    ParseError,
     Postfix,
     Template,
     TFor,
@@ -31,6 +32,7 @@ from scanner.sources.terraform.hcl.parse import (
     Traversal,
     TupleExpr,
     Unary,
+    parse_template,
 )
 from scanner.sources.terraform.hcl.values import (
     MAX_ITEMS,
@@ -51,6 +53,7 @@ from scanner.sources.terraform.hcl.values import (
     holds_sensitive,
     is_opaque,
     iter_pairs,
+    literal_scope,
     norm_number,
     string_leaves,
     to_bool,
@@ -543,3 +546,35 @@ def _can(args: list[Expr], scope: Scope, expand: bool) -> Any:
 
 SPECIAL_FUNCTIONS["try"] = _try
 SPECIAL_FUNCTIONS["can"] = _can
+
+_IN_TEMPLATEFILE: list[str] = []
+
+
+def _templatefile(path: Any, variables: Any = None, *extra: Any) -> Any:
+    """``templatefile(path, vars)``: the file (inside the scanned tree) rendered as a template
+    with only ``vars`` in scope, as terraform does; not from within another templatefile."""
+    if extra:
+        raise EvalError("templatefile() takes a path and a map of variables")
+    if _IN_TEMPLATEFILE:
+        raise EvalError("templatefile() cannot be called from a template file")
+    text = file_text(path, "templatefile")
+    if isinstance(text, Unknown):
+        return text
+    if variables is None:
+        variables = {}
+    if is_opaque(variables):
+        return as_unknown(variables)
+    if not isinstance(variables, dict):
+        raise EvalError("templatefile(): the variables must be a map or object")
+    try:
+        expr = parse_template(text)
+    except ParseError as exc:
+        raise EvalError(f"templatefile(): {exc.reason}") from None
+    _IN_TEMPLATEFILE.append(to_str(path))
+    try:
+        return evaluate(expr, literal_scope(dict(variables)))
+    finally:
+        _IN_TEMPLATEFILE.pop()
+
+
+FUNCTIONS["templatefile"] = _templatefile

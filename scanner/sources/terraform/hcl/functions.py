@@ -1,11 +1,14 @@
 """Terraform's built-in functions, the pure ones, for :mod:`.expressions`.
 
+Files (``file``, ``templatefile``, ``fileexists``, ``filebase64``, ``file*sha*``) are read
+only inside the scanned tree, through the reader the source sets (:data:`FILE_READER`).
+
 Two kinds: *structural* functions (``concat``, ``merge``, ``lookup``, ``length`` …) only need the
 shape of their arguments, so lists and maps may carry Unknown / Ref elements through them;
 *value* functions (``format``, ``join``, ``jsonencode``, ``cidrsubnet`` …) need every part of
 every argument, and return Unknown as soon as any part is unknown. Functions that depend on the
-clock, randomness, the filesystem or the provider (``timestamp``, ``uuid``, ``file``,
-``templatefile``, ``provider::…``) are not evaluated: they give Unknown with a reason.
+clock, randomness, the machine or the provider (``timestamp``, ``uuid``, ``fileset``,
+``provider::…``) are not evaluated: they give Unknown with a reason.
 """
 
 from __future__ import annotations
@@ -1255,22 +1258,80 @@ for _n in ("timestamp", "plantimestamp", "uuid", "bcrypt"):
     _not_static(_n, "changes on every run")
 for _n in ("formatdate", "timeadd", "timecmp"):
     _not_static(_n, "is not evaluated")
-for _n in (
-    "file",
-    "filebase64",
-    "fileexists",
-    "fileset",
-    "filemd5",
-    "filesha1",
-    "filesha256",
-    "filesha512",
-    "filebase64sha256",
-    "filebase64sha512",
-    "templatefile",
-    "abspath",
-    "pathexpand",
-):
-    _not_static(_n, "reads the filesystem, which the scanner does not do")
+for _n in ("fileset", "abspath", "pathexpand"):
+    _not_static(_n, "is not evaluated (it depends on the machine)")
+
+
+# ---------------------------------------------------------------------------------------------
+# files: read inside the scanned tree only (the reader is set per root module by the source)
+# ---------------------------------------------------------------------------------------------
+
+FILE_READER: list[Callable[[str], Any]] = []  # [read(path) -> bytes | Unknown] while scanning
+
+
+def read_file(path: Any) -> Any:
+    """The bytes of a file the configuration names, or Unknown (outside the scanned tree,
+    absent, no tree): never a guess."""
+    if is_opaque(path):
+        return as_unknown(path)
+    if not FILE_READER:
+        return Unknown("files are read only while scanning a directory")
+    return FILE_READER[0](to_str(path))
+
+
+def file_text(path: Any, fn: str = "file") -> Any:
+    data = read_file(path)
+    if isinstance(data, Unknown):
+        return data
+    check_string(len(data))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EvalError(f"{fn}(): the file is not valid UTF-8 (use filebase64)") from None
+
+
+@raw_fn("file")
+def f_file(path: Any) -> Any:
+    return file_text(path)
+
+
+@raw_fn("fileexists")
+def f_fileexists(path: Any) -> Any:
+    data = read_file(path)
+    if isinstance(data, Unknown):
+        return Unknown(data.reason) if "does not exist" not in data.reason else False
+    return True
+
+
+@raw_fn("filebase64")
+def f_filebase64(path: Any) -> Any:
+    data = read_file(path)
+    if isinstance(data, Unknown):
+        return data
+    check_string((len(data) + 2) // 3 * 4)
+    return base64.b64encode(data).decode()
+
+
+def _file_hash(name: str, b64: bool) -> Callable[[Any], Any]:
+    def fn(path: Any) -> Any:
+        data = read_file(path)
+        if isinstance(data, Unknown):
+            return data
+        d = hashlib.new(name, data)
+        return base64.b64encode(d.digest()).decode() if b64 else d.hexdigest()
+
+    return fn
+
+
+for _n, _alg, _b in [
+    ("filemd5", "md5", False),
+    ("filesha1", "sha1", False),
+    ("filesha256", "sha256", False),
+    ("filesha512", "sha512", False),
+    ("filebase64sha256", "sha256", True),
+    ("filebase64sha512", "sha512", True),
+]:
+    raw_fn(_n)(_file_hash(_alg, _b))
 def _number_too_large(text: Any) -> Any:
     raise EvalError(f"number literal too large: {text}…")
 

@@ -676,12 +676,13 @@ class ModuleInstance:
                 return self.data(first, ops[1][1]), 2
             raise EvalError("data must be followed by a type and a name")
         if root == "path":
+            # as terraform gives them, run in the root module: relative to it, cwd absolute
             if first == "module":
-                return self.config.dir or ".", 1
+                return _relative(self.config.dir, self.root.root_dir), 1
             if first == "root":
-                return self.root.root_dir or ".", 1
+                return ".", 1
             if first == "cwd":
-                return os.path.abspath(self.root.root_dir or "."), 1
+                return os.path.abspath(self.root.root_dir or ".").replace(os.sep, "/"), 1
             raise EvalError(f"unknown path.{first}")
         if root == "terraform":
             if first == "workspace":
@@ -1035,6 +1036,14 @@ class ModuleInstance:
                 self.body_values(content.body, scope.child({it: {"key": k, "value": v}}), site)
             )
         return out
+
+
+def _relative(directory: str, root_dir: str) -> str:
+    try:
+        rel = os.path.relpath(directory or ".", root_dir or ".")
+    except ValueError:
+        return (directory or ".").replace(os.sep, "/")
+    return rel.replace(os.sep, "/")
 
 
 def _block_types(body: Body) -> list[str]:

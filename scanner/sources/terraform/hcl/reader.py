@@ -281,6 +281,7 @@ def _root_instance(
     variables: Mapping[str, str],
 ) -> Any:
     """The root ModuleInstance of root_dir with its variable values."""
+    from scanner.sources.terraform.hcl.functions import FILE_READER
     from scanner.sources.terraform.hcl.modules import (
         ModuleInstance,
         RootContext,
@@ -292,6 +293,7 @@ def _root_instance(
     from scanner.sources.terraform.hcl.values import EvalError, reset_budget
 
     reset_budget()
+    FILE_READER[:] = [file_reader(root_dir, modules.files)]
     values: dict[str, Any] = {}
     for f in _tfvars_files(root_dir, modules.files.files(root_dir)):
         values.update(_read_vars(f, errors, modules.files.exprs, modules.files))
@@ -317,6 +319,41 @@ def _root_instance(
                     InputError(f"--var {name}", f"invalid value: {reason}", kind="config")
                 )
     return root
+
+
+def file_reader(root_dir: str, files: Any) -> Callable[[str], Any]:
+    """What ``file()`` and its kin read for one root module: a path relative to the root
+    module (terraform runs there), read only when its real path (symbolic links and ``..``
+    resolved) lies in the scanned tree, as a regular file within the size limit of source
+    files. Outside the tree or absent: Unknown (never an error quoting it)."""
+    from scanner.model import Unknown
+    from scanner.sources.terraform.hcl.config import read_bytes
+    from scanner.sources.terraform.hcl.parse import ParseError
+    from scanner.sources.terraform.hcl.values import BudgetExceeded
+
+    read: dict[str, Any] = {}
+
+    def reader(path: str) -> Any:
+        full = path if os.path.isabs(path) else os.path.join(root_dir or ".", path)
+        full = os.path.normpath(full)
+        hit = read.get(full)
+        if hit is not None:
+            return hit
+        if not files.trees or not files.inside(full):
+            out: Any = Unknown(f"file {path} is outside the scanned tree: not read")
+        elif not os.path.exists(full):
+            out = Unknown(f"file {path} does not exist (generated before plan?)")
+        else:
+            try:
+                out = read_bytes(full)
+            except ParseError as exc:
+                if "too large" in exc.reason:
+                    raise BudgetExceeded(f"file {path}: {exc.reason}") from None
+                out = Unknown(f"file {path}: {exc.reason}")
+        read[full] = out
+        return out
+
+    return reader
 
 
 def _mark_sensitive_variables(
