@@ -307,7 +307,7 @@ locals {
 }
 resource "aws_launch_template" "gpu" {
   instance_type = local.cfg.type
-  user_data     = base64encode(templatefile("${path.module}/init.sh.tpl", { gpus = local.cfg.gpus }))
+  user_data = base64encode(templatefile("${path.module}/init.sh.tpl", { gpus = local.cfg.gpus }))
   tags          = { Effect = local.pol.Statement[0].Effect, Mod = path.module }
 }
 """,
