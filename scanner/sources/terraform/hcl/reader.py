@@ -36,11 +36,13 @@ What is evaluated (anything else is UNKNOWN with a reason, never a guess):
   reverse sensitive setintersection setproduct setsubtract setunion sha1 sha256 sha512 signum
   slice sort split startswith strcontains strrev substr sum title tobool tolist tomap tonumber
   toset tostring transpose trim trimprefix trimspace trimsuffix try upper urlencode uuidv5
-  values yamldecode yamlencode zipmap. Not evaluated (UNKNOWN): the clock and randomness
-  (timestamp, uuid, bcrypt …), the filesystem (file, templatefile, fileset …), provider
-  functions;
+  values yamldecode yamlencode zipmap; file templatefile fileexists filebase64 file*sha*
+  read inside the scanned tree only (else UNKNOWN); regular expressions with RE2. Not
+  evaluated (UNKNOWN): the clock and randomness (timestamp, uuid, bcrypt …), fileset,
+  provider functions;
 - ``count`` / ``for_each`` over known values (addresses ``[0]`` / ``["key"]``); unknown ones
-  give one representative instance at the unindexed address, and a notice;
+  give one representative instance at the unindexed address, whose ``exists`` is Unknown,
+  and a notice;
 - ``dynamic`` blocks (``iterator``, nested) over known values; unknown → the blocks are UNKNOWN;
 - local modules (``source = "./…"``) with count / for_each, nested; remote modules are read
   from ``.terraform/modules`` when ``terraform init`` ran, else a notice and UNKNOWN outputs;
@@ -51,7 +53,10 @@ block or in the comment lines right above it. A skip without a reason is reporte
 and does not suppress anything.
 
 Bad input (a syntax error, binary or non-UTF-8 content, a file over 5 MiB, a symlink loop, a
-FIFO) is an InputError naming the file and line; the other files of the module are still read.
+FIFO, a symbolic link out of the scanned tree) is an InputError naming the file and line; the
+other files of the module are still read. Evaluation is bounded per root module (the budgets
+of :mod:`.values`); past one, the value or block is an InputError where it is written.
+Sensitive values (variables, outputs, ``sensitive()``) end in ``SourceResult.sensitive``.
 Many root modules (64 or more) are scanned in forked worker processes, one per CPU
 (``GPUAUDIT_WORKERS=N`` overrides).
 """
