@@ -355,3 +355,14 @@ resource "aws_ebs_volume" "big" {
     out, result = instance_values([tmp_path])
     assert isinstance(out["aws_ebs_volume.self"][1]["tags"], Unknown)
     assert [(e.line, "string too long" in e.reason) for e in result.errors] == [(6, True)]
+
+
+def test_no_file_is_read_outside_a_scan(tmp_path: Path) -> None:
+    from scanner.sources.terraform.hcl.expressions import evaluate
+    from scanner.sources.terraform.hcl.parse import parse_expression
+    from scanner.sources.terraform.hcl.values import literal_scope
+
+    write(tmp_path, {"main.tf": 'resource "aws_vpc" "v" {}\n', "x.txt": "x"})
+    load_terraform_dir([tmp_path])  # a scan leaves no reader behind
+    v = evaluate(parse_expression(f'file("{tmp_path}/x.txt")'), literal_scope())
+    assert isinstance(v, Unknown)

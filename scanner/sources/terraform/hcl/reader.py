@@ -430,6 +430,14 @@ def scan_root(
     from scanner.sources.terraform.hcl.values import SENSITIVE
 
     result.sensitive.update(SENSITIVE)
+    _finish(root)
+
+
+def _finish(root: Any) -> None:
+    """Free a scanned root and forget its file reader (no later evaluation reads its tree)."""
+    from scanner.sources.terraform.hcl.functions import FILE_READER
+
+    FILE_READER.clear()
     root.close()
 
 
@@ -459,7 +467,7 @@ def instance_values(
         result.sensitive.update(SENSITIVE)
         result.errors.extend(root.root.errors)
         result.notices.extend(root.root.notices)
-        root.close()
+        _finish(root)
     result.errors.extend(modules.errors())
     _dedupe(result)
     return out, result
@@ -521,6 +529,10 @@ def _scan_chunk(
             part = SourceResult(
                 errors=[InputError(root_dir, f"could not be scanned ({type(exc).__name__}: {exc})")]
             )
+        finally:
+            from scanner.sources.terraform.hcl.functions import FILE_READER
+
+            FILE_READER.clear()
         out.append(part)
     return out
 
