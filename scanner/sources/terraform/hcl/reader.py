@@ -434,11 +434,18 @@ def scan_root(
 
 
 def _finish(root: Any) -> None:
-    """Free a scanned root and forget its file reader (no later evaluation reads its tree)."""
+    """Free a scanned root and forget its file reader (no later evaluation reads its tree)
+    and its spent budgets (no later evaluation inherits them)."""
+    _forget()
+    root.close()
+
+
+def _forget() -> None:
     from scanner.sources.terraform.hcl.functions import FILE_READER
+    from scanner.sources.terraform.hcl.values import reset_budget
 
     FILE_READER.clear()
-    root.close()
+    reset_budget()
 
 
 def instance_values(
@@ -530,9 +537,7 @@ def _scan_chunk(
                 errors=[InputError(root_dir, f"could not be scanned ({type(exc).__name__}: {exc})")]
             )
         finally:
-            from scanner.sources.terraform.hcl.functions import FILE_READER
-
-            FILE_READER.clear()
+            _forget()
         out.append(part)
     return out
 
