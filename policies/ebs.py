@@ -96,7 +96,12 @@ def _scope_defaults(scope: str, ctx: Context) -> tuple[bool | Unknown, Any]:
     key: Any = None
     for d in ctx.index.of_kind("ec2.ebs_defaults", scope):
         value = d.get("EbsEncryptionByDefault")
-        key = key or d.get("KmsKeyId")
+        own_key = d.get("KmsKeyId")
+        if isinstance(d.exists, Unknown):  # a setting that may not be created decides nothing
+            maybe = Unknown(f"whether {d.id} exists is not known ({d.exists.reason})")
+            value = maybe if value is True else value
+            own_key = maybe if own_key else own_key
+        key = key or own_key
         if value is True:
             found = True
         elif isinstance(value, Unknown) and found is not True:

@@ -219,6 +219,8 @@ def report_order(location: Mapping[str, Any] | None, policy_id: str,
 def fingerprint(policy_id: str, resource: Mapping[str, Any], path: str) -> str:
     parts = [policy_id, resource.get("account") or "", resource.get("region") or "",
              resource.get("kind") or "", resource["id"], path]
+    if resource.get("root"):  # IaC: the same module under two root modules is two resources
+        parts.append("root=" + str(resource["root"]))
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
 
 
@@ -235,9 +237,11 @@ def display_path(file: str | None) -> str | None:
 
 
 def resource_identity(r: Resource) -> dict[str, Any]:
+    """The resource part of a finding. IaC resources carry ``root``: the root module
+    directory (Terraform) or template / plan they were read from, as a display path."""
     prov = r.provenance
     terraform = prov.source in (SourceKind.TERRAFORM_PLAN, SourceKind.TERRAFORM_HCL)
-    return {
+    ident = {
         "kind": r.kind,
         "id": r.id,
         "name": r.name,
@@ -247,6 +251,9 @@ def resource_identity(r: Resource) -> dict[str, Any]:
         "region": prov.region,
         "tags": dict(sorted((str(k), str(v)) for k, v in r.tags.items())),
     }
+    if prov.source is not SourceKind.AWS and r.scope:
+        ident["root"] = display_path(r.scope)
+    return ident
 
 
 def _finding(pol: Policy, result: Result) -> Finding:
@@ -257,6 +264,8 @@ def _finding(pol: Policy, result: Result) -> Finding:
     if prov.file:
         location = {"file": display_path(prov.file), "start_line": prov.start_line,
                     "end_line": prov.end_line}
+        if ident.get("root"):
+            location["root"] = ident["root"]
     return Finding(
         id=fingerprint(pol.id, ident, result.path),
         policy_id=pol.id,

@@ -516,10 +516,10 @@ def test_workspace_and_paths(tmp_path: Path) -> None:
         },
     )
     tags = values(tmp_path)["module.m.aws_vpc.v"]["tags"]
-    assert tags == {
+    assert tags == {  # as terraform gives them, run in the root module
         "ws": "prod",
-        "mod": str(tmp_path / "mod"),
-        "root": str(tmp_path),
+        "mod": "mod",
+        "root": ".",
         "cwd": tmp_path.name,
     }
 

@@ -9,6 +9,7 @@ override, as terraform does.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +74,7 @@ class ModuleConfig:
     resources: dict[str, ResourceConfig] = field(default_factory=dict)  # key: [data.]type.name
     module_calls: dict[str, ModuleCallConfig] = field(default_factory=dict)
     outputs: dict[str, tuple[Attribute, str]] = field(default_factory=dict)
+    sensitive_outputs: set[str] = field(default_factory=set)
     errors: list[InputError] = field(default_factory=list)
 
 
@@ -140,15 +142,68 @@ def is_override(name: str) -> bool:
     return stem == "override" or stem.endswith("_override")
 
 
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+
+
+def unquoted(reason: str) -> str:
+    """An error reason without the text it quotes (for files outside the scanned tree)."""
+    return _QUOTED.sub("'…'", reason)
+
+
 class ParseCache:
     """Per-run caches: directory listings (file names) and parse results by file content
-    (stamped-out stacks share identical variables.tf / versions.tf files)."""
+    (stamped-out stacks share identical variables.tf / versions.tf files).
+
+    It also keeps the scanned trees (real paths): a file or directory inside a tree whose
+    real path is outside every tree (a symbolic link out of it) is not read; a module
+    directory reached from code by a path that leaves the tree (``source = "../../x"``) is
+    read, as terraform reads it, and becomes a tree of its own; errors in files outside the
+    scanned trees never quote their text."""
 
     def __init__(self) -> None:
         self.listings: dict[str, list[str]] = {}
         self.parsed: dict[str, tuple[Body, list[Comment], frozenset[int]]] = {}
         self.exprs: dict[bytes, Expr] = {}
         self.raw: dict[str, bytes] = {}
+        self.scanned: list[str] = []  # real paths of the trees given to the scan
+        self.trees: list[str] = []  # those, and module directories reached from outside them
+        self._lexical: list[str] = []  # the scanned trees as written (absolute, normalized)
+
+    def add_tree(self, path: str) -> None:
+        """A directory given to the scan (a file given stands for its directory)."""
+        real = os.path.realpath(path)
+        if real not in self.scanned:
+            self.scanned.append(real)
+            self.trees.append(real)
+            self._lexical.append(os.path.normpath(os.path.abspath(path)))
+
+    def inside(self, path: str, trees: list[str] | None = None) -> bool:
+        """Whether the real path of path lies in a tree (always, when no tree was given)."""
+        trees = self.trees if trees is None else trees
+        if not trees:
+            return True
+        real = os.path.realpath(path)
+        return any(real == t or real.startswith(t.rstrip(os.sep) + os.sep) for t in trees)
+
+    def admit_dir(self, directory: str) -> bool:
+        """Whether a module directory may be read: inside a tree by its real path, or reached
+        by a path that leaves every scanned tree (then it is a tree too). False: a symbolic
+        link from inside a tree to a directory outside."""
+        if self.inside(directory):
+            return True
+        lexical = os.path.normpath(os.path.abspath(directory))
+        if any(lexical == t or lexical.startswith(t.rstrip(os.sep) + os.sep)
+               for t in self._lexical):
+            return False
+        self.trees.append(os.path.realpath(directory))
+        return True
+
+    def confined(self, path: str) -> None:
+        """Raise ParseError when path is a symbolic link out of the trees."""
+        if not self.inside(path):
+            raise ParseError(
+                "a symbolic link to a file outside the scanned tree: not followed, not read"
+            )
 
     def files(self, directory: str) -> list[str]:
         names = self.listings.get(directory)
@@ -171,17 +226,26 @@ class ParseCache:
         """File bytes, read once per run (discovery peeks at them before they are parsed)."""
         data = self.raw.get(path)
         if data is None:
+            self.confined(path)
             data = read_bytes(path)
             self.raw[path] = data
         return data
 
     def parse(self, path: str) -> tuple[Body, list[Comment], frozenset[int]]:
         data = self.raw.pop(path, None)
-        text = decode_source(data if data is not None else read_bytes(path))
-        hit = self.parsed.get(text)
-        if hit is None:
-            hit = parse_text(text, path.endswith(".json"), self.exprs)
-            self.parsed[text] = hit
+        if data is None:
+            self.confined(path)
+            data = read_bytes(path)
+        try:
+            text = decode_source(data)
+            hit = self.parsed.get(text)
+            if hit is None:
+                hit = parse_text(text, path.endswith(".json"), self.exprs)
+                self.parsed[text] = hit
+        except ParseError as exc:
+            if self.inside(path, self.scanned):
+                raise
+            raise ParseError(unquoted(exc.reason), exc.line) from None
         return hit
 
 
@@ -314,8 +378,18 @@ def _add_file(
                 _dup(cfg, path, block.start_line, f"output {labels[0]}")
                 continue
             cfg.outputs[labels[0]] = (value, path)
+            if is_sensitive(block.body):
+                cfg.sensitive_outputs.add(labels[0])
         for dup in block.body.duplicates:
             cfg.errors.append(InputError(path, f'duplicate argument "{dup.name}"', dup.line))
+
+
+def is_sensitive(body: Body) -> bool:
+    """``sensitive = true`` in a variable or output block (a literal, as terraform wants)."""
+    from scanner.sources.terraform.hcl.parse import Lit
+
+    attr = body.attrs.get("sensitive")
+    return attr is not None and isinstance(attr.expr, Lit) and attr.expr.value in (True, "true")
 
 
 def _merged(base: Body, over: Body) -> Body:

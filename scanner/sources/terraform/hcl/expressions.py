@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from scanner.model import Ref, Unknown
-from scanner.sources.terraform.hcl.functions import FUNCTIONS
+from scanner.sources.terraform.hcl.functions import FUNCTIONS, file_text, make_set
 from scanner.sources.terraform.hcl.parse import (
     Binary,
     Call,
@@ -24,6 +24,7 @@ from scanner.sources.terraform.hcl.parse import (
     ForExpr,
     Lit,
     ObjectExpr,
+    ParseError,
     Postfix,
     Template,
     TFor,
@@ -31,10 +32,13 @@ from scanner.sources.terraform.hcl.parse import (
     Traversal,
     TupleExpr,
     Unary,
+    parse_template,
 )
 from scanner.sources.terraform.hcl.values import (
     MAX_ITEMS,
-    MAX_STRING,
+    MAX_NUMBER,
+    SENSITIVE,
+    BudgetExceeded,
     EvalError,
     GroupRefs,
     Lazy,
@@ -42,11 +46,16 @@ from scanner.sources.terraform.hcl.values import (
     TSet,
     as_unknown,
     charge,
+    charge_string,
+    check_string,
     equal,
     first_opaque,
+    holds_sensitive,
     is_opaque,
     iter_pairs,
+    literal_scope,
     norm_number,
+    string_leaves,
     to_bool,
     to_number,
     to_str,
@@ -73,24 +82,26 @@ def _template(e: Template, scope: Scope) -> Any:
     if len(parts) == 1 and isinstance(parts[0], Expr):
         return evaluate(parts[0], scope)  # "${x}" yields x itself, unconverted
     out: list[str] = []
-    r = _render(parts, scope, out)
+    r = _render(parts, scope, out, [0])
     if r is not None:
         return r
-    text = "".join(out)
-    if len(text) > MAX_STRING:
-        raise EvalError("string too long")
-    return text
+    return "".join(out)
 
 
-def _render(parts: list[Any], scope: Scope, out: list[str]) -> Unknown | None:
+def _render(parts: list[Any], scope: Scope, out: list[str], size: list[int]) -> Unknown | None:
+    """Append the template's text to out; every piece is counted against the string budgets
+    as it comes (a loop that repeats a big string stops before it is built)."""
     for p in parts:
         if isinstance(p, str):
+            size[0] += len(p)
+            check_string(size[0])
+            charge_string(len(p))
             out.append(p)
         elif isinstance(p, TIf):
             c = evaluate(p.cond, scope)
             if is_opaque(c):
                 return as_unknown(c)
-            r = _render(p.then if to_bool(c) else p.other, scope, out)
+            r = _render(p.then if to_bool(c) else p.other, scope, out, size)
             if r is not None:
                 return r
         elif isinstance(p, TFor):
@@ -102,7 +113,7 @@ def _render(parts: list[Any], scope: Scope, out: list[str]) -> Unknown | None:
                 b = {p.vvar: v}
                 if p.kvar:
                     b[p.kvar] = k
-                r = _render(p.body, scope.child(b), out)
+                r = _render(p.body, scope.child(b), out, size)
                 if r is not None:
                     return r
         else:
@@ -110,7 +121,9 @@ def _render(parts: list[Any], scope: Scope, out: list[str]) -> Unknown | None:
             if is_opaque(v) or isinstance(v, Lazy):
                 return as_unknown(v)
             s = to_str(v)
-            charge(len(s) >> 10)
+            size[0] += len(s)
+            check_string(size[0])
+            charge_string(len(s))
             out.append(s)
     return None
 
@@ -235,7 +248,44 @@ def _cond(e: Cond, scope: Scope) -> Any:
         if first_opaque(a) is None and equal(a, b) is True:
             return a
         return as_unknown(c)
-    return evaluate(e.then if to_bool(c) else e.other, scope)
+    take = to_bool(c)
+    chosen = evaluate(e.then if take else e.other, scope)
+    if type(chosen) is list or (
+        isinstance(chosen, (int, float)) and not isinstance(chosen, bool)
+    ) or isinstance(chosen, bool):
+        return _unify(chosen, e.other if take else e.then, scope)
+    return chosen
+
+
+def _unify(chosen: Any, other_expr: Expr, scope: Scope) -> Any:
+    """Terraform gives both results of a conditional one type (the branch not taken still
+    counts, its errors do not): ``c ? toset(["a"]) : []`` is an empty *set* when c is false,
+    ``c ? 1 : "x"`` is the string "1". Only the conversions that change a value here are
+    made: a tuple next to a set becomes a set, a number or bool next to a string a string."""
+    try:
+        other = evaluate(other_expr, scope)
+    except BudgetExceeded:
+        raise
+    except (EvalError, RecursionError):
+        return chosen
+    if isinstance(chosen, list):
+        if not isinstance(other, TSet):
+            return chosen
+        if any(isinstance(x, str) for x in other):
+            chosen = [x if isinstance(x, str) or is_opaque(x) else _str_or(x) for x in chosen]
+        if any(is_opaque(x) for x in chosen):
+            return next(as_unknown(x) for x in chosen if is_opaque(x))
+        return make_set(chosen)
+    if isinstance(other, str):
+        return to_str(chosen)
+    return chosen
+
+
+def _str_or(x: Any) -> Any:
+    try:
+        return to_str(x)
+    except EvalError:
+        return x
 
 
 def _unary(e: Unary, scope: Scope) -> Any:
@@ -380,7 +430,35 @@ def _call(e: Call, scope: Scope) -> Any:
         if not isinstance(last, list):
             raise EvalError("the last argument before ... must be a list")
         args.extend(last)
-    return fn(*args)
+    try:
+        r = fn(*args)
+    except EvalError:
+        raise
+    except _PYTHON_ERRORS as exc:  # a function's own failure is terraform's error, named
+        raise EvalError(f"{name}(): {type(exc).__name__}: {exc}") from None
+    # every function result counts: strings against the string budgets, collections as work
+    t = type(r)
+    if t is str:
+        charge_string(len(r))
+    elif t is list or t is dict or t is TSet:
+        charge(len(r))
+    if SENSITIVE and holds_sensitive(args):
+        _derived_sensitive(r, args)
+    return r
+
+
+def _derived_sensitive(result: Any, args: list[Any]) -> None:
+    """A function of a sensitive value gives a sensitive value (terraform's marks): the strings
+    it made (``upper(var.password)``, ``base64encode(...)``) are recorded; strings it only
+    passed through (``merge``, ``lookup`` of another key) are not."""
+    given = string_leaves(args, set())
+    for s in string_leaves(result, set()):
+        if s and s not in given:
+            SENSITIVE.add(s)
+
+
+_PYTHON_ERRORS = (ValueError, TypeError, OverflowError, ArithmeticError, KeyError, IndexError,
+                  UnicodeError, AttributeError)
 
 
 _DISPATCH: dict[type, Callable[[Any, Scope], Any]] = {
@@ -399,8 +477,11 @@ _DISPATCH: dict[type, Callable[[Any, Scope], Any]] = {
 
 
 def materialize(v: Any) -> Any:
-    """Replace lazy objects by what they stand for (a Ref or Unknown); sets become lists."""
+    """Replace lazy objects by what they stand for (a Ref or Unknown); sets become lists;
+    numbers no AWS value can be (beyond ±2**53) become Unknown."""
     charge()
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v if -MAX_NUMBER <= v <= MAX_NUMBER else Unknown(f"number too large: {v:.6g}")
     if isinstance(v, dict):
         return {k: materialize(x) for k, x in v.items()}
     if isinstance(v, GroupRefs):
@@ -416,6 +497,8 @@ def safe_evaluate(expr: Expr, scope: Scope) -> tuple[Any, str | None]:
     """Evaluate; a terraform-level error becomes Unknown and its message is returned."""
     try:
         return evaluate(expr, scope), None
+    except BudgetExceeded:
+        raise
     except EvalError as exc:
         return Unknown(f"evaluation error: {exc}"), str(exc)
     except RecursionError:
@@ -440,6 +523,8 @@ def _try(args: list[Expr], scope: Scope, expand: bool) -> Any:
     for a in args:
         try:
             return evaluate(a, scope)
+        except BudgetExceeded:
+            raise  # past a budget, a fallback value would be a guess
         except _CAUGHT as exc:
             last = exc
     raise EvalError(f"no argument of try() could be evaluated: {last}")
@@ -450,6 +535,8 @@ def _can(args: list[Expr], scope: Scope, expand: bool) -> Any:
         raise EvalError("can() takes one argument")
     try:
         v = evaluate(args[0], scope)
+    except BudgetExceeded:
+        raise
     except _CAUGHT:
         return False
     if isinstance(v, Unknown):
@@ -459,3 +546,35 @@ def _can(args: list[Expr], scope: Scope, expand: bool) -> Any:
 
 SPECIAL_FUNCTIONS["try"] = _try
 SPECIAL_FUNCTIONS["can"] = _can
+
+_IN_TEMPLATEFILE: list[str] = []
+
+
+def _templatefile(path: Any, variables: Any = None, *extra: Any) -> Any:
+    """``templatefile(path, vars)``: the file (inside the scanned tree) rendered as a template
+    with only ``vars`` in scope, as terraform does; not from within another templatefile."""
+    if extra:
+        raise EvalError("templatefile() takes a path and a map of variables")
+    if _IN_TEMPLATEFILE:
+        raise EvalError("templatefile() cannot be called from a template file")
+    text = file_text(path, "templatefile")
+    if isinstance(text, Unknown):
+        return text
+    if variables is None:
+        variables = {}
+    if is_opaque(variables):
+        return as_unknown(variables)
+    if not isinstance(variables, dict):
+        raise EvalError("templatefile(): the variables must be a map or object")
+    try:
+        expr = parse_template(text)
+    except ParseError as exc:
+        raise EvalError(f"templatefile(): {exc.reason}") from None
+    _IN_TEMPLATEFILE.append(to_str(path))
+    try:
+        return evaluate(expr, literal_scope(dict(variables)))
+    finally:
+        _IN_TEMPLATEFILE.pop()
+
+
+FUNCTIONS["templatefile"] = _templatefile

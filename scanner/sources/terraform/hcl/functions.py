@@ -1,11 +1,14 @@
 """Terraform's built-in functions, the pure ones, for :mod:`.expressions`.
 
+Files (``file``, ``templatefile``, ``fileexists``, ``filebase64``, ``file*sha*``) are read
+only inside the scanned tree, through the reader the source sets (:data:`FILE_READER`).
+
 Two kinds: *structural* functions (``concat``, ``merge``, ``lookup``, ``length`` …) only need the
 shape of their arguments, so lists and maps may carry Unknown / Ref elements through them;
 *value* functions (``format``, ``join``, ``jsonencode``, ``cidrsubnet`` …) need every part of
 every argument, and return Unknown as soon as any part is unknown. Functions that depend on the
-clock, randomness, the filesystem or the provider (``timestamp``, ``uuid``, ``file``,
-``templatefile``, ``provider::…``) are not evaluated: they give Unknown with a reason.
+clock, randomness, the machine or the provider (``timestamp``, ``uuid``, ``fileset``,
+``provider::…``) are not evaluated: they give Unknown with a reason.
 """
 
 from __future__ import annotations
@@ -18,20 +21,25 @@ import json
 import math
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from scanner.model import Ref, Unknown
+from scanner.sources.terraform.hcl.parse import NUMBER_TOO_LARGE
 from scanner.sources.terraform.hcl.values import (
+    MAX_DECODE,
     MAX_ITEMS,
+    BudgetExceeded,
     EvalError,
     Lazy,
     TSet,
     as_unknown,
     charge,
+    check_string,
     equal,
     first_opaque,
     is_opaque,
+    mark_sensitive,
     norm_number,
     to_bool,
     to_number,
@@ -128,7 +136,7 @@ def _guard(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _size(n: int) -> None:
     if n > MAX_ITEMS:
-        raise EvalError("result too large")
+        raise BudgetExceeded(f"collection too large ({n:,} elements; limit {MAX_ITEMS:,})")
 
 
 def _hashable(v: Any) -> Any:
@@ -579,9 +587,15 @@ def f_tobool(v: Any) -> Any:
     return to_bool(v)
 
 
-@raw_fn("sensitive", "nonsensitive")
-def f_identity(v: Any) -> Any:
+@raw_fn("sensitive")
+def f_sensitive(v: Any) -> Any:
+    mark_sensitive(v)
     return v
+
+
+@raw_fn("nonsensitive")
+def f_identity(v: Any) -> Any:
+    return v  # what was marked stays redacted: a report is no place to reveal it
 
 
 # ---------------------------------------------------------------------------------------------
@@ -591,11 +605,14 @@ def f_identity(v: Any) -> Any:
 _FMT = re.compile(r"%([-+# 0]*)(\d+)?(?:\.(\d+))?([a-zA-Z%])")
 
 
-def _format(fmt: str, args: tuple[Any, ...]) -> str:
+def _format(fmt: str, args: tuple[Any, ...], size: list[int] | None = None) -> str:
     out: list[str] = []
     pos = 0
     ai = 0
+    total = size if size is not None else [0]
     for m in _FMT.finditer(fmt):
+        total[0] += m.start() - pos
+        check_string(total[0])
         out.append(fmt[pos : m.start()])
         pos = m.end()
         flags, width, prec, verb = m.groups()
@@ -649,7 +666,11 @@ def _format(fmt: str, args: tuple[Any, ...]) -> str:
                 s = sign + s[len(sign) :].rjust(w - len(sign), "0")
             else:
                 s = s.rjust(w)
+        total[0] += len(s)
+        check_string(total[0])
         out.append(s)
+    total[0] += len(fmt) - pos
+    check_string(total[0])
     out.append(fmt[pos:])
     if ai < len(args):
         raise EvalError("format: too many arguments")
@@ -671,8 +692,9 @@ def f_formatlist(fmt: Any, *args: Any) -> Any:
             n = len(a)
     if n is None:
         return [_format(to_str(fmt), args)]
+    size = [0]  # all the strings of the list count as one
     return [
-        _format(to_str(fmt), tuple(a[i] if isinstance(a, list) else a for a in args))
+        _format(to_str(fmt), tuple(a[i] if isinstance(a, list) else a for a in args), size)
         for i in range(n)
     ]
 
@@ -680,17 +702,23 @@ def f_formatlist(fmt: Any, *args: Any) -> Any:
 @value_fn("join")
 def f_join(sep: Any, *lists: Any) -> Any:
     parts: list[str] = []
+    glue = to_str(sep)
+    total = 0
     for lst in lists:
         for x in _list(lst):
             if x is None:
                 raise EvalError("join: null element")
-            parts.append(to_str(x))
-    return to_str(sep).join(parts)
+            part = to_str(x)
+            total += len(part) + (len(glue) if parts else 0)
+            check_string(total)  # before the string is built
+            parts.append(part)
+    return glue.join(parts)
 
 
 @value_fn("split")
 def f_split(sep: Any, s: Any) -> Any:
     sep_s, text = to_str(sep), to_str(s)
+    _size(len(text) if sep_s == "" else text.count(sep_s) + 1)
     if sep_s == "":
         return list(text)
     return text.split(sep_s)
@@ -738,8 +766,11 @@ def f_chomp(s: Any) -> Any:
 
 @value_fn("indent")
 def f_indent(n: Any, s: Any) -> Any:
-    pad = " " * int(to_number(n))
-    return to_str(s).replace("\n", "\n" + pad)
+    text = to_str(s)
+    width = int(to_number(n))
+    check_string(width)
+    check_string(len(text) + text.count("\n") * width)
+    return text.replace("\n", "\n" + " " * width)
 
 
 @value_fn("startswith")
@@ -773,24 +804,68 @@ def f_substr(s: Any, offset: Any, length: Any) -> Any:
     return text[o:] if n < 0 else text[o : o + n]
 
 
-def _re(pattern: str) -> re.Pattern[str]:
+_RE2: Any = None
+_RE2_OPTIONS: Any = None
+
+
+@functools.lru_cache(maxsize=256)
+def _re(pattern: str) -> Any:
+    """Compile with RE2, the engine terraform (Go's regexp) uses: linear time whatever the
+    pattern, Go's syntax (no backreferences or lookaround, ``\\z``, ``(?P<name>…)``,
+    ``(?U)``). Loaded on first use (google-re2; its import costs ~2 ms)."""
+    global _RE2, _RE2_OPTIONS
+    if _RE2 is None:
+        import re2
+
+        options = re2.Options()
+        options.log_errors = False  # its C++ logger would write parse errors to stderr
+        _RE2, _RE2_OPTIONS = re2, options
+    check_string(len(pattern))
     try:
-        return re.compile(pattern.replace("(?P<", "(?P<").replace("\\z", "\\Z"))
-    except re.error as exc:
-        raise EvalError(f"invalid regular expression: {exc}") from None
+        return _RE2.compile(pattern, _RE2_OPTIONS)
+    except Exception as exc:  # re2.error: the pattern is not valid RE2 (or too big)
+        msg = exc.args[0] if exc.args else exc
+        if isinstance(msg, bytes):
+            msg = msg.decode("utf-8", "replace")
+        raise EvalError(f"invalid regular expression: {msg}") from None
 
 
-def _match_value(m: re.Match[str]) -> Any:
-    if m.re.groupindex:
-        return {k: m.group(k) for k in m.re.groupindex}
-    if m.re.groups:
+def _matches(rx: Any, text: str) -> Iterator[Any]:
+    """The successive non-overlapping matches, as Go finds them: an empty match right after
+    the previous match is not one. The work is charged by length (RE2 is linear in it); at
+    most MAX_ITEMS matches (each costs microseconds in the RE2 wrapper)."""
+    charge(1 + (len(text) >> 10) * (1 + (len(rx.pattern) >> 10)))
+    last_end = -1
+    n = 0
+    for m in rx.finditer(text):
+        a, b = m.span()
+        if a == b and a == last_end:
+            continue
+        last_end = b
+        n += 1
+        if n > MAX_ITEMS:
+            raise BudgetExceeded(f"too many matches of a regular expression (limit {MAX_ITEMS:,})")
+        yield m
+
+
+def _match_value(m: Any) -> Any:
+    rx = m.re
+    names = rx.groupindex
+    if names and len(names) != rx.groups:
+        raise EvalError("invalid regular expression: mixing named and unnamed capture groups")
+    if names:
+        return {k: m.group(k) for k in names}
+    if rx.groups:
         return list(m.groups())
     return m.group(0)
 
 
 @value_fn("regex")
 def f_regex(pattern: Any, s: Any) -> Any:
-    m = _re(to_str(pattern)).search(to_str(s))
+    text = to_str(s)
+    rx = _re(to_str(pattern))
+    charge(1 + (len(text) >> 10))
+    m = rx.search(text)
     if m is None:
         raise EvalError("regex: no match")
     return _match_value(m)
@@ -798,15 +873,53 @@ def f_regex(pattern: Any, s: Any) -> Any:
 
 @value_fn("regexall")
 def f_regexall(pattern: Any, s: Any) -> Any:
-    return [_match_value(m) for m in _re(to_str(pattern)).finditer(to_str(s))]
+    out = []
+    for m in _matches(_re(to_str(pattern)), to_str(s)):
+        out.append(_match_value(m))
+        _size(len(out))
+    return out
+
+
+_GO_TEMPLATE = re.compile(r"\$(?:\$|\{(\w+)\}|(\w+))?")
+
+
+def _expand(template: str, m: Any) -> str:
+    """Go's Regexp.Expand: ``$1`` / ``${1}`` / ``$name`` / ``${name}`` (the longest run of
+    letters, digits and _), a missing group is empty, ``$$`` is ``$``, a lone ``$`` stays."""
+
+    def one(t: re.Match[str]) -> str:
+        name = t.group(1) or t.group(2)
+        if name is None:
+            return "$"
+        try:
+            g = m.group(int(name)) if name.isdigit() else m.group(name)
+        except (IndexError, KeyError, ValueError, OverflowError):
+            return ""
+        return g or ""
+
+    return _GO_TEMPLATE.sub(one, template)
 
 
 @value_fn("replace")
 def f_replace(s: Any, old: Any, new: Any) -> Any:
     text, o, n = to_str(s), to_str(old), to_str(new)
     if len(o) > 1 and o.startswith("/") and o.endswith("/"):
-        repl = re.sub(r"\$(\d+|\{\w+\})", lambda m: "\\g<" + m.group(1).strip("{}") + ">", n)
-        return _re(o[1:-1]).sub(repl, text)
+        rx = _re(o[1:-1])
+        out: list[str] = []
+        pos = total = 0
+        for m in _matches(rx, text):
+            a, b = m.span()
+            piece = _expand(n, m) if "$" in n else n
+            total += (a - pos) + len(piece)
+            check_string(total)
+            out.append(text[pos:a])
+            out.append(piece)
+            pos = b
+        out.append(text[pos:])
+        check_string(total + len(text) - pos)
+        return "".join(out)
+    hits = len(text) + 1 if o == "" else text.count(o)
+    check_string(len(text) + hits * (len(n) - len(o)))
     return text.replace(o, n)
 
 
@@ -815,12 +928,18 @@ def f_replace(s: Any, old: Any, new: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
-def _json_ready(v: Any) -> Any:
+def _json_ready(v: Any, size: list[int] | None = None) -> Any:
+    """v as plain data, its encoded size estimated on the way (strings count twice: escapes)
+    so that no encoder builds a string past the limit."""
     charge()
+    if size is None:
+        size = [0]
+    size[0] += 2 * len(v) + 2 if isinstance(v, str) else 8
+    check_string(size[0] // 2)
     if isinstance(v, dict):
-        return {k: _json_ready(x) for k, x in v.items()}
+        return {k: _json_ready(x, size) for k, x in v.items()}
     if isinstance(v, list):
-        return [_json_ready(x) for x in v]
+        return [_json_ready(x, size) for x in v]
     return v
 
 
@@ -844,12 +963,39 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def _decodable(text: str, fn: str) -> str:
+    if len(text) > MAX_DECODE:
+        raise BudgetExceeded(f"{fn}: input too large ({len(text):,} characters; limit "
+                             f"{MAX_DECODE:,})")
+    charge(len(text) >> 6)
+    return text
+
+
+def _count_nodes(v: Any, depth: int = 0) -> None:
+    """Walk a decoded value: its nodes are work, and it is not nested beyond reason."""
+    charge()
+    if depth > 200:
+        raise EvalError("decoded value nested too deeply")
+    if isinstance(v, dict):
+        _size(len(v))
+        for x in v.values():
+            _count_nodes(x, depth + 1)
+    elif isinstance(v, list):
+        _size(len(v))
+        for x in v:
+            _count_nodes(x, depth + 1)
+
+
 @value_fn("jsondecode")
 def f_jsondecode(s: Any) -> Any:
     try:
-        return _plain(json.loads(to_str(s)))
+        v = json.loads(_decodable(to_str(s), "jsondecode"))
     except ValueError as exc:
         raise EvalError(f"jsondecode: {exc}") from None
+    except RecursionError:
+        raise EvalError("jsondecode: nested too deeply") from None
+    _count_nodes(v)
+    return _plain(v)
 
 
 @value_fn("yamldecode")
@@ -863,16 +1009,23 @@ def f_yamldecode(s: Any) -> Any:
             return super().compose_node(parent, index)
 
     try:
-        return _plain(yaml.load(to_str(s), Loader=_NoAliases))
+        v = yaml.load(_decodable(to_str(s), "yamldecode"), Loader=_NoAliases)
     except yaml.YAMLError as exc:
         raise EvalError(f"yamldecode: {exc}") from None
+    except RecursionError:
+        raise EvalError("yamldecode: nested too deeply") from None
+    _count_nodes(v)
+    return _plain(v)
 
 
 @value_fn("yamlencode")
 def f_yamlencode(v: Any) -> Any:
     import yaml
 
-    return yaml.safe_dump(_json_ready(v), sort_keys=True, default_flow_style=False)
+    size = [0]
+    plain = _json_ready(v, size)
+    check_string(size[0])  # YAML indents: allow for it
+    return yaml.safe_dump(plain, sort_keys=True, default_flow_style=False)
 
 
 @value_fn("csvdecode")
@@ -880,7 +1033,10 @@ def f_csvdecode(s: Any) -> Any:
     import csv
     import io
 
-    rows = list(csv.reader(io.StringIO(to_str(s))))
+    rows = []
+    for row in csv.reader(io.StringIO(to_str(s))):
+        rows.append(row)
+        _size(len(rows))
     if not rows:
         return []
     head = rows[0]
@@ -889,7 +1045,9 @@ def f_csvdecode(s: Any) -> Any:
 
 @value_fn("base64encode")
 def f_base64encode(s: Any) -> Any:
-    return base64.b64encode(to_str(s).encode()).decode()
+    raw = to_str(s).encode()
+    check_string((len(raw) + 2) // 3 * 4)
+    return base64.b64encode(raw).decode()
 
 
 @value_fn("base64decode")
@@ -911,7 +1069,9 @@ def f_base64gzip(s: Any) -> Any:
 def f_urlencode(s: Any) -> Any:
     from urllib.parse import quote_plus
 
-    return quote_plus(to_str(s))
+    text = to_str(s)
+    check_string(3 * len(text.encode()))
+    return quote_plus(text)
 
 
 def _hash(name: str, b64: bool = False) -> Callable[[Any], Any]:
@@ -1098,22 +1258,86 @@ for _n in ("timestamp", "plantimestamp", "uuid", "bcrypt"):
     _not_static(_n, "changes on every run")
 for _n in ("formatdate", "timeadd", "timecmp"):
     _not_static(_n, "is not evaluated")
-for _n in (
-    "file",
-    "filebase64",
-    "fileexists",
-    "fileset",
-    "filemd5",
-    "filesha1",
-    "filesha256",
-    "filesha512",
-    "filebase64sha256",
-    "filebase64sha512",
-    "templatefile",
-    "abspath",
-    "pathexpand",
-):
-    _not_static(_n, "reads the filesystem, which the scanner does not do")
+for _n in ("fileset", "abspath", "pathexpand"):
+    _not_static(_n, "is not evaluated (it depends on the machine)")
+
+
+# ---------------------------------------------------------------------------------------------
+# files: read inside the scanned tree only (the reader is set per root module by the source)
+# ---------------------------------------------------------------------------------------------
+
+FILE_READER: list[Callable[[str], Any]] = []  # [read(path) -> bytes | Unknown] while scanning
+
+
+def read_file(path: Any) -> Any:
+    """The bytes of a file the configuration names, or Unknown (outside the scanned tree,
+    absent, no tree): never a guess."""
+    if is_opaque(path):
+        return as_unknown(path)
+    if not FILE_READER:
+        return Unknown("files are read only while scanning a directory")
+    return FILE_READER[0](to_str(path))
+
+
+def file_text(path: Any, fn: str = "file") -> Any:
+    data = read_file(path)
+    if isinstance(data, Unknown):
+        return data
+    check_string(len(data))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EvalError(f"{fn}(): the file is not valid UTF-8 (use filebase64)") from None
+
+
+@raw_fn("file")
+def f_file(path: Any) -> Any:
+    return file_text(path)
+
+
+@raw_fn("fileexists")
+def f_fileexists(path: Any) -> Any:
+    data = read_file(path)
+    if isinstance(data, Unknown):
+        return Unknown(data.reason) if "does not exist" not in data.reason else False
+    return True
+
+
+@raw_fn("filebase64")
+def f_filebase64(path: Any) -> Any:
+    data = read_file(path)
+    if isinstance(data, Unknown):
+        return data
+    check_string((len(data) + 2) // 3 * 4)
+    return base64.b64encode(data).decode()
+
+
+def _file_hash(name: str, b64: bool) -> Callable[[Any], Any]:
+    def fn(path: Any) -> Any:
+        data = read_file(path)
+        if isinstance(data, Unknown):
+            return data
+        d = hashlib.new(name, data)
+        return base64.b64encode(d.digest()).decode() if b64 else d.hexdigest()
+
+    return fn
+
+
+for _n, _alg, _b in [
+    ("filemd5", "md5", False),
+    ("filesha1", "sha1", False),
+    ("filesha256", "sha256", False),
+    ("filesha512", "sha512", False),
+    ("filebase64sha256", "sha256", True),
+    ("filebase64sha512", "sha512", True),
+]:
+    raw_fn(_n)(_file_hash(_alg, _b))
+def _number_too_large(text: Any) -> Any:
+    raise EvalError(f"number literal too large: {text}…")
+
+
+FUNCTIONS[NUMBER_TOO_LARGE] = _number_too_large
+
 for _n in ("type", "ephemeralasnull", "textdecodebase64", "textencodebase64", "templatestring"):
     _not_static(_n, "is not supported")
 

@@ -134,10 +134,24 @@ def _dynamic(btype: str, spec: Any, line: int) -> Block:
     return Block("dynamic", [btype], body, line, line)
 
 
+_MAX_NUMBER = 1.7976931348623157e308
+
+
+def _finite_float(text: str) -> float:
+    f = float(text)
+    if not -_MAX_NUMBER <= f <= _MAX_NUMBER:
+        raise ValueError(f"number too large: {text[:24]}")
+    return f
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def parse_tf_json(text: str) -> Body:
     """A ``.tf.json`` document as a top-level Body of blocks."""
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         raise ParseError(f"invalid JSON: {exc}", line) from None
@@ -216,7 +230,7 @@ def _variable(obj: Any, line: int) -> Body:
 
 def parse_tfvars_json(text: str) -> dict[str, Any]:
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
     except ValueError as exc:
         raise ParseError(f"invalid JSON: {exc}", getattr(exc, "lineno", None)) from None
     if not isinstance(doc, dict):

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import posixpath
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from scanner.sources.terraform.hcl.config import (
     ModuleCallConfig,
     ModuleConfig,
     ResourceConfig,
+    is_sensitive,
     load_module,
 )
 from scanner.sources.terraform.hcl.expressions import (
@@ -41,20 +43,25 @@ from scanner.sources.terraform.hcl.type_constraints import (
     parse_type,
 )
 from scanner.sources.terraform.hcl.values import (
+    INSTANCE_BUDGET,
+    BudgetExceeded,
     EvalError,
     GroupRefs,
     Lazy,
     Scope,
     TSet,
     as_unknown,
+    charge_instances,
     is_opaque,
     iter_pairs,
     literal_scope,
+    mark_sensitive,
     to_number,
     to_str,
 )
 
 _PLAIN = (str, int, bool, float, type(None))
+_INDEX = re.compile(r"\[[^\]]*\]")
 MAX_MODULE_DEPTH = 16
 MAX_INSTANCES = 10_000
 SKIPPED_BLOCKS = frozenset({"lifecycle", "provisioner", "connection"})
@@ -132,43 +139,11 @@ class ResourceGroup(Lazy):
         return self._keys
 
     def _compute_keys(self) -> list[tuple[Any, Any]] | Unknown:
-        attrs = self.config.body.attrs
-        scope = Scope(self.module)
-        if "count" in attrs:
-            attr = attrs["count"]
-            try:
-                n = evaluate(attr.expr, scope)
-            except EvalError as exc:
-                self.module.root.error(
-                    self.config.file, f"count of {self.address}: {exc}", attr.line
-                )
-                return Unknown(f"count of {self.address} could not be evaluated")
-            if is_opaque(n):
-                return Unknown(f"count of {self.address} is unknown: {as_unknown(n).reason}")
-            try:
-                count = int(to_number(n))
-            except EvalError as exc:
-                self.module.root.error(
-                    self.config.file, f"count of {self.address}: {exc}", attr.line
-                )
-                return Unknown("invalid count")
-            if count < 0 or count > MAX_INSTANCES:
-                self.module.root.error(
-                    self.config.file, f"count of {self.address} is out of range: {count}", attr.line
-                )
-                return Unknown("invalid count")
-            return [(i, None) for i in range(count)]
-        if "for_each" in attrs:
-            attr = attrs["for_each"]
-            try:
-                coll = evaluate(attr.expr, scope)
-            except EvalError as exc:
-                self.module.root.error(
-                    self.config.file, f"for_each of {self.address}: {exc}", attr.line
-                )
-                return Unknown(f"for_each of {self.address} could not be evaluated")
-            return _for_each_keys(coll, self.address, self.module.root, self.config.file, attr.line)
-        return [(None, None)]
+        cfg = self.config
+        return expansion_keys(
+            cfg.body.attrs, Scope(self.module), self.address, self.module.root, cfg.file,
+            cfg.start_line,
+        )
 
     def instance(self, key: Any, each_value: Any = None) -> ResourceInstance:
         inst = self._instances.get(key)
@@ -272,6 +247,78 @@ class ResourceGroup(Lazy):
 
 
 _REPRESENTATIVE = object()
+_PYTHON_ERRORS = (ValueError, TypeError, OverflowError, ArithmeticError, KeyError, IndexError,
+                  RecursionError)
+
+
+def _evaluate_meta(expr: Expr, scope: Scope) -> Any:
+    """Evaluate a count / for_each / dynamic for_each; whatever fails is an EvalError."""
+    try:
+        return evaluate(expr, scope)
+    except EvalError:
+        raise
+    except _PYTHON_ERRORS as exc:
+        raise EvalError(f"{type(exc).__name__}: {exc}") from None
+
+
+def expansion_keys(
+    attrs: dict[str, Any], scope: Scope, address: str, root: RootContext, file: str,
+    line: int,
+) -> list[tuple[Any, Any]] | Unknown:
+    """(key, each.value) of each instance of a resource or module call: ``[(None, None)]``
+    without count / for_each; Unknown when they cannot be known (an error is reported when
+    they are invalid, or when the instances would exceed the root module's budget)."""
+    keys: list[tuple[Any, Any]] | Unknown
+    if "count" in attrs:
+        attr = attrs["count"]
+        line = attr.line
+        try:
+            n = _evaluate_meta(attr.expr, scope)
+            if is_opaque(n):
+                return Unknown(f"count of {address} is unknown: {as_unknown(n).reason}")
+            count = to_number(n)
+            if count != int(count):
+                raise EvalError(f"count must be a whole number, not {count}")
+            if count < 0 or count > MAX_INSTANCES:
+                raise EvalError(f"out of range: {count:.6g} (0 to {MAX_INSTANCES:,})")
+        except EvalError as exc:
+            root.error(file, f"count of {address}: {exc}", line)
+            return Unknown(f"count of {address} could not be evaluated")
+        if _refused(int(count), address, root, file, line):  # before the keys are built
+            return Refused(f"{address} is not expanded: past the budget of instances")
+        return [(i, None) for i in range(int(count))]
+    elif "for_each" in attrs:
+        attr = attrs["for_each"]
+        line = attr.line
+        try:
+            coll = _evaluate_meta(attr.expr, scope)
+        except EvalError as exc:
+            root.error(file, f"for_each of {address}: {exc}", line)
+            return Unknown(f"for_each of {address} could not be evaluated")
+        keys = _for_each_keys(coll, address, root, file, line)
+    else:
+        keys = [(None, None)]
+    if _refused(1 if isinstance(keys, Unknown) else len(keys), address, root, file, line):
+        return Refused(f"{address} is not expanded: past the budget of instances")
+    return keys
+
+
+def _refused(n: int, address: str, root: RootContext, file: str, line: int) -> bool:
+    """Count n instances against the root module's budget; past it, an input error (one per
+    block, not one per instance of the modules around it) and True."""
+    try:
+        charge_instances(n, address)
+    except BudgetExceeded:
+        where = _INDEX.sub("", address)
+        root.error(file, f"{where}: not expanded: {n:,} instances would exceed the limit of "
+                   f"{INSTANCE_BUDGET:,} resource and module instances per root module", line)
+        return True
+    return False
+
+
+class Refused(Unknown):
+    """The keys of a block past the instance budget: an input error, and no instance at all
+    (not one representative): what it would hold is not scanned."""
 
 
 def _for_each_keys(
@@ -291,6 +338,9 @@ def _for_each_keys(
             return Unknown("for_each too large")
         return [(k, coll[k]) for k in keys]
     if isinstance(coll, TSet):
+        if len(coll) > MAX_INSTANCES:
+            root.error(file, f"for_each of {address} has too many elements", line)
+            return Unknown("for_each too large")
         out = []
         for x in coll:
             if is_opaque(x):
@@ -455,36 +505,13 @@ class ModuleGroup(Lazy):
         self._instances: dict[Any, ModuleValue] = {}
 
     def keys(self) -> list[tuple[Any, Any]] | Unknown:
-        if self._keys is not None:
-            return self._keys
-        attrs = self.call.body.attrs
-        scope = Scope(self.parent)
-        root = self.parent.root
-        keys: list[tuple[Any, Any]] | Unknown
-        if "count" in attrs:
-            try:
-                n = evaluate(attrs["count"].expr, scope)
-                if is_opaque(n):
-                    keys = Unknown(f"count of {self.address} is unknown: {as_unknown(n).reason}")
-                else:
-                    c = int(to_number(n))
-                    if c < 0 or c > MAX_INSTANCES:
-                        raise EvalError(f"count out of range: {c}")
-                    keys = [(i, None) for i in range(c)]
-            except EvalError as exc:
-                root.error(self.call.file, f"count of {self.address}: {exc}", attrs["count"].line)
-                keys = Unknown(f"count of {self.address} could not be evaluated")
-        elif "for_each" in attrs:
-            try:
-                coll = evaluate(attrs["for_each"].expr, scope)
-                keys = _for_each_keys(coll, self.address, root, self.call.file, self.call.line)
-            except EvalError as exc:
-                root.error(self.call.file, f"for_each of {self.address}: {exc}", self.call.line)
-                keys = Unknown(f"for_each of {self.address} could not be evaluated")
-        else:
-            keys = [(None, None)]
-        self._keys = keys
-        return keys
+        if self._keys is None:
+            call = self.call
+            self._keys = expansion_keys(
+                call.body.attrs, Scope(self.parent), self.address, self.parent.root, call.file,
+                call.line,
+            )
+        return self._keys
 
     def instance(self, key: Any, each_value: Any, representative: bool = False) -> ModuleValue:
         k = _REPRESENTATIVE if representative else key
@@ -649,12 +676,13 @@ class ModuleInstance:
                 return self.data(first, ops[1][1]), 2
             raise EvalError("data must be followed by a type and a name")
         if root == "path":
+            # as terraform gives them, run in the root module: relative to it, cwd absolute
             if first == "module":
-                return self.config.dir or ".", 1
+                return _relative(self.config.dir, self.root.root_dir), 1
             if first == "root":
-                return self.root.root_dir or ".", 1
+                return ".", 1
             if first == "cwd":
-                return os.path.abspath(self.root.root_dir or "."), 1
+                return os.path.abspath(self.root.root_dir or ".").replace(os.sep, "/"), 1
             raise EvalError(f"unknown path.{first}")
         if root == "terraform":
             if first == "workspace":
@@ -664,6 +692,14 @@ class ModuleInstance:
             raise EvalError(f"{root} is only available in a block with {root}")
         if root == "self":
             return Unknown("self is only known at apply"), len(ops)
+        if root == "resource":
+            # terraform's explicit prefix: resource.aws_vpc.main is aws_vpc.main
+            if len(ops) >= 2 and ops[1][0] == "a" and first is not None:
+                r = self.resource(first, ops[1][1])
+                if r is not None:
+                    return r, 2
+                raise EvalError(f"reference to undeclared resource {first}.{ops[1][1]}")
+            raise EvalError("resource must be followed by a type and a name")
         if first is not None:
             r = self.resource(root, first)
             if r is not None:
@@ -687,6 +723,8 @@ class ModuleInstance:
             v: Any = self._var_value(name, decl)
         except EvalError as exc:
             v = exc
+        if is_sensitive(decl.body):
+            mark_sensitive(v)
         self._vars[name] = v
         if isinstance(v, EvalError):
             raise v
@@ -757,7 +795,10 @@ class ModuleInstance:
     def output(self, name: str) -> Any:
         entry = self.config.outputs.get(name)
         missing = f'module {self.path} has no output "{name}"'
-        return self._memo_eval(self._outputs, name, entry, f"output {name}", missing)
+        v = self._memo_eval(self._outputs, name, entry, f"output {name}", missing)
+        if name in self.config.sensitive_outputs:
+            mark_sensitive(v)
+        return v
 
     def _memo_eval(self, memo: dict[str, Any], name: str, entry: Any, label: str,
                    missing: str) -> Any:
@@ -774,6 +815,11 @@ class ModuleInstance:
         memo[name] = _IN_PROGRESS
         try:
             v = evaluate(entry[0].expr, Scope(self))
+        except BudgetExceeded as exc:  # an input error where it is written, once
+            if not exc.reported:
+                exc.reported = True
+                self.root.error(entry[1], f"{self.prefix}{label}: {exc}", entry[0].line)
+            v = exc
         except EvalError as exc:
             v = exc
         except RecursionError:
@@ -917,16 +963,25 @@ class ModuleInstance:
         for name, attr in body.attrs.items():
             if top and name in META_ARGUMENTS:
                 continue
-            v, err = safe_evaluate(attr.expr, scope)
-            if err is not None:
-                self.root.notice(
-                    site[0], f"{site[1]}: {name}: could not evaluate: {err}", attr.line
-                )
-            if type(v) not in _PLAIN:
-                try:
+            try:
+                v, err = safe_evaluate(attr.expr, scope)
+                if err is not None:
+                    self.root.notice(
+                        site[0], f"{site[1]}: {name}: could not evaluate: {err}", attr.line
+                    )
+                if type(v) not in _PLAIN or isinstance(v, (int, float)):
                     v = materialize(v)
-                except EvalError as exc:
-                    v = Unknown(str(exc))
+            except BudgetExceeded as exc:  # the value is an input error, named
+                if exc.quiet:
+                    pass
+                elif exc.reported:  # where it was written (a local, an output)
+                    self.root.notice(site[0], f"{site[1]}: {name}: not evaluated: {exc}",
+                                     attr.line)
+                else:
+                    self.root.error(site[0], f"{site[1]}: {name}: {exc}", attr.line)
+                v = Unknown(f"not evaluated: {exc}")
+            except EvalError as exc:
+                v = Unknown(str(exc))
             out[name] = v
         if body.blocks:
             for btype in _block_types(body):
@@ -965,8 +1020,11 @@ class ModuleInstance:
             )
             return Unknown(f'invalid dynamic "{name}" block')
         try:
-            coll = evaluate(fe.expr, scope)
+            coll = _evaluate_meta(fe.expr, scope)
             pairs = iter_pairs(coll)
+        except BudgetExceeded as exc:
+            self.root.error(site[0], f'{site[1]}: dynamic "{name}": {exc}', fe.line)
+            return Unknown(f'dynamic "{name}" not expanded: {exc}')
         except EvalError as exc:
             self.root.notice(site[0], f'{site[1]}: dynamic "{name}": {exc}', fe.line)
             return Unknown(f'for_each of dynamic "{name}" could not be evaluated: {exc}')
@@ -978,6 +1036,14 @@ class ModuleInstance:
                 self.body_values(content.body, scope.child({it: {"key": k, "value": v}}), site)
             )
         return out
+
+
+def _relative(directory: str, root_dir: str) -> str:
+    try:
+        rel = os.path.relpath(directory or ".", root_dir or ".")
+    except ValueError:
+        return (directory or ".").replace(os.sep, "/")
+    return rel.replace(os.sep, "/")
 
 
 def _block_types(body: Body) -> list[str]:
@@ -1003,41 +1069,57 @@ class InstanceRecord:
     values: dict[str, Any]
     config: ResourceConfig
     module_path: str
+    # True, or Unknown when an unknown count / for_each (of the resource or of a module call
+    # around it) leaves open whether terraform creates it at all
+    exists: bool | Unknown = True
 
 
 def walk_instances(
-    inst: ModuleInstance, want: Callable[[str], bool] | None = None
+    inst: ModuleInstance, want: Callable[[str], bool] | None = None,
+    exists: bool | Unknown = True,
 ) -> Iterator[InstanceRecord]:
-    """Every managed resource instance, depth-first through module calls, in file order."""
+    """Every managed resource instance, depth-first through module calls, in file order.
+    Where count / for_each is unknown, one representative instance stands for the unknown
+    set, with ``exists`` Unknown (it may be none at all)."""
     root = inst.root
     for cfg in inst.config.resources.values():
         if cfg.mode != "managed" or (want is not None and not want(cfg.type)):
             continue
         group = inst.group(cfg)
         keys = group.keys()
+        here = exists
+        if isinstance(keys, Refused):
+            continue
         if isinstance(keys, Unknown):
             root.notice(
                 cfg.file,
                 f"{group.address}: {keys.reason}; scanned once with count.index / each unknown",
                 cfg.start_line,
             )
+            if here is True:
+                here = Unknown(f"{keys.reason}")
         for ri in group.instances():
-            yield InstanceRecord(cfg.type, ri.address, ri.values(), cfg, inst.path)
+            yield InstanceRecord(cfg.type, ri.address, ri.values(), cfg, inst.path, here)
     for name in inst.config.module_calls:
         group = inst.module_group(name)
         keys = group.keys()
         call = group.call
+        here = exists
+        if isinstance(keys, Refused):
+            continue
         if isinstance(keys, Unknown):
             root.notice(
                 call.file,
                 f"{group.address}: {keys.reason}; scanned once with count.index / each unknown",
                 call.line,
             )
+            if here is True:
+                here = Unknown(f"{keys.reason}")
         for mv in group.instances():
             child = mv.child()
             if isinstance(child, Unknown):
                 continue
-            yield from walk_instances(child, want)
+            yield from walk_instances(child, want, here)
 
 
 def load_tfvars(path: str, cache: dict[Any, Any] | None = None) -> dict[str, Any]:

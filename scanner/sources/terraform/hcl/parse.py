@@ -280,9 +280,13 @@ def _heredoc_unescape(text: str) -> str:
     return _TEMPLATE_ESCAPES.sub(lambda m: "${" if m.group(0) == "$${" else "%{", text)
 
 
+NUMBER_TOO_LARGE = "_gpuaudit_number_too_large"  # the function a too-large literal becomes
+_MAX_NUMBER = 1.7976931348623157e308
+
+
 def _number(text: str) -> int | float:
     try:
-        return int(text)
+        return int(text) if len(text) < 400 else float(text)
     except ValueError:
         f = float(text)
         if f.is_integer() and abs(f) < 2**63:
@@ -537,7 +541,12 @@ class _Converter:
         c = node.children[0]
         t = c.type
         if t == "numeric_lit":
-            return Lit(_number(self.text(c)))
+            text = self.text(c)
+            value = _number(text)
+            if not -_MAX_NUMBER <= value <= _MAX_NUMBER:  # inf, or an int past any float
+                # terraform's numbers are arbitrary-precision; ours are not: an error when used
+                return Call(NUMBER_TOO_LARGE, [Lit(text[:24])], False)
+            return Lit(value)
         if t == "bool_lit":
             return Lit(self.text(c) == "true")
         if t == "null_lit":
@@ -781,6 +790,37 @@ def _template(parts: list[Any]) -> Expr:
     return Template(parts)
 
 
+_EXPONENT = re.compile(rb"[eE][+-]?[0-9]")
+
+
+def _fix_exponents(src: bytes, root: Node) -> bytes | None:
+    """tree-sitter-hcl reads a number with an exponent only after a fraction (``1.5e3``);
+    HCL also allows ``1e3`` / ``2E+10``, which it reads as the number ``1`` followed by a
+    syntax error. Where a number literal is directly followed by an exponent, write ``1.0e3``
+    instead (same lines: positions on other lines do not move); None when there is none."""
+    at: list[int] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "numeric_lit":
+            end = node.end_byte
+            text = src[node.start_byte : end]
+            if b"." not in text and b"e" not in text.lower() and _EXPONENT.match(src, end):
+                at.append(end)
+            continue
+        stack.extend(node.children)
+    if not at:
+        return None
+    out: list[bytes] = []
+    pos = 0
+    for end in sorted(at):
+        out.append(src[pos:end])
+        out.append(b".0")
+        pos = end
+    out.append(src[pos:])
+    return b"".join(out)
+
+
 def _first_error(node: Node) -> Node:
     cur = node
     while True:
@@ -947,6 +987,15 @@ def parse_hcl(
             return ParsedFile(chunked, [], frozenset())
     tree = _parser().parse(src)
     root = tree.root_node
+    for _ in range(8):
+        if not root.has_error:
+            break
+        fixed = _fix_exponents(src, root)
+        if fixed is None:
+            break
+        src = fixed
+        tree = _parser().parse(src)
+        root = tree.root_node
     if root.has_error:
         err = _first_error(root)
         line = err.start_point[0] + 1

@@ -36,11 +36,13 @@ What is evaluated (anything else is UNKNOWN with a reason, never a guess):
   reverse sensitive setintersection setproduct setsubtract setunion sha1 sha256 sha512 signum
   slice sort split startswith strcontains strrev substr sum title tobool tolist tomap tonumber
   toset tostring transpose trim trimprefix trimspace trimsuffix try upper urlencode uuidv5
-  values yamldecode yamlencode zipmap. Not evaluated (UNKNOWN): the clock and randomness
-  (timestamp, uuid, bcrypt …), the filesystem (file, templatefile, fileset …), provider
-  functions;
+  values yamldecode yamlencode zipmap; file templatefile fileexists filebase64 file*sha*
+  read inside the scanned tree only (else UNKNOWN); regular expressions with RE2. Not
+  evaluated (UNKNOWN): the clock and randomness (timestamp, uuid, bcrypt …), fileset,
+  provider functions;
 - ``count`` / ``for_each`` over known values (addresses ``[0]`` / ``["key"]``); unknown ones
-  give one representative instance at the unindexed address, and a notice;
+  give one representative instance at the unindexed address, whose ``exists`` is Unknown,
+  and a notice;
 - ``dynamic`` blocks (``iterator``, nested) over known values; unknown → the blocks are UNKNOWN;
 - local modules (``source = "./…"``) with count / for_each, nested; remote modules are read
   from ``.terraform/modules`` when ``terraform init`` ran, else a notice and UNKNOWN outputs;
@@ -51,13 +53,17 @@ block or in the comment lines right above it. A skip without a reason is reporte
 and does not suppress anything.
 
 Bad input (a syntax error, binary or non-UTF-8 content, a file over 5 MiB, a symlink loop, a
-FIFO) is an InputError naming the file and line; the other files of the module are still read.
+FIFO, a symbolic link out of the scanned tree) is an InputError naming the file and line; the
+other files of the module are still read. Evaluation is bounded per root module (the budgets
+of :mod:`.values`); past one, the value or block is an InputError where it is written.
+Sensitive values (variables, outputs, ``sensitive()``) end in ``SourceResult.sensitive``.
 Many root modules (64 or more) are scanned in forked worker processes, one per CPU
 (``GPUAUDIT_WORKERS=N`` overrides).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import posixpath
@@ -93,12 +99,16 @@ class _Modules:
         self.files = ParseCache()
 
     def get(self, directory: str) -> Any:
-        from scanner.sources.terraform.hcl.config import load_module
+        from scanner.sources.terraform.hcl.config import ModuleConfig, load_module
 
         d = _norm(directory)
         cfg = self._cache.get(d)
         if cfg is None:
-            cfg = load_module(d, self.files)
+            if self.files.admit_dir(d):
+                cfg = load_module(d, self.files)
+            else:
+                cfg = ModuleConfig(dir=d, errors=[InputError(
+                    d, "a symbolic link to a directory outside the scanned tree: not followed")])
             self._cache[d] = cfg
         return cfg
 
@@ -178,10 +188,12 @@ def discover_roots(
             errors.append(InputError(g, f"cannot read: {exc.strerror or exc}"))
             continue
         if os.path.isdir(g):
+            modules.files.add_tree(g)
             for d in _walk(g, errors, modules.files.listings):
                 candidates[d] = None
         elif g.endswith(TF_SUFFIXES):
             if st.st_size >= 0:
+                modules.files.add_tree(os.path.dirname(g) or ".")
                 explicit[_norm(os.path.dirname(g) or ".")] = None
         else:
             errors.append(InputError(g, "not a Terraform file (.tf or .tf.json)"))
@@ -220,15 +232,25 @@ def _tfvars_files(root_dir: str, names: list[str]) -> list[str]:
 
 
 def _read_vars(
-    path: str, errors: list[InputError], cache: dict[Any, Any] | None = None
+    path: str, errors: list[InputError], cache: dict[Any, Any] | None = None,
+    files: Any = None, confine: bool = True,
 ) -> dict[str, Any]:
+    """The values of a variables file; files: the run's ParseCache, to refuse a symbolic link
+    out of the scanned tree (var files named by the user are read where they are) and to
+    keep the text of a file outside it out of error messages."""
+    from scanner.sources.terraform.hcl.config import unquoted
     from scanner.sources.terraform.hcl.modules import load_tfvars
     from scanner.sources.terraform.hcl.parse import ParseError
 
     try:
+        if files is not None and confine:
+            files.confined(path)
         return load_tfvars(path, cache)
     except ParseError as exc:
-        errors.append(InputError(path, exc.reason, exc.line))
+        reason = exc.reason
+        if files is not None and not files.inside(path, files.scanned):
+            reason = unquoted(reason)
+        errors.append(InputError(path, reason, exc.line))
     except RecursionError:
         errors.append(InputError(path, "nested too deeply"))
     return {}
@@ -264,6 +286,7 @@ def _root_instance(
     variables: Mapping[str, str],
 ) -> Any:
     """The root ModuleInstance of root_dir with its variable values."""
+    from scanner.sources.terraform.hcl.functions import FILE_READER
     from scanner.sources.terraform.hcl.modules import (
         ModuleInstance,
         RootContext,
@@ -275,9 +298,10 @@ def _root_instance(
     from scanner.sources.terraform.hcl.values import EvalError, reset_budget
 
     reset_budget()
+    FILE_READER[:] = [file_reader(root_dir, modules.files)]
     values: dict[str, Any] = {}
     for f in _tfvars_files(root_dir, modules.files.files(root_dir)):
-        values.update(_read_vars(f, errors, modules.files.exprs))
+        values.update(_read_vars(f, errors, modules.files.exprs, modules.files))
     for fv in file_vars:
         values.update(fv)
     ctx = RootContext(
@@ -289,6 +313,7 @@ def _root_instance(
         workspace=read_workspace(root_dir),
     )
     root = ModuleInstance(ctx, modules.get(root_dir))
+    _mark_sensitive_variables(root, values, variables)
     for name, text in variables.items():
         if name in root.config.variables:
             try:
@@ -299,6 +324,63 @@ def _root_instance(
                     InputError(f"--var {name}", f"invalid value: {reason}", kind="config")
                 )
     return root
+
+
+def file_reader(root_dir: str, files: Any) -> Callable[[str], Any]:
+    """What ``file()`` and its kin read for one root module: a path relative to the root
+    module (terraform runs there), read only when its real path (symbolic links and ``..``
+    resolved) lies in the scanned tree, as a regular file within the size limit of source
+    files. Outside the tree or absent: Unknown (never an error quoting it)."""
+    from scanner.model import Unknown
+    from scanner.sources.terraform.hcl.config import read_bytes
+    from scanner.sources.terraform.hcl.parse import ParseError
+    from scanner.sources.terraform.hcl.values import BudgetExceeded
+
+    read: dict[str, Any] = {}
+
+    def reader(path: str) -> Any:
+        full = path if os.path.isabs(path) else os.path.join(root_dir or ".", path)
+        full = os.path.normpath(full)
+        hit = read.get(full)
+        if hit is not None:
+            return hit
+        if not files.trees or not files.inside(full):
+            out: Any = Unknown(f"file {path} is outside the scanned tree: not read")
+        elif not os.path.exists(full):
+            out = Unknown(f"file {path} does not exist (generated before plan?)")
+        else:
+            try:
+                out = read_bytes(full)
+            except ParseError as exc:
+                if "too large" in exc.reason:
+                    raise BudgetExceeded(f"file {path}: {exc.reason}") from None
+                out = Unknown(f"file {path}: {exc.reason}")
+        read[full] = out
+        return out
+
+    return reader
+
+
+def _mark_sensitive_variables(
+    root: Any, values: Mapping[str, Any], variables: Mapping[str, str]
+) -> None:
+    """A sensitive root variable's every value is secret: its default, a tfvars / var-file
+    value and a --var value, whichever wins (a value that loses is secret all the same)."""
+    from scanner.sources.terraform.hcl.config import is_sensitive
+    from scanner.sources.terraform.hcl.expressions import evaluate
+    from scanner.sources.terraform.hcl.values import EvalError, literal_scope, mark_sensitive
+
+    for name, decl in root.config.variables.items():
+        if not is_sensitive(decl.body):
+            continue
+        default = decl.body.attrs.get("default")
+        if default is not None:
+            with contextlib.suppress(EvalError, RecursionError):
+                mark_sensitive(evaluate(default.expr, literal_scope()))
+        if name in values:
+            mark_sensitive(values[name])
+        if name in variables:
+            mark_sensitive(variables[name])
 
 
 def scan_root(
@@ -328,11 +410,13 @@ def scan_root(
             end_line=cfg.end_line,
             module=rec.module_path,
         )
-        resources.extend(
-            translate(
-                rec.type, rec.address, rec.values, provenance=prov, scope=root_dir, skips=skips
-            )
+        translated = translate(
+            rec.type, rec.address, rec.values, provenance=prov, scope=root_dir, skips=skips
         )
+        if rec.exists is not True:
+            for r in translated:
+                r.exists = rec.exists
+        resources.extend(translated)
     result.resources.extend(resources)
     from scanner.sources.terraform.hcl.values import budget_exhausted
 
@@ -343,7 +427,25 @@ def scan_root(
         )
     result.errors.extend(root.root.errors)
     result.notices.extend(root.root.notices)
+    from scanner.sources.terraform.hcl.values import SENSITIVE
+
+    result.sensitive.update(SENSITIVE)
+    _finish(root)
+
+
+def _finish(root: Any) -> None:
+    """Free a scanned root and forget its file reader (no later evaluation reads its tree)
+    and its spent budgets (no later evaluation inherits them)."""
+    _forget()
     root.close()
+
+
+def _forget() -> None:
+    from scanner.sources.terraform.hcl.functions import FILE_READER
+    from scanner.sources.terraform.hcl.values import reset_budget
+
+    FILE_READER.clear()
+    reset_budget()
 
 
 def instance_values(
@@ -361,14 +463,18 @@ def instance_values(
     result = SourceResult()
     modules = _Modules()
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    file_vars = [_read_vars(str(f), result.errors) for f in var_files]
+    file_vars = [_read_vars(str(f), result.errors, files=modules.files, confine=False)
+                 for f in var_files]
     for root_dir in discover_roots(paths, modules, result.errors):
         root = _root_instance(root_dir, modules, result.errors, file_vars, variables)
         for rec in walk_instances(root):
             out[rec.address] = (rec.type, rec.values)
+        from scanner.sources.terraform.hcl.values import SENSITIVE
+
+        result.sensitive.update(SENSITIVE)
         result.errors.extend(root.root.errors)
         result.notices.extend(root.root.notices)
-        root.close()
+        _finish(root)
     result.errors.extend(modules.errors())
     _dedupe(result)
     return out, result
@@ -401,7 +507,8 @@ def _load(
     result = SourceResult()
     modules = _Modules()
     roots = discover_roots(paths, modules, result.errors)
-    file_vars = [_read_vars(str(f), result.errors) for f in var_files]
+    file_vars = [_read_vars(str(f), result.errors, files=modules.files, confine=False)
+                 for f in var_files]
     for part in _scan_all(roots, modules, file_vars, variables):
         result.extend(part)
     result.errors.extend(modules.errors())
@@ -429,6 +536,8 @@ def _scan_chunk(
             part = SourceResult(
                 errors=[InputError(root_dir, f"could not be scanned ({type(exc).__name__}: {exc})")]
             )
+        finally:
+            _forget()
         out.append(part)
     return out
 

@@ -16,9 +16,15 @@ from typing import Any
 
 from scanner.model import Ref, Unknown
 
+# The budgets: every amplification a small file can ask for is bounded, per root module.
 MAX_ITEMS = 100_000  # no collection may grow beyond this (range, for, setproduct …)
-MAX_STRING = 16 * 1024 * 1024  # no string may grow beyond this
+MAX_STRING = 16 * 1024 * 1024  # no string may grow beyond this (characters)
+MAX_DECODE = 5 * 1024 * 1024  # jsondecode / yamldecode input, as a source file
+STRING_BUDGET = 256 * 1024 * 1024  # characters of strings built in all, per root module
 WORK_BUDGET = 5_000_000  # units of work (iterations, value nodes walked) per root module
+INSTANCE_BUDGET = 50_000  # resource and module instances (count / for_each), per root module
+MAX_NUMBER = 2**53  # a number leaving the evaluator beyond ±this is Unknown (no AWS value is)
+MAX_INTERNAL = 1.7976931348623157e308  # numbers inside: finite, and ints no bigger than floats
 NEVER_NULL = frozenset({"id", "arn"})  # computed attributes never null once applied
 
 
@@ -26,25 +32,125 @@ class EvalError(Exception):
     """What terraform would report as an error while evaluating an expression."""
 
 
+class BudgetExceeded(EvalError):
+    """Past one of the budgets above: the value is an input error naming the expression (never
+    an Unknown that ``try`` / ``can`` could turn into a fallback value)."""
+
+    reported = False  # set once an InputError names where it happened
+    quiet = False  # the work budget, once spent: everything after fails alike, unreported
+
+
 _LEFT = WORK_BUDGET
+_STRING_LEFT = STRING_BUDGET
+_INSTANCES_LEFT = INSTANCE_BUDGET
+# The strings of values terraform marks sensitive (sensitive variables and outputs,
+# sensitive()), and strings functions derived from them, per root module: the report redacts
+# every string that contains one.
+SENSITIVE: set[str] = set()
 
 
-def reset_budget(units: int = WORK_BUDGET) -> None:
-    """Start a new work budget (one per root module): hostile or absurd code (nested loops,
-    values that double at each step) stops with an EvalError instead of hanging."""
-    global _LEFT
+def reset_budget(units: int = WORK_BUDGET, strings: int = STRING_BUDGET,
+                 instances: int = INSTANCE_BUDGET) -> None:
+    """Start new budgets (one set per root module): hostile or absurd code (nested loops,
+    values that double at each step, modules fanned out) stops with BudgetExceeded instead of
+    hanging or exhausting memory."""
+    global _LEFT, _STRING_LEFT, _INSTANCES_LEFT
     _LEFT = units
+    _STRING_LEFT = strings
+    _INSTANCES_LEFT = instances
+    SENSITIVE.clear()
+
+
+def mark_sensitive(v: Any, depth: int = 0) -> None:
+    """Record every string leaf of v as sensitive (empty strings redact nothing)."""
+    if isinstance(v, str):
+        if v:
+            SENSITIVE.add(v)
+    elif depth < 32 and isinstance(v, (list, dict)):
+        for x in v.values() if isinstance(v, dict) else v:
+            mark_sensitive(x, depth + 1)
+
+
+def holds_sensitive(v: Any) -> bool:
+    """Whether a string leaf of v contains a sensitive string (True too when v is too big to
+    look through: a value derived from it is then treated as secret)."""
+    stack = [v]
+    seen = 0
+    while stack:
+        x = stack.pop()
+        seen += 1
+        if seen > 10_000:
+            return True
+        if isinstance(x, str):
+            if any(s in x for s in SENSITIVE):
+                return True
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return False
+
+
+def string_leaves(v: Any, out: set[str], depth: int = 0) -> set[str]:
+    if isinstance(v, str):
+        out.add(v)
+    elif depth < 32 and isinstance(v, (list, dict)):
+        for x in v.values() if isinstance(v, dict) else v:
+            string_leaves(x, out, depth + 1)
+    return out
 
 
 def budget_exhausted() -> bool:
     return _LEFT < 0
 
 
+def work_used() -> int:
+    """Units of work charged since the last reset (for tests and benchmarks)."""
+    return WORK_BUDGET - _LEFT
+
+
 def charge(units: int = 1) -> None:
     global _LEFT
+    first = _LEFT >= 0
     _LEFT -= units
     if _LEFT < 0:
-        raise EvalError("evaluation stopped: too much work (a runaway expression?)")
+        exc = BudgetExceeded(
+            f"evaluation stopped: too much work (more than {WORK_BUDGET:,} steps in this root "
+            "module; a runaway expression?)"
+        )
+        exc.reported = exc.quiet = not first
+        raise exc
+
+
+def check_string(length: int) -> None:
+    """Refuse, before building it, a string longer than MAX_STRING."""
+    if length > MAX_STRING:
+        raise BudgetExceeded(
+            f"string too long ({length:,} characters; limit {MAX_STRING:,})"
+        )
+
+
+def charge_string(length: int) -> None:
+    """Count a string built (the total per root module is bounded too)."""
+    global _STRING_LEFT
+    check_string(length)
+    _STRING_LEFT -= length
+    if _STRING_LEFT < 0:
+        raise BudgetExceeded(
+            f"evaluation stopped: more than {STRING_BUDGET:,} characters of strings built in "
+            "this root module"
+        )
+
+
+def charge_instances(n: int, what: str) -> None:
+    """Count resource or module instances; past the budget, ``what`` is an input error."""
+    global _INSTANCES_LEFT
+    if n > _INSTANCES_LEFT:
+        raise BudgetExceeded(
+            f"{what}: {n:,} more instances would exceed the limit of {INSTANCE_BUDGET:,} "
+            "resource and module instances per root module"
+        )
+    _INSTANCES_LEFT -= n
 
 
 class TSet(list):  # type: ignore[type-arg]
@@ -164,11 +270,15 @@ def type_name(v: Any) -> str:
 
 
 def norm_number(x: float | int) -> int | float:
+    """A number fit to go on: finite (terraform has no NaN or infinity: it errs where they
+    would appear), ints no bigger than the largest float (no giant-integer arithmetic)."""
     if isinstance(x, float):
         if math.isnan(x) or math.isinf(x):
             raise EvalError("number is not finite")
         if x.is_integer() and abs(x) < 2**63:
             return int(x)
+    elif not -MAX_INTERNAL <= x <= MAX_INTERNAL:
+        raise EvalError("number too large")
     return x
 
 
@@ -188,10 +298,16 @@ def to_number(v: Any) -> int | float:
         return v
     if isinstance(v, str):
         try:
-            return norm_number(float(v)) if not v.strip().lstrip("-").isdigit() else int(v)
+            if v.strip().lstrip("-").isdigit():
+                return norm_number(int(v))
+            return norm_number(float(v))
         except ValueError:
-            raise EvalError(f"cannot convert {v!r} to a number") from None
+            raise EvalError(f"cannot convert {_quote(v)} to a number") from None
     raise EvalError(f"a {type_name(v)} is not a number")
+
+
+def _quote(v: str) -> str:
+    return repr(v) if len(v) <= 40 else repr(v[:40]) + "…"
 
 
 def to_bool(v: Any) -> bool:
