@@ -6,27 +6,20 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import (
-    asg_capacity,
-    gpu_verdict,
-    instance_types,
-    launch_template_of,
-    lt_data,
-    lt_market_is_spot,
-    money,
-    rate,
-)
+from policies.common import money, rate
 from scanner.catalog import HOURS_PER_MONTH
-from scanner.model import Resource, Result, Savings, Severity, Status, Unknown, dig
+from scanner.compute import GROUP, kinds_with, reads_of
+from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 
-ASG_NEEDS = ("ec2.launch_template", "autoscaling.launch_configuration")
+GROUP_KINDS = kinds_with(GROUP)  # every kind with an on-demand / spot split
+ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations groups read
 
 
 @policy(
     id="ASG-001",
     title="On-demand share of an Auto Scaling group outside the band",
     severity=Severity.MEDIUM,
-    kinds=("autoscaling.group",),
+    kinds=GROUP_KINDS,
     needs=ASG_NEEDS,
     description="The on-demand share at desired capacity (AWS's rounding: base, then the "
                 "percentage above base rounded up) must lie within on_demand_percent "
@@ -47,9 +40,12 @@ ASG_NEEDS = ("ec2.launch_template", "autoscaling.launch_configuration")
             "gpu_only": False},
 )
 def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
-    if ctx.params["gpu_only"] and gpu_verdict(instance_types(asg, ctx)) is False:
+    view = ctx.compute.of(asg)
+    if view is None:
+        return
+    if ctx.params["gpu_only"] and view.types.gpu() is False:
         return  # the organisation applies the mix to GPU groups only
-    cap = asg_capacity(asg, ctx)
+    cap = view.purchase.split
     if cap is None:
         return
     if isinstance(cap, Unknown):
@@ -71,7 +67,7 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
     yield ctx.result(
         asg, Status.FAIL,
         f"on-demand share {share:.0f}% ({cap.on_demand} of {cap.desired} {unit}) is {side} the "
-        f"{lo:g}-{hi:g}% band", path="MixedInstancesPolicy.InstancesDistribution",
+        f"{lo:g}-{hi:g}% band", path=view.purchase.split_path,
         evidence=evidence, savings=savings)
 
 
@@ -81,7 +77,7 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     excess = od - target
     if excess <= 0:
         return None
-    prices = sorted({p for t in instance_types(asg, ctx)
+    prices = sorted({p for t in ctx.compute.of(asg).types.values  # type: ignore[union-attr]
                      if (p := ctx.catalog.price(t)) is not None})
     if not prices:
         return None
@@ -102,7 +98,7 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     id="ASG-002",
     title="Spot pools of an Auto Scaling group are not diversified",
     severity=Severity.LOW,
-    kinds=("autoscaling.group",),
+    kinds=GROUP_KINDS,
     needs=ASG_NEEDS,
     description="A group with spot capacity needs at least min_instance_types instance types and "
                 "an allocation strategy other than lowest-price (the default when absent).",
@@ -117,21 +113,25 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     params={"min_instance_types": 2},
 )
 def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
-    cap = asg_capacity(asg, ctx)
+    view = ctx.compute.of(asg)
+    if view is None:
+        return
+    cap = view.purchase.split
     if cap is None:
         return
     if isinstance(cap, Unknown):
-        if _maybe_spot(asg, ctx):
+        if view.purchase.maybe_spot:
             yield ctx.result(asg, Status.UNKNOWN, f"capacity settings not known: {cap.reason}")
         return
     if cap.desired - cap.on_demand <= 0:
         return
-    types = instance_types(asg, ctx)
+    types = view.types.values
     if any(not isinstance(t, str) for t in types):
         yield ctx.result(asg, Status.UNKNOWN, "instance types not known")
         return
     distinct = sorted(set(types))
-    strategy = dig(asg.attrs, "MixedInstancesPolicy.InstancesDistribution.SpotAllocationStrategy")
+    configured = view.purchase.strategy
+    strategy = configured.value
     if isinstance(strategy, Unknown):
         yield ctx.result(asg, Status.UNKNOWN, f"allocation strategy not known: {strategy.reason}")
         return
@@ -145,18 +145,10 @@ def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
                         f"(at least {minimum} needed)")
     if strategy == "lowest-price":
         problems.append("allocation strategy lowest-price"
-                        + ("" if dig(asg.attrs, "MixedInstancesPolicy.InstancesDistribution."
-                                     "SpotAllocationStrategy") else " (the default)"))
+                        + ("" if configured.value else " (the default)"))
     if problems:
         yield ctx.result(asg, Status.FAIL, "spot pools not diversified: " + "; ".join(problems),
-                         path="MixedInstancesPolicy", evidence=evidence)
+                         path=view.purchase.pools_path, evidence=evidence)
     else:
         yield ctx.result(asg, Status.PASS, f"{len(distinct)} instance types, {strategy}",
                          evidence=evidence)
-
-
-def _maybe_spot(asg: Resource, ctx: Context) -> bool:
-    if asg.get("MixedInstancesPolicy"):
-        return True
-    lt = launch_template_of(asg, ctx)
-    return lt is not None and lt_market_is_spot(lt_data(lt)) is not False

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scanner.catalog import Catalog
+from scanner.compute import Views, views
 from scanner.graph import ResourceIndex
 from scanner.model import Resource, Result, Savings, Severity, Status
 
@@ -28,6 +29,11 @@ class Context:
     params: Mapping[str, Any]
     catalog: Catalog
     memo: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def compute(self) -> Views:
+        """The compute views of this evaluation (built once per resource, shared)."""
+        return views(self.index)
 
     def result(
         self,

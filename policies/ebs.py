@@ -4,83 +4,24 @@ customer-managed keys (EBS-003)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import as_list, iter_dicts, lt_data
-from scanner.model import Resource, Result, Severity, Status, Unknown, dig
+from scanner.compute import DEVICES, Device, kinds_with
+from scanner.kinds.facts import EBS_KMS_KEYS
+from scanner.model import Resource, Result, Severity, Status, Unknown
 
-DEVICE_KINDS = ("ec2.instance", "ec2.launch_template", "autoscaling.launch_configuration",
-                "ec2.spot_request", "ec2.spot_fleet")
+# The volumes and every kind whose view carries storage devices (block device mappings of
+# instances, launch templates, launch configurations, spot requests and fleets in IaC; live,
+# the volumes themselves carry the state, so only they and the account defaults are read).
+DEVICE_KINDS = kinds_with(DEVICES)
 AWS_MANAGED_KEYS = ("alias/aws/ebs",)
-# Observed (live) state: the volumes themselves carry it, so block device mappings of instances,
-# templates and spot requests are not evaluated (see ``devices``) and need not be read.
 OBSERVED = ("ec2.volume", "ec2.ebs_defaults")
 
 
-@dataclass
-class Device:
-    path: str  # attribute path of the Ebs block, e.g. BlockDeviceMappings[0].Ebs
-    name: str
-    encrypted: Any
-    kms_key: Any
-
-
-def _mappings(value: Any, prefix: str) -> Iterator[Device]:
-    if isinstance(value, Unknown):
-        yield Device(prefix, "?", value, None)
-        return
-    for i, m in enumerate(as_list(value)):
-        if not isinstance(m, dict):
-            continue
-        ebs = m.get("Ebs")
-        if isinstance(ebs, Unknown):
-            yield Device(f"{prefix}[{i}].Ebs", str(m.get("DeviceName") or i), ebs, None)
-        elif isinstance(ebs, dict):
-            yield Device(f"{prefix}[{i}].Ebs", str(m.get("DeviceName") or i),
-                         ebs.get("Encrypted"), ebs.get("KmsKeyId"))
-
-
-def _root_if_none(devices: list[Device], prefix: str) -> list[Device]:
-    """No mapping at all: the root volume comes from the AMI with Encrypted unset."""
-    if devices:
-        return devices
-    return [Device(f"{prefix}(root)", "root (from the AMI)", None, None)]
-
-
-def devices(resource: Resource) -> list[Device]:
-    kind, a = resource.kind, resource.attrs
-    if kind == "ec2.volume":
-        return [Device("Encrypted", resource.id, a.get("Encrypted"), a.get("KmsKeyId"))]
-    if not resource.declared:
-        return []  # live: the volumes themselves carry the real state
-    if kind == "ec2.instance":
-        if a.get("BlockDeviceMappings") is None and a.get("LaunchTemplate"):
-            return []  # its launch template carries the mappings
-        return _root_if_none(list(_mappings(a.get("BlockDeviceMappings"), "BlockDeviceMappings")),
-                             "BlockDeviceMappings")
-    if kind == "ec2.launch_template":
-        data = lt_data(resource)
-        return _root_if_none(list(_mappings(data.get("BlockDeviceMappings"),
-                                            "LaunchTemplateData.BlockDeviceMappings")),
-                             "LaunchTemplateData.BlockDeviceMappings")
-    if kind == "autoscaling.launch_configuration":
-        return _root_if_none(list(_mappings(a.get("BlockDeviceMappings"), "BlockDeviceMappings")),
-                             "BlockDeviceMappings")
-    if kind == "ec2.spot_request":
-        spec = a.get("LaunchSpecification")
-        bdm = spec.get("BlockDeviceMappings") if isinstance(spec, dict) else None
-        return _root_if_none(list(_mappings(bdm, "LaunchSpecification.BlockDeviceMappings")),
-                             "LaunchSpecification.BlockDeviceMappings")
-    if kind == "ec2.spot_fleet":
-        out: list[Device] = []
-        specs = dig(a, "SpotFleetRequestConfig.LaunchSpecifications")
-        for i, spec in enumerate(iter_dicts(specs)):
-            prefix = f"SpotFleetRequestConfig.LaunchSpecifications[{i}].BlockDeviceMappings"
-            out += _root_if_none(list(_mappings(spec.get("BlockDeviceMappings"), prefix)), prefix)
-        return out
-    return []
+def devices(resource: Resource, ctx: Context) -> tuple[Device, ...]:
+    view = ctx.compute.of(resource)
+    return view.devices if view is not None else ()
 
 
 def default_encryption(resource: Resource, ctx: Context) -> tuple[bool | Unknown, Any]:
@@ -126,7 +67,7 @@ def _key(dev: Device, default_key: Any) -> Any:
     id="EBS-001",
     title="EBS storage is not encrypted",
     severity=Severity.HIGH,
-    kinds=("ec2.volume",) + DEVICE_KINDS,
+    kinds=DEVICE_KINDS,
     needs=("ec2.ebs_defaults",),
     observed_needs=OBSERVED,
     description=(
@@ -143,7 +84,7 @@ def _key(dev: Device, default_key: Any) -> Any:
     ),
 )
 def ebs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
-    devs = devices(resource)
+    devs = devices(resource, ctx)
     if not devs:
         return
     failing, unknown, evidence = [], [], {}
@@ -197,14 +138,14 @@ def ebs_002(resource: Resource, ctx: Context) -> Iterator[Result]:
                          path="EbsEncryptionByDefault", evidence={"EbsEncryptionByDefault": None})
 
 
-def _aws_managed(key: Any, resource: Resource) -> bool | Unknown:
+def _aws_managed(key: Any, dev: Device) -> bool | Unknown:
     if isinstance(key, Unknown):
         return key
     if key is None or key == "":
         return True
     if isinstance(key, str) and any(key.endswith(k) for k in AWS_MANAGED_KEYS):
         return True
-    manager = resource.get("KmsKeyManager")
+    manager = dev.key_manager
     if isinstance(manager, Unknown):
         return manager
     return manager == "AWS" if isinstance(manager, str) else False
@@ -214,9 +155,9 @@ def _aws_managed(key: Any, resource: Resource) -> bool | Unknown:
     id="EBS-003",
     title="EBS encrypted with the AWS-managed key, not a customer-managed key",
     severity=Severity.LOW,
-    kinds=("ec2.volume",) + DEVICE_KINDS,
-    needs=("ec2.ebs_defaults", "ec2.ebs_kms_keys"),  # live: default key and key aliases
-    observed_needs=OBSERVED + ("ec2.ebs_kms_keys",),
+    kinds=DEVICE_KINDS,
+    needs=("ec2.ebs_defaults", EBS_KMS_KEYS.name),  # live: default key and key aliases
+    observed_needs=OBSERVED + (EBS_KMS_KEYS.name,),
     description="Encrypted EBS storage must use a customer-managed KMS key (off by default).",
     remediation=Remediation(
         text="Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",
@@ -227,13 +168,13 @@ def _aws_managed(key: Any, resource: Resource) -> bool | Unknown:
     enabled_by_default=False,
 )
 def ebs_003(resource: Resource, ctx: Context) -> Iterator[Result]:
-    devs = devices(resource)
+    devs = devices(resource, ctx)
     checked, failing, unknown = {}, [], []
     for dev in devs:
         enc, key, _how = _effective(dev, resource, ctx)
         if enc is not True:
             continue  # unencrypted is EBS-001's finding
-        managed = _aws_managed(key, resource)
+        managed = _aws_managed(key, dev)
         checked[dev.path] = key if isinstance(key, str) else None
         if isinstance(managed, Unknown):
             unknown.append((dev, managed))

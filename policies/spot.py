@@ -7,19 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import (
-    COMPUTE_KINDS,
-    SpotOffer,
-    count_text,
-    money,
-    monthly,
-    rate,
-    spot_offers,
-    to_price,
-)
+from policies.common import count_text, money, monthly, rate, to_price
+from scanner.compute import SPOT, SpotOffer, kinds_with
+from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 
-SPOT_KINDS = COMPUTE_KINDS
+SPOT_KINDS = kinds_with(SPOT)  # every kind that may request spot capacity
 ADVICE = (
     "AWS advises against setting a max price: spot instances are charged the current spot price, "
     "never the max, and a low max price only gets capacity interrupted more often. This "
@@ -27,7 +20,13 @@ ADVICE = (
     "(a runaway pool of large GPU instances at on-demand prices is a budget incident).")
 
 
-def _offer_rows(offers: list[SpotOffer], ctx: Context) -> list[dict[str, Any]]:
+def spot_offers(resource: Resource, ctx: Context) -> tuple[SpotOffer, ...] | Unknown:
+    """The spot capacity the resource requests; () when it requests none (not applicable)."""
+    view = ctx.compute.of(resource)
+    return view.purchase.spot if view is not None else ()
+
+
+def _offer_rows(offers: tuple[SpotOffer, ...], ctx: Context) -> list[dict[str, Any]]:
     rows = []
     for o in offers:
         rows.append({"instance_type": o.instance_type if isinstance(o.instance_type, str)
@@ -37,7 +36,7 @@ def _offer_rows(offers: list[SpotOffer], ctx: Context) -> list[dict[str, Any]]:
     return rows
 
 
-def _unknown_reason(offers: list[SpotOffer] | Unknown, ctx: Context) -> str | None:
+def _unknown_reason(offers: tuple[SpotOffer, ...] | Unknown, ctx: Context) -> str | None:
     if isinstance(offers, Unknown):
         return f"spot settings not known: {offers.reason}"
     for o in offers:
@@ -67,7 +66,7 @@ def _unknown_reason(offers: list[SpotOffer] | Unknown, ctx: Context) -> str | No
 )
 def spot_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     offers = spot_offers(resource, ctx)
-    if offers == []:
+    if offers == ():
         return
     ratio = float(ctx.params["max_price_ratio"])
     explicit = bool(ctx.params["require_explicit_cap"])
@@ -132,7 +131,7 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
     title="Spot max price too low to be fulfilled",
     severity=Severity.MEDIUM,
     kinds=SPOT_KINDS,
-    needs=("ec2.spot_prices",),  # live: current spot prices per type
+    needs=(SPOT_PRICES.name,),  # live: current spot prices per type
     description="A spot max price below min_price_ratio x on-demand (or, live, below the current "
                 "spot price) leaves capacity unfulfilled or constantly interrupted.",
     remediation=Remediation(
@@ -144,7 +143,7 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
 )
 def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:
     offers = spot_offers(resource, ctx)
-    if offers == []:
+    if offers == ():
         return
     ratio = float(ctx.params["min_price_ratio"])
     reason = _unknown_reason(offers, ctx)
@@ -157,7 +156,7 @@ def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:
         price = to_price(o.max_price)
         if price is None:
             continue  # no max price: the on-demand price applies, never too low
-        current = o.instance_type and _current_spot(resource, o)
+        current = o.instance_type and _current_spot(resource, o, ctx)
         if isinstance(current, float) and isinstance(price, float) and price < current:
             yield ctx.result(resource, Status.FAIL,
                              f"{o.instance_type}: max price {rate(price)} $/h is below the "
@@ -184,8 +183,9 @@ def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:
                          evidence=evidence)
 
 
-def _current_spot(resource: Resource, offer: SpotOffer) -> float | None:
-    prices = resource.get("CurrentSpotPrices")  # live collectors may attach {type: price}
+def _current_spot(resource: Resource, offer: SpotOffer, ctx: Context) -> float | None:
+    view = ctx.compute.of(resource)  # live: the fact ec2.spot_prices, {type: price}
+    prices = view.purchase.current_spot_prices if view is not None else None
     if isinstance(prices, dict):
         value = to_price(prices.get(offer.instance_type))
         return value if isinstance(value, float) else None

@@ -8,22 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import (
-    COMPUTE_KINDS,
-    NETWORK_KINDS,
-    PLACED_KINDS,
-    Placement,
-    as_list,
-    describe,
-    gpu_compute_by_subnet,
-    gpu_compute_by_vpc,
-    gpu_verdict,
-    instance_types,
-    launch_configuration_of,
-    launch_template_of,
-    lt_data,
-    subnet_refs,
-)
+from policies.common import COMPUTE_KINDS, NETWORK_KINDS, as_list, describe
+from scanner.compute import Attr, Placement
+from scanner.compute.launch import decisive
 from scanner.model import Resource, Result, Severity, Status, Unknown
 
 S3_SERVICE = re.compile(r"^com\.amazonaws\.[^.]+\.s3$")
@@ -85,7 +72,7 @@ S3_ENDPOINT_CFN = '''S3Endpoint:
         terraform=S3_ENDPOINT_TF, cloudformation=S3_ENDPOINT_CFN),
 )
 def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
-    placements = gpu_compute_by_vpc(ctx).get(id(vpc))
+    placements = ctx.compute.gpu_compute_by_vpc().get(id(vpc))
     if not placements:
         return
     known, unknown = _s3_gateways(vpc, ctx)
@@ -121,7 +108,7 @@ def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
         cloudformation="RouteTableIds: [!Ref GpuRouteTable]  # on the AWS::EC2::VPCEndpoint"),
 )
 def vpc_002(subnet: Resource, ctx: Context) -> Iterator[Result]:
-    placements = gpu_compute_by_subnet(ctx).get(id(subnet))
+    placements = ctx.compute.gpu_compute_by_subnet().get(id(subnet))
     if not placements:
         return
     vpc = ctx.index.vpc_of_subnet(subnet)
@@ -202,7 +189,7 @@ def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
 )
 def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
     vpc = ctx.index.resolve(endpoint.get("VpcId"), endpoint.scope, "ec2.vpc")
-    if vpc is None or not gpu_compute_by_vpc(ctx).get(id(vpc)):
+    if vpc is None or not ctx.compute.gpu_compute_by_vpc().get(id(vpc)):
         return
     doc = ctx.index.endpoint_policy(endpoint)
     if isinstance(doc, Unknown):
@@ -246,55 +233,8 @@ def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
 # -- VPC-004 -------------------------------------------------------------------------------------
 
 
-def _explicit_public_flag(resource: Resource, ctx: Context) -> tuple[Any, str]:
-    """The resource's own public IP setting: True/False/None/Unknown and the attribute path."""
-    kind, a = resource.kind, resource.attrs
-    flags: list[tuple[Any, str]] = []
-    if kind == "ec2.instance":
-        flags.append((a.get("AssociatePublicIpAddress"), "AssociatePublicIpAddress"))
-        for i, ni in enumerate(as_list(a.get("NetworkInterfaces"))):
-            if isinstance(ni, dict):
-                flags.append((ni.get("AssociatePublicIpAddress"),
-                              f"NetworkInterfaces[{i}].AssociatePublicIpAddress"))
-    elif kind == "ec2.launch_template":
-        for i, ni in enumerate(as_list(lt_data(resource).get("NetworkInterfaces"))):
-            if isinstance(ni, dict):
-                flags.append((ni.get("AssociatePublicIpAddress"),
-                              f"LaunchTemplateData.NetworkInterfaces[{i}].AssociatePublicIpAddress"))
-    elif kind == "autoscaling.launch_configuration":
-        flags.append((a.get("AssociatePublicIpAddress"), "AssociatePublicIpAddress"))
-    elif kind == "ec2.spot_request":
-        spec = a.get("LaunchSpecification")
-        if isinstance(spec, dict):
-            flags.append((spec.get("AssociatePublicIpAddress"),
-                          "LaunchSpecification.AssociatePublicIpAddress"))
-            for i, ni in enumerate(as_list(spec.get("NetworkInterfaces"))):
-                if isinstance(ni, dict):
-                    flags.append((ni.get("AssociatePublicIpAddress"),
-                                  f"LaunchSpecification.NetworkInterfaces[{i}]"
-                                  ".AssociatePublicIpAddress"))
-    for value, path in flags:
-        if value is True or isinstance(value, Unknown):
-            return value, path
-    for value, path in flags:
-        if value is False:
-            return False, path
-    return None, ""
-
-
-def _inherited_public_flag(resource: Resource, ctx: Context) -> tuple[Any, str]:
-    """The flag that a template or launch configuration sets for this compute."""
-    lt = launch_template_of(resource, ctx)
-    if lt is not None:
-        value, path = _explicit_public_flag(lt, ctx)
-        if value is not None:
-            return value, f"{lt.id}: {path}"
-    lc = launch_configuration_of(resource, ctx)
-    if lc is not None:
-        value, path = _explicit_public_flag(lc, ctx)
-        if value is not None:
-            return value, f"{lc.id}: {path}"
-    return None, ""
+def _setting(flag: Attr | None) -> tuple[Any, str]:
+    return (None, "") if flag is None else (flag.value, flag.path)
 
 
 def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
@@ -333,26 +273,29 @@ def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
                        "    AssociatePublicIpAddress: false"),
 )
 def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
-    types = instance_types(resource, ctx)
-    gpu = gpu_verdict(types)
+    view = ctx.compute.of(resource)
+    if view is None or view.network is None:
+        return
+    gpu = view.types.gpu()
     if gpu is False:
         return
-    evidence: dict[str, Any] = {"instance_types": [t for t in types if isinstance(t, str)]}
-    if not resource.declared and resource.kind == "ec2.instance":
-        if gpu is not True or resource.get("State") in ("terminated", "shutting-down"):
+    net = view.network
+    evidence: dict[str, Any] = {"instance_types": view.types.known()}
+    if net.observed is not None:  # the address itself was observed (live)
+        if gpu is not True or not view.active:
             return
-        ip = resource.get("PublicIpAddress")
-        evidence["PublicIpAddress"] = ip
+        ip = net.observed.address
+        evidence[net.observed.path] = ip
         if ip:
             yield ctx.result(resource, Status.FAIL, f"GPU instance has public IP {ip}",
-                             path="PublicIpAddress", evidence=evidence)
+                             path=net.observed.path, evidence=evidence)
         else:
             yield ctx.result(resource, Status.PASS, "no public IP", evidence=evidence)
         return
-    verdict, path = _explicit_public_flag(resource, ctx)
+    verdict, path = _setting(decisive(net.public_ip))
     how = "its own setting"
-    if verdict is None and resource.kind in PLACED_KINDS:
-        verdict, path = _inherited_public_flag(resource, ctx)
+    if verdict is None and net.placed:
+        verdict, path = _setting(decisive(net.inherited_public_ip))
         how = "its launch template / configuration"
     if verdict is True:
         evidence[path] = True
@@ -363,14 +306,14 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
         yield _gated(ctx, resource, gpu, Status.UNKNOWN,
                      f"AssociatePublicIpAddress not known: {verdict.reason}", path, evidence)
         return
-    if verdict is False or resource.kind not in PLACED_KINDS:
+    if verdict is False or not net.placed:
         if gpu is True:
             yield ctx.result(resource, Status.PASS, "no public IP is assigned",
                              evidence=evidence)
         return
     public: list[str] = []
     unknown: Unknown | None = None
-    for ref in subnet_refs(resource, ctx):
+    for ref in net.subnets:
         for subnet in ctx.index.resolve_all(ref, resource.scope, "ec2.subnet"):
             p = _public_subnet(subnet, ctx)
             if p is True:

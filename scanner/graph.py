@@ -7,7 +7,7 @@ string (live id, name, ARN, or an id hard-coded in IaC). Resolution stays inside
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from scanner.model import Ref, Resource, Unknown
@@ -81,6 +81,11 @@ class ResourceIndex:
         if key not in self._memo:
             self._memo[key] = build()
         return self._memo[key]
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        """Something derived from the whole index, built once on first use (e.g. the compute
+        views every policy of an evaluation shares)."""
+        return self._lazy(key, build)
 
     def _main_tables(self) -> dict[int, Resource]:
         def build() -> dict[int, Resource]:
