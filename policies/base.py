@@ -9,6 +9,7 @@ from typing import Any
 from scanner.catalog import Catalog
 from scanner.compute import Views, views
 from scanner.graph import ResourceIndex
+from scanner.kinds import schema
 from scanner.model import Resource, Result, Savings, Severity, Status
 
 
@@ -103,6 +104,7 @@ def policy(
         if id in REGISTRY:
             raise ValueError(f"policy {id} registered twice")
         all_needs = tuple(dict.fromkeys(kinds + needs))
+        schema().check_policy(id, kinds, all_needs)
         if observed_needs is not None and not set(observed_needs) <= set(all_needs):
             raise ValueError(f"policy {id}: observed_needs must be among its kinds and needs")
         REGISTRY[id] = Policy(

@@ -24,6 +24,13 @@ class Str(FieldType):
 
 
 @dataclass(frozen=True)
+class AsGiven(FieldType):
+    """Carried as the source gives it (no policy reads inside it)."""
+
+    label: ClassVar[str] = "as given"
+
+
+@dataclass(frozen=True)
 class Bool(FieldType):
     label: ClassVar[str] = "bool"
 

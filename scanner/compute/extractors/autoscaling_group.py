@@ -102,7 +102,7 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
         uses.append(TemplateUse(lt, tuple(override_types)))
     if lc is not None:
         uses.append(TemplateUse(lc))
-    prices = r.get(SPOT_PRICES.attribute(r.kind))
+    prices = r.get(SPOT_PRICES.attribute)
     purchase = Purchase(
         spot=spot, split=split, on_demand_base=base, on_demand_percent=percent,
         strategy=Attr(dig(a, f"{DIST}.SpotAllocationStrategy"), f"{DIST}.SpotAllocationStrategy"),

@@ -60,7 +60,7 @@ def fleet(r: Resource, views: Views) -> ComputeView:
                 SpotOffer(o.get("InstanceType"), o.get("MaxPrice"),
                           f"LaunchTemplateConfigs[{i}].Overrides.MaxPrice", count)
                 for i, overrides in enumerate(per_config) for o in overrides)
-    prices = r.get(SPOT_PRICES.attribute(r.kind))
+    prices = r.get(SPOT_PRICES.attribute)
     return ComputeView(
         r, types=Types(tuple(types)),
         capacity=Capacity(desired=Attr(total, f"{TARGET}.TotalTargetCapacity")),

@@ -17,7 +17,7 @@ def launch_configuration(r: Resource, views: Views) -> ComputeView:
     price = r.attrs.get("SpotPrice")
     spot = () if price is None or price == "" else (
         SpotOffer(r.attrs.get("InstanceType"), price, "SpotPrice", None),)
-    prices = r.get(SPOT_PRICES.attribute(r.kind))
+    prices = r.get(SPOT_PRICES.attribute)
     return ComputeView(
         r, types=Types((itype,) if itype is not None else (Unknown("no instance type"),)),
         purchase=Purchase(spot=spot, maybe_spot=bool(spot),

@@ -42,7 +42,7 @@ def launch_template(r: Resource, views: Views) -> ComputeView:
         if not devices:
             devices = (root_from_ami(spec.mappings_path),)
 
-    prices = r.get(SPOT_PRICES.attribute(r.kind))
+    prices = r.get(SPOT_PRICES.attribute)
     return ComputeView(
         r, types=Types(tuple(types)),
         purchase=Purchase(spot=spot, maybe_spot=spec.spot_market is not False,

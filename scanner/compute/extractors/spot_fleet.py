@@ -87,7 +87,7 @@ def spot_fleet(r: Resource, views: Views) -> ComputeView:
 
     spot: tuple[SpotOffer, ...] = () if count is not None and count <= 0 else tuple(offers)
     types = [t for t in types if t is not None] or [Unknown("no instance type")]
-    prices = r.get(SPOT_PRICES.attribute(r.kind))
+    prices = r.get(SPOT_PRICES.attribute)
     return ComputeView(
         r, types=Types(tuple(types)),
         capacity=Capacity(desired=Attr(total, f"{CONFIG}.TargetCapacity")),

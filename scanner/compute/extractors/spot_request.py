@@ -20,7 +20,7 @@ def spot_request(r: Resource, views: Views) -> ComputeView:
     count = to_int(r.get("InstanceCount"))
     offer = SpotOffer(itype, r.get("SpotPrice"), "SpotPrice",
                       count if isinstance(count, int) else 1)
-    prices = r.get(SPOT_PRICES.attribute(r.kind))
+    prices = r.get(SPOT_PRICES.attribute)
     return ComputeView(
         r, types=Types((itype,) if itype is not None else (Unknown("no instance type"),)),
         purchase=Purchase(spot=(offer,), maybe_spot=True,

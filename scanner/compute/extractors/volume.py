@@ -12,5 +12,5 @@ from scanner.model import Resource
 @extractor("ec2.volume", provides=(DEVICES,), rank=0)
 def volume(r: Resource, views: Views) -> ComputeView:
     device = Device("Encrypted", r.id, r.get("Encrypted"), r.get("KmsKeyId"),
-                    key_manager=r.get(EBS_KMS_KEYS.attribute("ec2.volume")))
+                    key_manager=r.get(EBS_KMS_KEYS.attribute))
     return ComputeView(r, devices=(device,))
