@@ -138,21 +138,25 @@ class ResourceIndex:
         vpc = self.vpc_of_subnet(subnet)
         return self.main_route_table(vpc) if vpc is not None else None
 
-    def _separate_routes(self) -> dict[int, list[dict[str, Any]]]:
-        def build() -> dict[int, list[dict[str, Any]]]:
-            out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    def _separate_routes(self) -> dict[int | str, list[dict[str, Any]]]:
+        def build() -> dict[int | str, list[dict[str, Any]]]:
+            out: dict[int | str, list[dict[str, Any]]] = defaultdict(list)
             for route in self.of_kind("ec2.route"):
                 table = self.route_table_key(route.get("RouteTableId"), route.scope)
-                if table is not None and not isinstance(table, str):
-                    out[id(table)].append(route.attrs)
+                if table is None:
+                    continue
+                # a route on aws_vpc.x.main_route_table_id targets the VPC's main table, which
+                # may be known only by its synthetic key
+                out[table if isinstance(table, str) else id(table)].append(route.attrs)
             return out
 
         return self._lazy("routes", build)
 
     def routes_of(self, table: Resource | str) -> list[dict[str, Any]]:
-        """Inline routes plus separate route resources that target this table."""
+        """Inline routes plus separate route resources that target this table (a synthetic
+        main-table key has only the separate routes declared on it)."""
         if isinstance(table, str):
-            return []
+            return list(self._separate_routes().get(table, []))
         routes = [r for r in (table.get("Routes") or []) if isinstance(r, dict)]
         return routes + self._separate_routes().get(id(table), [])
 

@@ -375,3 +375,25 @@ def test_a_resource_that_may_not_exist_gets_no_pass_or_fail() -> None:
     assert "would fail" in by_id["aws_ebs_volume.a"].message
     assert by_id["aws_ebs_volume.b"].status is Status.UNKNOWN
     assert by_id["aws_ebs_volume.c"].status is Status.FAIL
+
+
+# -- issue 11 regressions ----------------------------------------------------------------------
+
+
+def main_table_network(target: str = "igw", public: bool = True):
+    """A VPC whose subnet has no explicit association (it uses the main table), with the
+    default route declared on aws_vpc.vpc.main_route_table_id."""
+    route = {"DestinationCidrBlock": "0.0.0.0/0"}
+    route["GatewayId" if target == "igw" else "NatGatewayId"] = Ref(target)
+    return [res("ec2.vpc", "vpc"),
+            res("ec2.subnet", "sub", VpcId=Ref("vpc"), MapPublicIpOnLaunch=public),
+            res("ec2.internet_gateway", "igw", VpcId=Ref("vpc")),
+            res("ec2.route", "default", RouteTableId=Ref("vpc", "main_route_table_id"), **route)]
+
+
+def test_vpc004_a_route_on_the_vpcs_main_table_is_a_route_of_that_table():
+    assert status(main_table_network() + [gpu_instance()], "VPC-004", "gpu") is Status.FAIL
+    assert status(main_table_network(target="nat") + [gpu_instance()], "VPC-004",
+                  "gpu") is Status.PASS
+    assert status(main_table_network(public=False) + [gpu_instance()], "VPC-004",
+                  "gpu") is Status.PASS
