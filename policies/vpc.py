@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import COMPUTE_KINDS, NETWORK_KINDS, as_list, describe
+from policies.common import COMPUTE_KINDS, NETWORK_KINDS, as_list, describe, ref_text
 from scanner.compute import Attr, Placement
 from scanner.compute.launch import decisive
 from scanner.model import Resource, Result, Severity, Status, Unknown
@@ -314,7 +314,13 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
     public: list[str] = []
     unknown: Unknown | None = None
     for ref in net.subnets:
-        for subnet in ctx.index.resolve_all(ref, resource.scope, "ec2.subnet"):
+        if isinstance(ref, Unknown):  # e.g. no subnet: the default VPC, not in the scan
+            unknown = unknown or ref
+            continue
+        subnets = ctx.index.resolve_all(ref, resource.scope, "ec2.subnet")
+        if not subnets:
+            unknown = unknown or Unknown(f"subnet {ref_text(ref)} is not in the scan")
+        for subnet in subnets:
             p = _public_subnet(subnet, ctx)
             if p is True:
                 public.append(subnet.id)

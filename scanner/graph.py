@@ -74,6 +74,15 @@ class ResourceIndex:
     def vpc_of_subnet(self, subnet: Resource) -> Resource | None:
         return self.resolve(subnet.get("VpcId"), subnet.scope, "ec2.vpc")
 
+    def default_subnets(self, scope: str, zones: Iterable[Any] = ()) -> list[Resource]:
+        """The default subnets of the scope's default VPC (``DefaultForAz``, as observed live),
+        in these Availability Zones when they are known; [] when the scope holds none."""
+        wanted = [z for z in zones if isinstance(z, str)]
+        if any(not isinstance(z, str) for z in zones):
+            wanted = []  # a zone that is not known: any default subnet may be the one
+        return [s for s in self.of_kind("ec2.subnet", scope) if s.get("DefaultForAz") is True
+                and (not wanted or s.get("AvailabilityZone") in wanted)]
+
     # Reverse maps, built once on first use: a join per resource must not walk every resource
     # of the other kind (a 50,000-resource plan is one scope).
 

@@ -127,6 +127,15 @@ def test_cloudformation_types_and_coercion_come_from_the_schema(tmp_path: Path) 
     assert got["Group"]["VPCZoneIdentifier"] == ["subnet-a", "subnet-b"]
     assert got["Group"]["MixedInstancesPolicy"]["LaunchTemplate"]["Overrides"][0][
         "WeightedCapacity"] == 2
+    # a list of ids written as one joined string keeps its references
+    joined = tmp_path / "j.yaml"
+    joined.write_text(
+        "Resources:\n  A: {Type: AWS::EC2::Subnet, Properties: {VpcId: vpc-1}}\n"
+        "  G:\n    Type: AWS::AutoScaling::AutoScalingGroup\n"
+        "    Properties:\n      MinSize: 1\n      MaxSize: 1\n"
+        "      VPCZoneIdentifier: !Join [',', [!Ref A, subnet-b]]\n")
+    group = {r.id: r for r in load_template(joined).resources}["G"]
+    assert group.attrs["VPCZoneIdentifier"] == [Ref("A"), "subnet-b"]
     # path by path: a tag named like an attribute is not an attribute
     assert got["Group"]["Tags"][0] == {"Key": "Encrypted", "Value": "true",
                                        "PropagateAtLaunch": "true"}

@@ -397,3 +397,48 @@ def test_vpc004_a_route_on_the_vpcs_main_table_is_a_route_of_that_table():
                   "gpu") is Status.PASS
     assert status(main_table_network(public=False) + [gpu_instance()], "VPC-004",
                   "gpu") is Status.PASS
+
+
+def test_vpc004_no_subnet_is_the_default_vpc_whose_subnets_assign_public_ips():
+    bare = res("ec2.instance", "gpu", InstanceType="g5.xlarge")
+    found = results(network() + [bare], policy_ids=["VPC-004"])[("VPC-004", "gpu")]
+    assert found.status is Status.UNKNOWN
+    assert "default VPC, whose default subnets assign public IPs" in found.message
+    explicit_off = res("ec2.instance", "gpu", InstanceType="g5.xlarge",
+                       AssociatePublicIpAddress=False)
+    assert status([explicit_off], "VPC-004", "gpu") is Status.PASS
+    zones_only = res("autoscaling.group", "asg", MinSize=1, MaxSize=4, DesiredCapacity=1,
+                     AvailabilityZones=["us-east-1a"], LaunchTemplate={"LaunchTemplateId": "lt"})
+    template = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceType": "p4d.24xlarge"})
+    found = results([zones_only, template], policy_ids=["VPC-004"])[("VPC-004", "asg")]
+    assert found.status is Status.UNKNOWN and "default VPC" in found.message
+    attached_eni = res("ec2.instance", "gpu", InstanceType="g5.xlarge", NetworkInterfaces=[
+        {"DeviceIndex": 0, "NetworkInterfaceId": "eni-0123"}])
+    assert status([attached_eni], "VPC-004", "gpu") is Status.PASS
+
+
+def test_vpc004_observed_default_subnets_decide_a_group_with_zones_only():
+    """Live, the default VPC is observed: its default subnet in the group's zone is public."""
+    live = dict(declared=False, scope="123/us-east-1")
+    rs = [res("ec2.vpc", "vpc-d", IsDefault=True, **live),
+          res("ec2.subnet", "subnet-d", VpcId="vpc-d", MapPublicIpOnLaunch=True,
+              DefaultForAz=True, AvailabilityZone="us-east-1a", **live),
+          res("ec2.internet_gateway", "igw-d", VpcId="vpc-d", **live),
+          res("ec2.route_table", "rtb-d", VpcId="vpc-d", Main=True, **live,
+              Routes=[{"DestinationCidrBlock": "0.0.0.0/0", "GatewayId": "igw-d"}]),
+          res("autoscaling.group", "asg", MinSize=1, MaxSize=4, DesiredCapacity=1,
+              AvailabilityZones=["us-east-1a"], VPCZoneIdentifier=[],
+              MixedInstancesPolicy={"LaunchTemplate": {"Overrides": [
+                  {"InstanceType": "g5.xlarge"}]}}, **live)]
+    found = results(rs, policy_ids=["VPC-004"])[("VPC-004", "asg")]
+    assert found.status is Status.FAIL and "subnet-d" in found.message
+
+
+@pytest.mark.parametrize("subnet, reason", [
+    (Unknown("var.subnet_id has no value"), "var.subnet_id has no value"),
+    ("subnet-0123456789abcdef0", "subnet subnet-0123456789abcdef0 is not in the scan"),
+])
+def test_vpc004_a_subnet_it_cannot_see_is_unknown_not_pass(subnet, reason):
+    inst = res("ec2.instance", "gpu", InstanceType="g5.xlarge", SubnetId=subnet)
+    found = results([inst], policy_ids=["VPC-004"])[("VPC-004", "gpu")]
+    assert found.status is Status.UNKNOWN and reason in found.message

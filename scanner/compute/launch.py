@@ -11,6 +11,7 @@ from typing import Any
 
 from scanner.compute.values import iter_dicts, ordinal
 from scanner.compute.view import Attr, Device
+from scanner.graph import ResourceIndex
 from scanner.model import Ref, Unknown, dig
 
 ROOT_FROM_AMI = "root (from the AMI)"
@@ -137,3 +138,21 @@ def subnet_values(values: Any) -> tuple[Any, ...]:
         elif ref is not None:
             out.append(ref)
     return tuple(out)
+
+
+DEFAULT_VPC = ("no subnet is given: it launches into the default VPC, whose default subnets "
+               "assign public IPs, and the default VPC is not in the scan")
+
+
+def placement(subnets: tuple[Any, ...], zones: tuple[Any, ...], index: ResourceIndex,
+              scope: str, *, attached_interface: bool = False) -> tuple[Any, ...]:
+    """The subnets capacity lands in. Without a subnet (only Availability Zones, or nothing)
+    EC2 uses the default VPC: its default subnets in those zones when the scope holds them
+    (observed live), else an Unknown saying so. An existing network interface brings its own
+    subnet (and no public IP is assigned to it at launch)."""
+    if subnets or attached_interface:
+        return subnets
+    defaults = index.default_subnets(scope, zones)
+    if defaults:
+        return tuple(s.id for s in defaults)
+    return (Unknown(DEFAULT_VPC),)

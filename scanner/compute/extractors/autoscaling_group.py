@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.compute.index import Views
-from scanner.compute.launch import decisive, subnet_values
+from scanner.compute.launch import decisive, placement, subnet_values
 from scanner.compute.purchase import group_split
 from scanner.compute.registry import GROUP, LAUNCHES, PLACES, SPOT, extractor
 from scanner.compute.values import as_list, to_int, to_price
@@ -94,8 +94,9 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
     zones = r.get("VPCZoneIdentifier")
     subnets = (zones,) if isinstance(zones, Unknown) else subnet_values(as_list(zones))
     azs = r.get("AvailabilityZones")
-    network = Network(placed=True, subnets=subnets, subnets_path="VPCZoneIdentifier",
-                      zones=(azs,) if isinstance(azs, Unknown) else tuple(as_list(azs)),
+    zone_list = (azs,) if isinstance(azs, Unknown) else tuple(as_list(azs))
+    network = Network(placed=True, subnets_path="VPCZoneIdentifier", zones=zone_list,
+                      subnets=placement(subnets, zone_list, views.index, r.scope),
                       inherited_public_ip=inherited)
     uses = []
     if lt is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.compute.index import Views
-from scanner.compute.launch import subnet_values
+from scanner.compute.launch import placement, subnet_values
 from scanner.compute.registry import LAUNCHES, PLACES, SPOT, extractor
 from scanner.compute.values import as_list, to_int
 from scanner.compute.view import (
@@ -33,6 +33,7 @@ def fleet(r: Resource, views: Views) -> ComputeView:
     subnets: list[Any] = []
     uses: list[TemplateUse] = []
     per_config: list[list[dict[str, Any]]] = []
+    attached = False
     for c in configs:
         lt = views.template(c.get("LaunchTemplateSpecification"), r.scope)
         lt_type = (views.template_spec(lt).instance_type.value if lt is not None
@@ -40,7 +41,12 @@ def fleet(r: Resource, views: Views) -> ComputeView:
         overrides = [o for o in as_list(c.get("Overrides")) if isinstance(o, dict)]
         over_types = [o.get("InstanceType") for o in overrides
                       if o.get("InstanceType") is not None]
-        subnets.extend(o.get("SubnetId") for o in overrides)
+        over_subnets = [o.get("SubnetId") for o in overrides if o.get("SubnetId") is not None]
+        subnets.extend(over_subnets)
+        if not over_subnets and lt is not None:  # the template's network interfaces place it
+            lt_spec = views.template_spec(lt)
+            subnets.extend(s.value for s in lt_spec.subnets)
+            attached = attached or lt_spec.attached_interface
         types.extend(over_types or [lt_type])
         if lt is not None:
             uses.append(TemplateUse(lt, tuple(over_types)))
@@ -66,6 +72,7 @@ def fleet(r: Resource, views: Views) -> ComputeView:
         capacity=Capacity(desired=Attr(total, f"{TARGET}.TotalTargetCapacity")),
         purchase=Purchase(spot=offers, maybe_spot=bool(offers),
                           current_spot_prices=prices if isinstance(prices, dict) else None),
-        network=Network(placed=True, subnets=subnet_values(subnets),
+        network=Network(placed=True, subnets=placement(subnet_values(subnets), (), views.index,
+                                                       r.scope, attached_interface=attached),
                         subnets_path="LaunchTemplateConfigs"),
         templates=tuple(uses))

@@ -8,7 +8,7 @@ and its purchase is judged on the template or request it came from.
 from __future__ import annotations
 
 from scanner.compute.index import Views
-from scanner.compute.launch import decisive, launch_spec, subnet_values
+from scanner.compute.launch import decisive, launch_spec, placement, subnet_values
 from scanner.compute.registry import DEVICES, LAUNCHES, PLACES, SPOT, extractor
 from scanner.compute.view import (
     Attr,
@@ -63,10 +63,13 @@ def instance(r: Resource, views: Views) -> ComputeView:
     observed = None
     if not r.declared:
         observed = Observed(r.get("PublicIpAddress"), "PublicIpAddress")
-    network = Network(placed=True, subnets=subnet_values(subnets), subnets_path="SubnetId",
-                      zones=(own.zone,) if own.zone is not None else (),
+    zones = (own.zone,) if own.zone is not None else ()
+    attached = own.attached_interface or (lt_spec is not None and lt_spec.attached_interface)
+    network = Network(placed=True, subnets_path="SubnetId", zones=zones,
+                      subnets=placement(subnet_values(subnets), zones, views.index, r.scope,
+                                        attached_interface=attached),
                       public_ip=own.public_ip, inherited_public_ip=inherited,
-                      observed=observed, attached_interface=own.attached_interface)
+                      observed=observed, attached_interface=attached)
     uses = ()
     if lt is not None:
         own_type = r.get("InstanceType")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.compute.index import Views
-from scanner.compute.launch import launch_spec, subnet_values
+from scanner.compute.launch import launch_spec, placement, subnet_values
 from scanner.compute.registry import DEVICES, LAUNCHES, PLACES, SPOT, extractor
 from scanner.compute.values import as_list, iter_dicts, ordinal, to_int
 from scanner.compute.view import (
@@ -67,7 +67,12 @@ def spot_fleet(r: Resource, views: Views) -> ComputeView:
         overrides = [o for o in as_list(c.get("Overrides")) if isinstance(o, dict)]
         over_types = [o.get("InstanceType") for o in overrides
                       if o.get("InstanceType") is not None]
-        subnets.extend(o.get("SubnetId") for o in overrides)
+        over_subnets = [o.get("SubnetId") for o in overrides if o.get("SubnetId") is not None]
+        subnets.extend(over_subnets)
+        if not over_subnets and lt is not None:  # the template's network interfaces place it
+            lt_spec = views.template_spec(lt)
+            subnets.extend(s.value for s in lt_spec.subnets)
+            attached = attached or lt_spec.attached_interface
         if over_types:
             types.extend(over_types)
         else:
@@ -95,7 +100,8 @@ def spot_fleet(r: Resource, views: Views) -> ComputeView:
             od, f"{CONFIG}.OnDemandTargetCapacity"),
             current_spot_prices=prices if isinstance(prices, dict) else None),
         devices=tuple(devices) if r.declared else (),
-        network=Network(placed=True, subnets=subnet_values(subnets),
+        network=Network(placed=True, subnets=placement(subnet_values(subnets), (), views.index,
+                                                       r.scope, attached_interface=attached),
                         subnets_path=f"{CONFIG}.LaunchSpecifications",
                         public_ip=tuple(flags), attached_interface=attached),
         templates=tuple(uses))

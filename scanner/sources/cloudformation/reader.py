@@ -221,8 +221,11 @@ class _Reader:
             return
         renames = _RENAMES.get(rtype, {})
         attrs: dict[str, Any] = {}
+        fields = _SCHEMA.fields(kind)
         for key, raw in props.items():
             literal = key == "ServiceName" and kind == "ec2.vpc_endpoint"
+            if isinstance(fields.get(key), Ids):
+                raw = _joined_ids(raw)
             value = ev.value(raw, literal_pseudo=literal)
             if value is NO_VALUE:
                 continue
@@ -710,6 +713,18 @@ def _coerce(kind: str, attrs: dict[str, Any], notice: Any) -> dict[str, Any]:
         return value
 
     return coerce_fields(_SCHEMA.fields(kind), attrs, convert)
+
+
+def _joined_ids(raw: Any) -> Any:
+    """A list of ids written as one comma-joined string (``!Join [",", [!Ref A, !Ref B]]``,
+    what CloudFormation accepts for VPCZoneIdentifier) is read as the list it joins, so that
+    its references stay references rather than an id that is not known."""
+    if isinstance(raw, dict) and len(raw) == 1:
+        arg = raw.get("Fn::Join")
+        if isinstance(arg, list) and len(arg) == 2 and arg[0] == "," \
+                and isinstance(arg[1], list):
+            return arg[1]
+    return raw
 
 
 def _flat_list(items: list[Any]) -> list[Any]:
