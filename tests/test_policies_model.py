@@ -442,3 +442,56 @@ def test_vpc004_a_subnet_it_cannot_see_is_unknown_not_pass(subnet, reason):
     inst = res("ec2.instance", "gpu", InstanceType="g5.xlarge", SubnetId=subnet)
     found = results([inst], policy_ids=["VPC-004"])[("VPC-004", "gpu")]
     assert found.status is Status.UNKNOWN and reason in found.message
+
+
+def spot_template(itype, price=None, rid="lt"):
+    opts = {"MarketType": "spot"}
+    if price is not None:
+        opts["SpotOptions"] = {"MaxPrice": price}
+    return res("ec2.launch_template", rid, LaunchTemplateData={
+        "InstanceType": itype, "InstanceMarketOptions": opts})
+
+
+@pytest.mark.parametrize("itype", ["trn2.48xlarge", "inf1.xlarge", "dl1.24xlarge",
+                                   "g4ad.xlarge", "g3.4xlarge", "p2.xlarge",
+                                   "p6e-gb200.36xlarge"])
+def test_spot001_no_max_price_fails_by_its_rule_without_a_catalogue_price(itype):
+    f = results([spot_template(itype)], policy_ids=["SPOT-001"])[("SPOT-001", "lt")]
+    assert f.status is Status.FAIL
+    assert f"{itype}: no max price" in f.message and "not in the catalogue" in f.message
+    assert f.savings is None  # only the saving needed the price
+    assert f.evidence["offers"][0]["on_demand_usd_hour"] is None
+
+
+def test_spot001_an_explicit_max_price_without_a_catalogue_price_stays_unknown():
+    f = results([spot_template("trn2.48xlarge", "20.0")], policy_ids=["SPOT-001"])[
+        ("SPOT-001", "lt")]
+    assert f.status is Status.UNKNOWN and "no catalogue price for trn2.48xlarge" in f.message
+
+
+def test_spot001_no_max_price_of_an_unknown_type_fails_too():
+    lt = spot_template(Unknown("var.instance_type has no value"))
+    f = results([lt], policy_ids=["SPOT-001"])[("SPOT-001", "lt")]
+    assert f.status is Status.FAIL and "var.instance_type has no value" in f.message
+    relaxed = Config(policies={"SPOT-001": {"require_explicit_cap": False}})
+    assert status([lt], "SPOT-001", "lt", config=relaxed) is Status.PASS
+    above_one = Config(policies={"SPOT-001": {"max_price_ratio": 1.0}})
+    assert status([spot_template("trn2.48xlarge")], "SPOT-001", "lt",
+                  config=above_one) is Status.PASS
+
+
+def test_spot001_a_definite_failure_is_not_hidden_by_an_unknown_type():
+    group = res("autoscaling.group", "asg", DesiredCapacity=4, MinSize=0, MaxSize=8,
+                MixedInstancesPolicy={
+                    "InstancesDistribution": {"OnDemandPercentageAboveBaseCapacity": 25,
+                                              "SpotMaxPrice": "5.0"},
+                    "LaunchTemplate": {"Overrides": [{"InstanceType": "g5.xlarge"},
+                                                     {"InstanceType": Unknown("var.t")}]}})
+    f = results([group], policy_ids=["SPOT-001"])[("SPOT-001", "asg")]
+    assert f.status is Status.FAIL and f.message.startswith("g5.xlarge: max price 5 $/h")
+
+
+def test_spot002_no_max_price_is_never_too_low_whatever_the_type():
+    lt = spot_template(Unknown("var.instance_type has no value"))
+    assert status([lt], "SPOT-002", "lt") is Status.PASS
+    assert status([spot_template("trn2.48xlarge", "0.01")], "SPOT-002", "lt") is Status.UNKNOWN
