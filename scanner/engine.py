@@ -211,7 +211,7 @@ def _finding(pol: Policy, result: Result) -> Finding:
         resource=ident,
         location=location,
         evidence=result.evidence,
-        remediation=pol.remediation.as_dict(),
+        remediation=pol.remediation.for_kind(r.kind).as_dict(),
         savings=result.savings if result.status is Status.FAIL else None,
         suppression=None,
     )
