@@ -18,6 +18,12 @@ class Remediation:
     text: str
     terraform: str = ""
     cloudformation: str = ""
+    # The remediation of a finding on a resource of one kind, where it differs (the attribute to
+    # set is spelled per resource type); other kinds get this one.
+    by_kind: Mapping[str, Remediation] = field(default_factory=dict)
+
+    def for_kind(self, kind: str) -> Remediation:
+        return self.by_kind.get(kind, self)
 
     def as_dict(self) -> dict[str, str]:
         return {"text": self.text, "terraform": self.terraform,

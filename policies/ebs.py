@@ -63,6 +63,60 @@ def _key(dev: Device, default_key: Any) -> Any:
     return default_key if dev.kms_key is None or dev.kms_key == "" else dev.kms_key
 
 
+# Where Encrypted (and the key) is set, per kind: Terraform and CloudFormation spell it
+# differently for a volume, an instance, a launch template, a launch configuration, a spot request
+# and a spot fleet, and a finding's remediation must match the resource it is on.
+_DEFAULTS_TF = ('\n# or, for the whole account/region:\n'
+                'resource "aws_ebs_encryption_by_default" "on" {\n  enabled = true\n}')
+_TF = {
+    "ec2.volume": ('resource "aws_ebs_volume" "x" {{\n  {enc}\n}}'),
+    "ec2.instance": ('resource "aws_instance" "x" {{\n  root_block_device {{\n    {enc4}\n  }}\n'
+                     '  ebs_block_device {{\n    device_name = "/dev/sdf"\n    {enc4}\n  }}\n}}'),
+    "ec2.launch_template": ('resource "aws_launch_template" "x" {{\n'
+                            '  block_device_mappings {{\n    device_name = "/dev/xvda"\n'
+                            '    ebs {{\n      {enc6}\n    }}\n  }}\n}}'),
+    "autoscaling.launch_configuration": ('resource "aws_launch_configuration" "x" {{\n'
+                                         '  root_block_device {{\n    {enc4}\n  }}\n}}'),
+    "ec2.spot_request": ('resource "aws_spot_instance_request" "x" {{\n'
+                         '  root_block_device {{\n    {enc4}\n  }}\n}}'),
+    "ec2.spot_fleet": ('resource "aws_spot_fleet_request" "x" {{\n  launch_specification {{\n'
+                       '    root_block_device {{\n      {enc6}\n    }}\n  }}\n}}'),
+}
+_CFN = {
+    "ec2.volume": "Properties:\n  Encrypted: true{key}",
+    "ec2.instance": "Properties:\n  BlockDeviceMappings:\n    - DeviceName: /dev/xvda\n"
+                    "      Ebs: {ebs}",
+    "ec2.launch_template": "Properties:\n  LaunchTemplateData:\n    BlockDeviceMappings:\n"
+                           "      - DeviceName: /dev/xvda\n        Ebs: {ebs}",
+    "autoscaling.launch_configuration": "Properties:\n  BlockDeviceMappings:\n"
+                                        "    - DeviceName: /dev/xvda\n      Ebs: {ebs}",
+    "ec2.spot_request": "",  # no CloudFormation type
+    "ec2.spot_fleet": "Properties:\n  SpotFleetRequestConfigData:\n    LaunchSpecifications:\n"
+                      "      - BlockDeviceMappings:\n          - DeviceName: /dev/xvda\n"
+                      "            Ebs: {ebs}",
+}
+
+
+def _storage_remediation(text: str, *, key: bool) -> Remediation:
+    """The remediation of EBS-001 (key False) or EBS-003 (key True), one per kind."""
+
+    def enc(indent: int) -> str:
+        if not key:
+            return "encrypted = true"
+        return "encrypted  = true\n" + " " * indent + "kms_key_id = aws_kms_key.ebs.arn"
+
+    by_kind = {}
+    for kind, tf in _TF.items():
+        terraform = tf.format(enc=enc(2), enc4=enc(4), enc6=enc(6)) + ("" if key else _DEFAULTS_TF)
+        cfn = _CFN[kind].format(
+            key="\n  KmsKeyId: !GetAtt EbsKey.Arn" if key else "",
+            ebs="{Encrypted: true, KmsKeyId: !GetAtt EbsKey.Arn}" if key else "{Encrypted: true}")
+        by_kind[kind] = Remediation(text=text, terraform=terraform, cloudformation=cfn)
+    volume = by_kind["ec2.volume"]
+    return Remediation(text=text, terraform=volume.terraform,
+                       cloudformation=volume.cloudformation, by_kind=by_kind)
+
+
 @policy(
     id="EBS-001",
     title="EBS storage is not encrypted",
@@ -74,14 +128,10 @@ def _key(dev: Device, default_key: Any) -> Any:
         "EBS volumes and the block device mappings of instances, launch templates, launch "
         "configurations and spot requests must be encrypted. In IaC an absent Encrypted passes "
         "only where encryption by default is enabled in the same root module / template."),
-    remediation=Remediation(
-        text="Set Encrypted to true on every EBS volume and block device mapping, or enable EBS "
-             "encryption by default for the account and region in the same configuration.",
-        terraform='resource "aws_ebs_volume" "x" {\n  encrypted = true\n}\n'
-                  '# or, for the whole account/region:\n'
-                  'resource "aws_ebs_encryption_by_default" "on" {\n  enabled = true\n}',
-        cloudformation="Properties:\n  Encrypted: true",
-    ),
+    remediation=_storage_remediation(
+        "Set Encrypted to true on every EBS volume and block device mapping, or enable EBS "
+        "encryption by default for the account and region in the same configuration.",
+        key=False),
 )
 def ebs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     devs = devices(resource, ctx)
@@ -159,12 +209,9 @@ def _aws_managed(key: Any, dev: Device) -> bool | Unknown:
     needs=("ec2.ebs_defaults", EBS_KMS_KEYS.name),  # live: default key and key aliases
     observed_needs=OBSERVED + (EBS_KMS_KEYS.name,),
     description="Encrypted EBS storage must use a customer-managed KMS key (off by default).",
-    remediation=Remediation(
-        text="Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",
-        terraform='resource "aws_ebs_volume" "x" {\n  encrypted  = true\n'
-                  '  kms_key_id = aws_kms_key.ebs.arn\n}',
-        cloudformation="Properties:\n  Encrypted: true\n  KmsKeyId: !GetAtt EbsKey.Arn",
-    ),
+    remediation=_storage_remediation(
+        "Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",
+        key=True),
     enabled_by_default=False,
 )
 def ebs_003(resource: Resource, ctx: Context) -> Iterator[Result]:

@@ -95,7 +95,7 @@ def launch_spec(data: Any, prefix: str = "", where: str = "") -> LaunchSpec:
 def block_devices(value: Any, path: str, where: str = "") -> list[Device]:
     """The EBS devices of a BlockDeviceMappings list (instance-store mappings carry none)."""
     if isinstance(value, Unknown):
-        return [Device(path, f"the block device mappings{where}", value)]
+        return [Device(path, f"every block device mapping{where}", value)]
     out: list[Device] = []
     for i, m in iter_dicts(value):
         ebs = m.get("Ebs")

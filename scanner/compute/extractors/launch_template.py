@@ -39,7 +39,10 @@ def launch_template(r: Resource, views: Views) -> ComputeView:
     devices: tuple[Device, ...] = ()
     if r.declared:
         devices = spec.devices
-        if not devices:
+        # With no mapping, the root volume comes from the AMI: decided here, unless every
+        # consumer sets its own root device (then each consumer decides, and is judged, alone).
+        overridden = bool(uses) and all(use.sets_root_device for _v, use in uses)
+        if not devices and not overridden:
             devices = (root_from_ami(spec.mappings_path),)
 
     prices = r.get(SPOT_PRICES.attribute)
