@@ -65,7 +65,8 @@ S3_ENDPOINT_CFN = '''S3Endpoint:
     kinds=("ec2.vpc",),
     needs=COMPUTE_KINDS + NETWORK_KINDS,
     description="GPU workloads move datasets and checkpoints to and from S3; without a gateway "
-                "endpoint that traffic goes through NAT (cost per GB) and leaves the VPC.",
+                "endpoint that traffic goes through a NAT gateway (cost per GB) or the internet "
+                "gateway, and leaves the VPC.",
     remediation=Remediation(
         text="Add an S3 gateway endpoint to the VPC and associate it with the route tables of "
              "the subnets that run GPU compute (gateway endpoints are free).",
@@ -86,10 +87,56 @@ def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
                          f"endpoint {unknown[0].id} may be an S3 gateway: its service name or "
                          "type is not known", evidence=evidence)
     else:
+        routes = _egress(vpc, placements, ctx)
+        evidence["default_routes"] = sorted(routes)
         yield ctx.result(vpc, Status.FAIL,
                          f"VPC hosts GPU compute ({describe(placements[0].compute)}"
                          f"{' and others' if len(placements) > 1 else ''}) but has no S3 gateway "
-                         "endpoint: S3 traffic goes through NAT", evidence=evidence)
+                         f"endpoint: {_egress_text(routes)}", evidence=evidence)
+
+
+_EGRESS = {
+    "NAT": "S3 traffic goes through NAT",
+    "internet gateway": "S3 traffic goes out over the internet gateway",
+    "other": "S3 traffic leaves through the default route (a transit gateway, peering or an "
+             "appliance)",
+    "none": "no default route: the GPU subnets cannot reach S3 at all",
+    "not known": "S3 traffic leaves the VPC by a route that is not known here",
+}
+
+
+def _egress(vpc: Resource, placements: list[Placement], ctx: Context) -> set[str]:
+    """Where the GPU subnets of this VPC send 0.0.0.0/0 (what S3 traffic would take without a
+    gateway endpoint): "NAT", "internet gateway", "other", "none" or "not known"."""
+    out: set[str] = set()
+    subnets = {id(s): s for p in placements for s in p.subnets
+               if ctx.index.vpc_of_subnet(s) is vpc}
+    for subnet in subnets.values():
+        table = ctx.index.route_table_of_subnet(subnet)
+        if table is None:
+            out.add("not known")
+            continue
+        found = False
+        for route in ctx.index.routes_of(table):
+            if route.get("DestinationCidrBlock") != "0.0.0.0/0":
+                continue
+            found = True
+            if route.get("NatGatewayId") is not None:
+                out.add("NAT")
+            elif ctx.index.is_internet_gateway(route.get("GatewayId"), subnet.scope):
+                out.add("internet gateway")
+            elif isinstance(route.get("GatewayId"), Unknown):
+                out.add("not known")
+            else:
+                out.add("other")
+        if not found:
+            out.add("none")
+    return out or {"not known"}
+
+
+def _egress_text(routes: set[str]) -> str:
+    order = ("NAT", "internet gateway", "other", "not known", "none")
+    return "; ".join(_EGRESS[r] for r in order if r in routes)
 
 
 @policy(
