@@ -495,3 +495,73 @@ def test_spot002_no_max_price_is_never_too_low_whatever_the_type():
     lt = spot_template(Unknown("var.instance_type has no value"))
     assert status([lt], "SPOT-002", "lt") is Status.PASS
     assert status([spot_template("trn2.48xlarge", "0.01")], "SPOT-002", "lt") is Status.UNKNOWN
+
+
+def test_ebs001_a_device_without_a_name_is_named_by_its_position_in_words():
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={"BlockDeviceMappings": [
+        {"Ebs": {"Encrypted": True}}, {"Ebs": {"Encrypted": False}}]})
+    f = results([lt], policy_ids=["EBS-001"])[("EBS-001", "lt")]
+    assert f.message == "EBS storage not encrypted: the second block device mapping"
+    fleet = res("ec2.spot_fleet", "sf", SpotFleetRequestConfig={"LaunchSpecifications": [
+        {"InstanceType": "g5.xlarge", "BlockDeviceMappings": [{"Ebs": {"Encrypted": True}}]},
+        {"InstanceType": "g5.xlarge", "BlockDeviceMappings": [{"Ebs": {"Encrypted": False}}]}]})
+    f = results([fleet], policy_ids=["EBS-001"])[("EBS-001", "sf")]
+    assert f.message == ("EBS storage not encrypted: the first block device mapping of the "
+                         "second launch specification")
+
+
+def test_vpc001_says_where_s3_traffic_goes_without_an_endpoint():
+    def message(rs):
+        return results(rs, policy_ids=["VPC-001"])[("VPC-001", "vpc")].message
+
+    assert message(network() + [gpu_instance()]).endswith(
+        "S3 traffic goes out over the internet gateway")
+    nat = main_table_network(target="nat", public=False) + [gpu_instance()]
+    assert message(nat).endswith("S3 traffic goes through NAT")
+    isolated = [r for r in main_table_network(public=False) if r.kind != "ec2.route"]
+    assert "cannot reach S3 at all" in message(isolated + [gpu_instance()])
+    assert "NAT" not in message(isolated + [gpu_instance()])
+
+
+@pytest.mark.parametrize("resource, terraform, cloudformation", [
+    (res("ec2.volume", "r", Encrypted=False), 'resource "aws_ebs_volume"', "Encrypted: true"),
+    (res("ec2.instance", "r", InstanceType="t3.micro", SubnetId="subnet-1"),
+     "root_block_device {", "BlockDeviceMappings:"),
+    (res("ec2.launch_template", "r", LaunchTemplateData={}),
+     "block_device_mappings {", "LaunchTemplateData:"),
+    (res("autoscaling.launch_configuration", "r", InstanceType="t3.micro"),
+     'resource "aws_launch_configuration"', "BlockDeviceMappings:"),
+    (res("ec2.spot_request", "r", LaunchSpecification={"InstanceType": "t3.micro"}),
+     'resource "aws_spot_instance_request"', ""),
+    (res("ec2.spot_fleet", "r", SpotFleetRequestConfig={"LaunchSpecifications": [
+        {"InstanceType": "t3.micro"}]}), "launch_specification {", "LaunchSpecifications:"),
+])
+def test_ebs001_remediation_matches_the_resource_it_is_on(resource, terraform, cloudformation):
+    f = results([resource], policy_ids=["EBS-001"])[("EBS-001", "r")]
+    assert f.status is Status.FAIL
+    assert terraform in f.remediation["terraform"]
+    assert cloudformation in f.remediation["cloudformation"]
+    if resource.kind != "ec2.volume":
+        assert "aws_ebs_volume" not in f.remediation["terraform"]
+
+
+def test_ebs001_the_amis_root_is_reported_once_where_it_is_decided():
+    metadata_only = res("ec2.launch_template", "lt", LaunchTemplateData={
+        "MetadataOptions": {"HttpTokens": "required"}})
+    own_root = res("ec2.instance", "i", InstanceType="g5.xlarge", SubnetId="subnet-1",
+                   LaunchTemplate={"LaunchTemplateId": Ref("lt")},
+                   BlockDeviceMappings=[{"DeviceName": "root", "Ebs": {"Encrypted": False}}])
+    found = results([metadata_only, own_root], policy_ids=["EBS-001"])
+    assert ("EBS-001", "lt") not in found  # its only consumer sets its own root device
+    assert found[("EBS-001", "i")].status is Status.FAIL
+    # no consumer in the scan: the template decides the root (it may be used elsewhere)
+    assert status([metadata_only], "EBS-001", "lt") is Status.FAIL
+    # a group cannot set devices: the template decides for it
+    group = res("autoscaling.group", "g", MinSize=1, MaxSize=1,
+                LaunchTemplate={"LaunchTemplateId": Ref("lt")})
+    assert status([metadata_only, own_root, group], "EBS-001", "lt") is Status.FAIL
+    # a consumer that maps only a data volume still launches the AMI's root from the template
+    data_only = res("ec2.instance", "i", InstanceType="g5.xlarge", SubnetId="subnet-1",
+                    LaunchTemplate={"LaunchTemplateId": Ref("lt")},
+                    BlockDeviceMappings=[{"DeviceName": "/dev/sdf", "Ebs": {"Encrypted": True}}])
+    assert status([metadata_only, data_only], "EBS-001", "lt") is Status.FAIL
