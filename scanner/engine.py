@@ -100,7 +100,7 @@ def run(
     baseline_ids = set(baseline)
     only = None if only_files is None else {os.path.realpath(f) for f in only_files}
     for pol in policies:
-        ctx = Context(index, config.params(pol.id, pol.params), catalog, memo)
+        ctx = Context(index, config.params(pol.id, pol.params), catalog, memo, policy_id=pol.id)
         for kind in pol.kinds:
             for resource in index.of_kind(kind):
                 try:
@@ -117,6 +117,7 @@ def run(
                         continue
                     finding = _finding(pol, result)
                     out.findings.append(_suppress(finding, result.resource, mutes, baseline_ids))
+        out.notices.extend(n for r, n in ctx.notices if only is None or _declared_in(r, only))
         out.findings.extend(_gap_errors(pol, gaps))
     out.findings.sort(key=_sort_key)
     return out
