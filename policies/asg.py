@@ -23,7 +23,11 @@ ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations gro
     needs=ASG_NEEDS,
     description="The on-demand share at desired capacity (AWS's rounding: base, then the "
                 "percentage above base rounded up) must lie within on_demand_percent "
-                "[min, max], bounds inclusive: the 70% spot / 30% on-demand mix.",
+                "[min, max], bounds inclusive: the 70% spot / 30% on-demand mix. With gpu_only "
+                "(the default) only GPU groups are judged; a group whose instance types are not "
+                "known is judged, and gets UNKNOWN rather than FAIL. A group whose size can "
+                "never hold a split inside the band (MaxSize 1 or 2 for 20-40%) gets a notice, "
+                "not a verdict.",
     remediation=Remediation(
         text="Use a mixed instances policy with OnDemandPercentageAboveBaseCapacity inside the "
              "band (30 for the 70/30 mix) and a small OnDemandBaseCapacity.",
@@ -37,13 +41,15 @@ ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations gro
                        "    OnDemandPercentageAboveBaseCapacity: 30\n"
                        "    SpotAllocationStrategy: price-capacity-optimized"),
     params={"on_demand_percent": {"min": 20, "max": 40}, "spot_price_ratio": 0.35,
-            "gpu_only": False},
+            "gpu_only": True},
 )
 def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
     view = ctx.compute.of(asg)
     if view is None:
         return
-    if ctx.params["gpu_only"] and view.types.gpu() is False:
+    gpu = view.types.gpu()
+    gpu_only = bool(ctx.params["gpu_only"])
+    if gpu_only and gpu is False:
         return  # the organisation applies the mix to GPU groups only
     cap = view.purchase.split
     if cap is None:
@@ -62,13 +68,33 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
         yield ctx.result(asg, Status.PASS, f"on-demand share {share:.0f}% within {lo:g}-{hi:g}%",
                          evidence=evidence)
         return
+    largest = view.capacity.max.value if view.capacity is not None else None
+    if isinstance(largest, int) and not isinstance(largest, bool) and \
+            not can_hold_a_split(largest, lo, hi):
+        ctx.notice(asg, f"not judged: at most {largest} {unit} (MaxSize {largest}), and no "
+                        f"on-demand/spot split of so few lies within {lo:g}-{hi:g}% (its share "
+                        f"is {share:.0f}%)")
+        return
     savings = _mix_savings(asg, ctx, cap.desired, cap.on_demand, hi, unit) if share > hi else None
     side = "above" if share > hi else "below"
-    yield ctx.result(
-        asg, Status.FAIL,
-        f"on-demand share {share:.0f}% ({cap.on_demand} of {cap.desired} {unit}) is {side} the "
-        f"{lo:g}-{hi:g}% band", path=view.purchase.split_path,
-        evidence=evidence, savings=savings)
+    message = (f"on-demand share {share:.0f}% ({cap.on_demand} of {cap.desired} {unit}) is "
+               f"{side} the {lo:g}-{hi:g}% band")
+    if gpu_only and isinstance(gpu, Unknown):  # judged only if GPU: not known, so not a FAIL
+        yield ctx.result(asg, Status.UNKNOWN, f"{message}, and whether it is GPU compute is "
+                         f"not known ({gpu.reason})", path=view.purchase.split_path,
+                         evidence=evidence)
+        return
+    yield ctx.result(asg, Status.FAIL, message, path=view.purchase.split_path,
+                     evidence=evidence, savings=savings)
+
+
+def can_hold_a_split(largest: int, lo: float, hi: float) -> bool:
+    """Can a group of at most ``largest`` units ever have an on-demand share within [lo, hi]?
+    (k of d on-demand, for some size d <= largest.) A group fixed at one or two instances
+    cannot hold the default 20-40 % band: 0, 50 or 100 %."""
+    if largest >= 100:  # every band at least 1 % wide holds some k/d with d <= 100
+        return True
+    return any(lo <= 100.0 * k / d <= hi for d in range(1, largest + 1) for k in range(d + 1))
 
 
 def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,

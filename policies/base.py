@@ -10,7 +10,7 @@ from scanner.catalog import Catalog
 from scanner.compute import Views, views
 from scanner.graph import ResourceIndex
 from scanner.kinds import schema
-from scanner.model import Resource, Result, Savings, Severity, Status
+from scanner.model import Notice, Resource, Result, Savings, Severity, Status
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,23 @@ class Context:
     params: Mapping[str, Any]
     catalog: Catalog
     memo: dict[str, Any] = field(default_factory=dict)
+    policy_id: str = ""
+    # What a policy tells the user without a verdict (e.g. a group too small to be judged):
+    # the engine adds these to the evaluation's notices; they never change the exit code.
+    notices: list[tuple[Resource, Notice]] = field(default_factory=list)
 
     @property
     def compute(self) -> Views:
         """The compute views of this evaluation (built once per resource, shared)."""
         return views(self.index)
+
+    def notice(self, resource: Resource, message: str) -> None:
+        """Say something about a resource without a result (a notice, not a finding)."""
+        prov = resource.provenance
+        where = prov.file or resource.scope
+        text = f"{self.policy_id} {resource.id}: {message}".lstrip()
+        if not any(n.path == where and n.message == text for _r, n in self.notices):
+            self.notices.append((resource, Notice(where, text, prov.start_line)))
 
     def result(
         self,

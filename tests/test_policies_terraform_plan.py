@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from policies import all_policies
-from scanner.engine import evaluate
+from scanner.engine import evaluate, run
 from scanner.model import Finding, Status
 from scanner.sources.terraform.plan.reader import load_plan
 
@@ -33,7 +33,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
             "aws_autoscaling_group.all_spot": "FAIL",
             "aws_autoscaling_group.balanced": "PASS",
             "aws_autoscaling_group.boundary": "PASS",
-            "aws_autoscaling_group.ondemand_only": "FAIL",
+            # ondemand_only (max_size 2): a notice, not a verdict (see the test below)
         },
         "ASG-002": {
             "aws_autoscaling_group.all_spot": "FAIL",
@@ -135,9 +135,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
         },
     },
     "gpu_estate_b": {
-        "ASG-001": {
-            "aws_autoscaling_group.lab": "FAIL",
-        },
+        # ASG-001: lab (max_size 2) gets a notice, not a verdict
         "ASG-002": {
             "aws_autoscaling_group.lab": "FAIL",
         },
@@ -266,6 +264,18 @@ def test_every_policy_fails_and_passes_somewhere() -> None:
         assert {"PASS", "FAIL"} <= seen, policy
         got = {s for case in EXPECTED for s in statuses(case, policy).values()}
         assert {"PASS", "FAIL"} <= got, policy
+
+
+def test_a_group_too_small_for_the_band_is_a_notice_not_a_fail() -> None:
+    """A group that can never hold a split inside 20-40 % (at most 2 instances) is not judged by
+    ASG-001; the report says so as a notice pointing at the group (issue 11)."""
+    for case, address, size in (("gpu_estate_a", "ondemand_only", 2), ("gpu_estate_b", "lab", 2)):
+        result = load_plan(FIXTURES / case / "plan.json")
+        out = run(result.resources, policy_ids=["ASG-001"])
+        assert f"aws_autoscaling_group.{address}" not in statuses(case, "ASG-001")
+        notes = [n for n in out.notices if f"aws_autoscaling_group.{address}:" in n.message]
+        assert len(notes) == 1 and f"MaxSize {size}" in notes[0].message, out.notices
+        assert notes[0].path.endswith(f"{case}/main.tf") and notes[0].line
 
 
 def test_findings_point_into_the_tf_files() -> None:
