@@ -12,7 +12,7 @@ from scanner.compute import registry
 from scanner.compute.launch import LaunchSpec, launch_spec
 from scanner.compute.view import ComputeView, TemplateUse
 from scanner.graph import ResourceIndex
-from scanner.model import Resource
+from scanner.model import Resource, Unknown
 
 TEMPLATE = "ec2.launch_template"
 CONFIGURATION = "autoscaling.launch_configuration"
@@ -77,8 +77,8 @@ class Views:
             prefix = "LaunchTemplateData." if template.kind == TEMPLATE else ""
             data = template.get("LaunchTemplateData") if template.kind == TEMPLATE \
                 else template.attrs
-            spec = self._specs[key] = launch_spec(data if isinstance(data, dict) else {},
-                                                  prefix)
+            spec = self._specs[key] = launch_spec(
+                data if isinstance(data, dict | Unknown) else {}, prefix)
         return spec
 
     def uses_of(self, template: Resource) -> list[tuple[ComputeView, TemplateUse]]:
