@@ -71,9 +71,9 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
     largest = view.capacity.max.value if view.capacity is not None else None
     if isinstance(largest, int) and not isinstance(largest, bool) and \
             not can_hold_a_split(largest, lo, hi):
-        ctx.notice(asg, f"not judged: at most {largest} {unit} (MaxSize {largest}), and no "
-                        f"on-demand/spot split of so few lies within {lo:g}-{hi:g}% (its share "
-                        f"is {share:.0f}%)")
+        ctx.notice(asg, f"not judged: at most {largest} {_one(unit, largest)} (MaxSize "
+                        f"{largest}), and no on-demand/spot split of so few lies within "
+                        f"{lo:g}-{hi:g}% (its share is {share:.0f}%)")
         return
     savings = _mix_savings(asg, ctx, cap.desired, cap.on_demand, hi, unit) if share > hi else None
     side = "above" if share > hi else "below"
@@ -86,6 +86,10 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
         return
     yield ctx.result(asg, Status.FAIL, message, path=view.purchase.split_path,
                      evidence=evidence, savings=savings)
+
+
+def _one(unit: str, n: int) -> str:
+    return unit[:-1] if n == 1 and unit.endswith("s") else unit
 
 
 def can_hold_a_split(largest: int, lo: float, hi: float) -> bool:
