@@ -66,6 +66,15 @@ uses; each fact with its attribute path. Differences between IaC and live state 
 there (live: the observed public address, volumes carry encryption). What each kind's view
 provides decides which policies judge it:
 
+Adding a compute kind: declare it in a module of `scanner/kinds/` (attributes, types, its
+Terraform and CloudFormation types, the facts it carries) and register its extractor in a module
+of `scanner/compute/extractors/` (both found by discovery; `tests/test_compute_view.py` adds a
+made-up kind this way). The CloudFormation source then reads and coerces it, the plan reader
+knows its block keys, and every policy whose question applies judges it. What remains per
+source: a translator in `scanner/sources/terraform/translate.py` (names only; the schema types
+the values) and, live, a collector in `scanner/aws/collectors/` listed in `scanner/aws/registry.py`.
+Then `python -m scanner.kinds.doc --write`.
+
 | kind | provides | reads |
 |---|---|---|
 """
