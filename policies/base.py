@@ -44,14 +44,19 @@ class Context:
     @property
     def compute(self) -> Views:
         """The compute views of this evaluation (built once per resource, shared)."""
-        return views(self.index)
+        found = self.memo.get("compute")
+        if found is None or found.index is not self.index:
+            found = self.memo["compute"] = views(self.index)
+        return found
 
     def notice(self, resource: Resource, message: str) -> None:
         """Say something about a resource without a result (a notice, not a finding)."""
         prov = resource.provenance
         where = prov.file or resource.scope
         text = f"{self.policy_id} {resource.id}: {message}".lstrip()
-        if not any(n.path == where and n.message == text for _r, n in self.notices):
+        seen = self.memo.setdefault(f"notices:{self.policy_id}", set())
+        if (where, text) not in seen:
+            seen.add((where, text))
             self.notices.append((resource, Notice(where, text, prov.start_line)))
 
     def result(

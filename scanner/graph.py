@@ -77,11 +77,20 @@ class ResourceIndex:
     def default_subnets(self, scope: str, zones: Iterable[Any] = ()) -> list[Resource]:
         """The default subnets of the scope's default VPC (``DefaultForAz``, as observed live),
         in these Availability Zones when they are known; [] when the scope holds none."""
+        defaults = self._lazy("default_subnets", self._default_subnets).get(scope, [])
+        if not defaults:
+            return []
         wanted = [z for z in zones if isinstance(z, str)]
         if any(not isinstance(z, str) for z in zones):
             wanted = []  # a zone that is not known: any default subnet may be the one
-        return [s for s in self.of_kind("ec2.subnet", scope) if s.get("DefaultForAz") is True
-                and (not wanted or s.get("AvailabilityZone") in wanted)]
+        return [s for s in defaults if not wanted or s.get("AvailabilityZone") in wanted]
+
+    def _default_subnets(self) -> dict[str, list[Resource]]:
+        out: dict[str, list[Resource]] = defaultdict(list)
+        for s in self.of_kind("ec2.subnet"):
+            if s.get("DefaultForAz") is True:
+                out[s.scope].append(s)
+        return out
 
     # Reverse maps, built once on first use: a join per resource must not walk every resource
     # of the other kind (a 50,000-resource plan is one scope).

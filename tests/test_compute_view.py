@@ -45,9 +45,9 @@ def test_a_view_is_built_once_per_resource(monkeypatch):
         ext.kind, lambda r, v: calls.append(r.id) or ext.extract(r, v), ext.provides, ext.reads,
         ext.rank))
     inst = res("ec2.instance", "i", InstanceType="g5.xlarge", SubnetId="subnet-1")
-    index = ResourceIndex([inst])
-    first = views(index).of(inst)
-    assert views(index).of(inst) is first and calls == ["i"]
+    shared = views(ResourceIndex([inst]))
+    first = shared.of(inst)
+    assert shared.of(inst) is first and calls == ["i"]
 
 
 def test_facts_keep_their_attribute_paths():

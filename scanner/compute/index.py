@@ -151,5 +151,6 @@ class Views:
 
 
 def views(index: ResourceIndex) -> Views:
-    """The compute views over ``index`` (one set per index, built on first use)."""
-    return index.memo("compute.views", lambda: Views(index))
+    """New compute views over ``index``; keep the object: each view is built once, on first
+    use (the policies' Context keeps one per evaluation)."""
+    return Views(index)

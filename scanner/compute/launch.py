@@ -20,7 +20,7 @@ ROOT_FROM_AMI = "root (from the AMI)"
 ROOT_DEVICE = "root"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LaunchSpec:
     instance_type: Attr
     mappings: Any  # BlockDeviceMappings as given: None (absent), a list, or Unknown

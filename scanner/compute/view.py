@@ -20,7 +20,7 @@ from scanner.compute.values import to_price
 from scanner.model import Resource, Unknown
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attr:
     """One fact and where it is: ``value`` may be ``None`` (not set) or an :class:`Unknown`."""
 
@@ -34,7 +34,7 @@ NOT_SET = Attr(None, "")
 # -- instance types --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuRequirement:
     """Instance types chosen by attributes (``InstanceRequirements``): what the requirement says
     about accelerators. ``gpu`` is True when it asks for GPU or Neuron accelerators, False when
@@ -45,7 +45,7 @@ class GpuRequirement:
     detail: str = ""  # e.g. "AcceleratorTypes [gpu], AcceleratorManufacturers [nvidia]"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Types:
     """Every instance type the resource can launch (``str`` or :class:`Unknown` values; empty
     when it names none itself, e.g. a launch template without a type and without consumers),
@@ -80,7 +80,7 @@ class Types:
 # -- capacity and purchase option ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Capacity:
     """The size of a group or fleet: desired, min, max (int, ``None`` or Unknown), and the
     weight of each instance type when capacity is counted in units."""
@@ -99,7 +99,7 @@ class Capacity:
         return "capacity units" if self.weighted else "instances"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Split:
     """The on-demand / spot split at desired capacity (AWS's rule, see the design)."""
 
@@ -113,7 +113,7 @@ class Split:
         return self.desired - self.on_demand
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SpotOffer:
     """Spot capacity of one instance type and the max price that applies to it: an absolute
     price (``max_price``, as AWS spells it, ``None`` when absent) or a percentage of the type's
@@ -135,7 +135,7 @@ class SpotOffer:
         return to_price(self.max_price)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Purchase:
     """How capacity is bought: the spot capacity with its max prices (``spot``: empty when the
     resource requests none, Unknown when that is not known), the on-demand/spot split of a group
@@ -157,7 +157,7 @@ class Purchase:
 # -- storage ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Device:
     """One storage device and its encryption. ``encrypted``: True/False, ``None`` when unset
     (the account's default encryption decides), or Unknown."""
@@ -172,7 +172,7 @@ class Device:
 # -- network ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Observed:
     """A public address observed on the running resource (live): ``address`` None = none."""
 
@@ -180,7 +180,7 @@ class Observed:
     path: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Network:
     """Where capacity lands and whether it gets a public IP.
 
@@ -204,7 +204,7 @@ class Network:
 # -- templates -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TemplateUse:
     """A launch template (or configuration) the resource launches from, the instance types it
     launches from it, and whether it sets its own root device (overriding the template's)."""
@@ -217,7 +217,7 @@ class TemplateUse:
 # -- the view --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ComputeView:
     resource: Resource
     types: Types = field(default_factory=Types)
