@@ -134,16 +134,19 @@ def _fail_001_unpriced(resource: Resource, ctx: Context, unpriced: list[SpotOffe
     """A FAIL by the rule alone: the type's on-demand price is not in the catalogue (or the
     type is not known), so no saving is estimated."""
     o = unpriced[0]
-    what = (o.instance_type if isinstance(o.instance_type, str)
-            else f"an instance type that is not known ({_type_unknown(o)})")
+    if isinstance(o.instance_type, str):
+        head = o.instance_type
+        why = f"the on-demand price of {o.instance_type} is not in the catalogue"
+    else:
+        head, why = _type_unknown(o), "the instance type is not known"
     if o.max_price_percent is None:
         setting = "no max price: the on-demand price applies"
     else:
         setting = f"max price {o.max_price_percent}% of on-demand"
     return ctx.result(
         resource, Status.FAIL,
-        f"{what}: {setting}, above the cap of {ratio:g} x on-demand (the on-demand price of "
-        f"{what} is not in the catalogue: no saving is estimated)", path=o.path,
+        f"{head}: {setting}, above the cap of {ratio:g} x on-demand ({why}: no saving is "
+        "estimated)", path=o.path,
         evidence=evidence)
 
 
