@@ -18,7 +18,7 @@ TEMPLATE = "ec2.launch_template"
 CONFIGURATION = "autoscaling.launch_configuration"
 
 
-@dataclass
+@dataclass(eq=False)
 class Placement:
     """GPU compute placed into subnets: the resource, its GPU types, its resolved subnets and
     the subnet references that resolve to nothing in its scope."""

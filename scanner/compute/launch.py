@@ -20,7 +20,7 @@ ROOT_FROM_AMI = "root (from the AMI)"
 ROOT_DEVICE = "root"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class LaunchSpec:
     instance_type: Attr
     mappings: Any  # BlockDeviceMappings as given: None (absent), a list, or Unknown

@@ -28,7 +28,7 @@ CAPABILITIES = frozenset({LAUNCHES, PLACES, SPOT, GROUP, DEVICES})
 Extract = Callable[[Resource, Any], Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Extractor:
     kind: str
     extract: Extract

@@ -19,8 +19,11 @@ from scanner.catalog import is_gpu_type
 from scanner.compute.values import to_price
 from scanner.model import Resource, Unknown
 
+# The dataclasses below compare by identity (eq=False): a generated __eq__/__hash__ doubles what
+# each costs to define at import, on the pre-commit path, and no caller compares views.
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, eq=False)
 class Attr:
     """One fact and where it is: ``value`` may be ``None`` (not set) or an :class:`Unknown`."""
 
@@ -34,7 +37,7 @@ NOT_SET = Attr(None, "")
 # -- instance types --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class GpuRequirement:
     """Instance types chosen by attributes (``InstanceRequirements``): what the requirement says
     about accelerators. ``gpu`` is True when it asks for GPU or Neuron accelerators, False when
@@ -45,7 +48,7 @@ class GpuRequirement:
     detail: str = ""  # e.g. "AcceleratorTypes [gpu], AcceleratorManufacturers [nvidia]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class Types:
     """Every instance type the resource can launch (``str`` or :class:`Unknown` values; empty
     when it names none itself, e.g. a launch template without a type and without consumers),
@@ -80,7 +83,7 @@ class Types:
 # -- capacity and purchase option ------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class Capacity:
     """The size of a group or fleet: desired, min, max (int, ``None`` or Unknown), and the
     weight of each instance type when capacity is counted in units."""
@@ -99,7 +102,7 @@ class Capacity:
         return "capacity units" if self.weighted else "instances"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class Split:
     """The on-demand / spot split at desired capacity (AWS's rule, see the design)."""
 
@@ -113,7 +116,7 @@ class Split:
         return self.desired - self.on_demand
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class SpotOffer:
     """Spot capacity of one instance type and the max price that applies to it: an absolute
     price (``max_price``, as AWS spells it, ``None`` when absent) or a percentage of the type's
@@ -135,7 +138,7 @@ class SpotOffer:
         return to_price(self.max_price)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class Purchase:
     """How capacity is bought: the spot capacity with its max prices (``spot``: empty when the
     resource requests none, Unknown when that is not known), the on-demand/spot split of a group
@@ -157,7 +160,7 @@ class Purchase:
 # -- storage ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class Device:
     """One storage device and its encryption. ``encrypted``: True/False, ``None`` when unset
     (the account's default encryption decides), or Unknown."""
@@ -172,7 +175,7 @@ class Device:
 # -- network ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class Observed:
     """A public address observed on the running resource (live): ``address`` None = none."""
 
@@ -180,7 +183,7 @@ class Observed:
     path: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class Network:
     """Where capacity lands and whether it gets a public IP.
 
@@ -204,7 +207,7 @@ class Network:
 # -- templates -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class TemplateUse:
     """A launch template (or configuration) the resource launches from, the instance types it
     launches from it, and whether it sets its own root device (overriding the template's)."""
@@ -217,7 +220,7 @@ class TemplateUse:
 # -- the view --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class ComputeView:
     resource: Resource
     types: Types = field(default_factory=Types)

@@ -27,7 +27,7 @@ from scanner.kinds.types import FieldType, List, Map, Obj
 __all__ = ["CloudFormation", "Fact", "Kind", "Schema", "Terraform", "schema"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Schema:
     kinds: dict[str, Kind]
     facts: dict[str, Fact]

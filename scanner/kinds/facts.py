@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from scanner.kinds.types import FieldType, Map, Price, Str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Fact:
     name: str
     doc: str

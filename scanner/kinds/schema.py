@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from scanner.kinds.types import FieldType
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Terraform:
     """A Terraform resource type that becomes this kind. ``blocks``: each nested block and the
     attributes policies read in it (a plan leaves them unknown in a ``dynamic`` block when the
@@ -20,7 +20,7 @@ class Terraform:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CloudFormation:
     """A CloudFormation resource type that becomes this kind. ``renames``: properties spelled
     differently from the model; ``name_property``: the property that names the resource."""
@@ -30,7 +30,7 @@ class CloudFormation:
     name_property: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Kind:
     name: str
     doc: str
