@@ -6,31 +6,29 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import (
-    asg_capacity,
-    gpu_verdict,
-    instance_types,
-    launch_template_of,
-    lt_data,
-    lt_market_is_spot,
-    rate,
-)
-from scanner.model import Resource, Result, Savings, Severity, Status, Unknown, dig
+from policies.common import rate
+from scanner.compute import GROUP, kinds_with, reads_of
+from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
 from scanner.pricing.prices import SPOT, price
 
-ASG_NEEDS = ("ec2.launch_template", "autoscaling.launch_configuration")
+GROUP_KINDS = kinds_with(GROUP)  # every kind with an on-demand / spot split
+ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations groups read
 
 
 @policy(
     id="ASG-001",
     title="On-demand share of an Auto Scaling group outside the band",
     severity=Severity.MEDIUM,
-    kinds=("autoscaling.group",),
+    kinds=GROUP_KINDS,
     needs=ASG_NEEDS,
     description="The on-demand share at desired capacity (AWS's rounding: base, then the "
                 "percentage above base rounded up) must lie within on_demand_percent "
-                "[min, max], bounds inclusive: the 70% spot / 30% on-demand mix.",
+                "[min, max], bounds inclusive: the 70% spot / 30% on-demand mix. With gpu_only "
+                "(the default) only GPU groups are judged; a group whose instance types are not "
+                "known is judged, and gets UNKNOWN rather than FAIL. A group whose size can "
+                "never hold a split inside the band (MaxSize 1 or 2 for 20-40%) gets a notice, "
+                "not a verdict.",
     remediation=Remediation(
         text="Use a mixed instances policy with OnDemandPercentageAboveBaseCapacity inside the "
              "band (30 for the 70/30 mix) and a small OnDemandBaseCapacity.",
@@ -44,12 +42,17 @@ ASG_NEEDS = ("ec2.launch_template", "autoscaling.launch_configuration")
                        "    OnDemandPercentageAboveBaseCapacity: 30\n"
                        "    SpotAllocationStrategy: price-capacity-optimized"),
     params={"on_demand_percent": {"min": 20, "max": 40}, "spot_price_ratio": 0.35,
-            "gpu_only": False},
+            "gpu_only": True},
 )
 def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
-    if ctx.params["gpu_only"] and gpu_verdict(instance_types(asg, ctx)) is False:
+    view = ctx.compute.of(asg)
+    if view is None:
+        return
+    gpu = view.types.gpu()
+    gpu_only = bool(ctx.params["gpu_only"])
+    if gpu_only and gpu is False:
         return  # the organisation applies the mix to GPU groups only
-    cap = asg_capacity(asg, ctx)
+    cap = view.purchase.split
     if cap is None:
         return
     if isinstance(cap, Unknown):
@@ -66,13 +69,37 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
         yield ctx.result(asg, Status.PASS, f"on-demand share {share:.0f}% within {lo:g}-{hi:g}%",
                          evidence=evidence)
         return
+    largest = view.capacity.max.value if view.capacity is not None else None
+    if isinstance(largest, int) and not isinstance(largest, bool) and \
+            not can_hold_a_split(largest, lo, hi):
+        ctx.notice(asg, f"not judged: at most {largest} {_one(unit, largest)} (MaxSize "
+                        f"{largest}), and no on-demand/spot split of so few lies within "
+                        f"{lo:g}-{hi:g}% (its share is {share:.0f}%)")
+        return
     savings = _mix_savings(asg, ctx, cap.desired, cap.on_demand, hi, unit) if share > hi else None
     side = "above" if share > hi else "below"
-    yield ctx.result(
-        asg, Status.FAIL,
-        f"on-demand share {share:.0f}% ({cap.on_demand} of {cap.desired} {unit}) is {side} the "
-        f"{lo:g}-{hi:g}% band", path="MixedInstancesPolicy.InstancesDistribution",
-        evidence=evidence, savings=savings)
+    message = (f"on-demand share {share:.0f}% ({cap.on_demand} of {cap.desired} {unit}) is "
+               f"{side} the {lo:g}-{hi:g}% band")
+    if gpu_only and isinstance(gpu, Unknown):  # judged only if GPU: not known, so not a FAIL
+        yield ctx.result(asg, Status.UNKNOWN, f"{message}, and whether it is GPU compute is "
+                         f"not known ({gpu.reason})", path=view.purchase.split_path,
+                         evidence=evidence)
+        return
+    yield ctx.result(asg, Status.FAIL, message, path=view.purchase.split_path,
+                     evidence=evidence, savings=savings)
+
+
+def _one(unit: str, n: int) -> str:
+    return unit[:-1] if n == 1 and unit.endswith("s") else unit
+
+
+def can_hold_a_split(largest: int, lo: float, hi: float) -> bool:
+    """Can a group of at most ``largest`` units ever have an on-demand share within [lo, hi]?
+    (k of d on-demand, for some size d <= largest.) A group fixed at one or two instances
+    cannot hold the default 20-40 % band: 0, 50 or 100 %."""
+    if largest >= 100:  # every band at least 1 % wide holds some k/d with d <= 100
+        return True
+    return any(lo <= 100.0 * k / d <= hi for d in range(1, largest + 1) for k in range(d + 1))
 
 
 def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
@@ -85,7 +112,8 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     spot_prices = asg.get("CurrentSpotPrices") if isinstance(asg.get("CurrentSpotPrices"),
                                                               dict) else None
     ratio = float(ctx.params["spot_price_ratio"])
-    priced = sorted((p.usd_hour, t) for t in instance_types(asg, ctx) if isinstance(t, str)
+    types = ctx.compute.of(asg).types.values  # type: ignore[union-attr]
+    priced = sorted((p.usd_hour, t) for t in types if isinstance(t, str)
                     and (p := price(t, region, catalog=ctx.catalog)).usd_hour is not None)
     if not priced:
         return None
@@ -113,7 +141,7 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     id="ASG-002",
     title="Spot pools of an Auto Scaling group are not diversified",
     severity=Severity.LOW,
-    kinds=("autoscaling.group",),
+    kinds=GROUP_KINDS,
     needs=ASG_NEEDS,
     description="A group with spot capacity needs at least min_instance_types instance types and "
                 "an allocation strategy other than lowest-price (the default when absent).",
@@ -128,21 +156,25 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     params={"min_instance_types": 2},
 )
 def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
-    cap = asg_capacity(asg, ctx)
+    view = ctx.compute.of(asg)
+    if view is None:
+        return
+    cap = view.purchase.split
     if cap is None:
         return
     if isinstance(cap, Unknown):
-        if _maybe_spot(asg, ctx):
+        if view.purchase.maybe_spot:
             yield ctx.result(asg, Status.UNKNOWN, f"capacity settings not known: {cap.reason}")
         return
     if cap.desired - cap.on_demand <= 0:
         return
-    types = instance_types(asg, ctx)
+    types = view.types.values
     if any(not isinstance(t, str) for t in types):
         yield ctx.result(asg, Status.UNKNOWN, "instance types not known")
         return
     distinct = sorted(set(types))
-    strategy = dig(asg.attrs, "MixedInstancesPolicy.InstancesDistribution.SpotAllocationStrategy")
+    configured = view.purchase.strategy
+    strategy = configured.value
     if isinstance(strategy, Unknown):
         yield ctx.result(asg, Status.UNKNOWN, f"allocation strategy not known: {strategy.reason}")
         return
@@ -156,18 +188,10 @@ def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
                         f"(at least {minimum} needed)")
     if strategy == "lowest-price":
         problems.append("allocation strategy lowest-price"
-                        + ("" if dig(asg.attrs, "MixedInstancesPolicy.InstancesDistribution."
-                                     "SpotAllocationStrategy") else " (the default)"))
+                        + ("" if configured.value else " (the default)"))
     if problems:
         yield ctx.result(asg, Status.FAIL, "spot pools not diversified: " + "; ".join(problems),
-                         path="MixedInstancesPolicy", evidence=evidence)
+                         path=view.purchase.pools_path, evidence=evidence)
     else:
         yield ctx.result(asg, Status.PASS, f"{len(distinct)} instance types, {strategy}",
                          evidence=evidence)
-
-
-def _maybe_spot(asg: Resource, ctx: Context) -> bool:
-    if asg.get("MixedInstancesPolicy"):
-        return True
-    lt = launch_template_of(asg, ctx)
-    return lt is not None and lt_market_is_spot(lt_data(lt)) is not False

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scanner.catalog import Catalog
+from scanner.compute import Views, views
 from scanner.graph import ResourceIndex
-from scanner.model import Resource, Result, Savings, Severity, Status
+from scanner.kinds import schema
+from scanner.model import Notice, Resource, Result, Savings, Severity, Status
 
 
 @dataclass(frozen=True)
@@ -16,6 +18,12 @@ class Remediation:
     text: str
     terraform: str = ""
     cloudformation: str = ""
+    # The remediation of a finding on a resource of one kind, where it differs (the attribute to
+    # set is spelled per resource type); other kinds get this one.
+    by_kind: Mapping[str, Remediation] = field(default_factory=dict)
+
+    def for_kind(self, kind: str) -> Remediation:
+        return self.by_kind.get(kind, self)
 
     def as_dict(self) -> dict[str, str]:
         return {"text": self.text, "terraform": self.terraform,
@@ -28,6 +36,28 @@ class Context:
     params: Mapping[str, Any]
     catalog: Catalog
     memo: dict[str, Any] = field(default_factory=dict)
+    policy_id: str = ""
+    # What a policy tells the user without a verdict (e.g. a group too small to be judged):
+    # the engine adds these to the evaluation's notices; they never change the exit code.
+    notices: list[tuple[Resource, Notice]] = field(default_factory=list)
+
+    @property
+    def compute(self) -> Views:
+        """The compute views of this evaluation (built once per resource, shared)."""
+        found = self.memo.get("compute")
+        if found is None or found.index is not self.index:
+            found = self.memo["compute"] = views(self.index)
+        return found
+
+    def notice(self, resource: Resource, message: str) -> None:
+        """Say something about a resource without a result (a notice, not a finding)."""
+        prov = resource.provenance
+        where = prov.file or resource.scope
+        text = f"{self.policy_id} {resource.id}: {message}".lstrip()
+        seen = self.memo.setdefault(f"notices:{self.policy_id}", set())
+        if (where, text) not in seen:
+            seen.add((where, text))
+            self.notices.append((resource, Notice(where, text, prov.start_line)))
 
     def result(
         self,
@@ -97,6 +127,7 @@ def policy(
         if id in REGISTRY:
             raise ValueError(f"policy {id} registered twice")
         all_needs = tuple(dict.fromkeys(kinds + needs))
+        schema().check_policy(id, kinds, all_needs)
         if observed_needs is not None and not set(observed_needs) <= set(all_needs):
             raise ValueError(f"policy {id}: observed_needs must be among its kinds and needs")
         REGISTRY[id] = Policy(

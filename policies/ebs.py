@@ -4,83 +4,24 @@ customer-managed keys (EBS-003)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import as_list, iter_dicts, lt_data
-from scanner.model import Resource, Result, Severity, Status, Unknown, dig
+from scanner.compute import DEVICES, Device, kinds_with
+from scanner.kinds.facts import EBS_KMS_KEYS
+from scanner.model import Resource, Result, Severity, Status, Unknown
 
-DEVICE_KINDS = ("ec2.instance", "ec2.launch_template", "autoscaling.launch_configuration",
-                "ec2.spot_request", "ec2.spot_fleet")
+# The volumes and every kind whose view carries storage devices (block device mappings of
+# instances, launch templates, launch configurations, spot requests and fleets in IaC; live,
+# the volumes themselves carry the state, so only they and the account defaults are read).
+DEVICE_KINDS = kinds_with(DEVICES)
 AWS_MANAGED_KEYS = ("alias/aws/ebs",)
-# Observed (live) state: the volumes themselves carry it, so block device mappings of instances,
-# templates and spot requests are not evaluated (see ``devices``) and need not be read.
 OBSERVED = ("ec2.volume", "ec2.ebs_defaults")
 
 
-@dataclass
-class Device:
-    path: str  # attribute path of the Ebs block, e.g. BlockDeviceMappings[0].Ebs
-    name: str
-    encrypted: Any
-    kms_key: Any
-
-
-def _mappings(value: Any, prefix: str) -> Iterator[Device]:
-    if isinstance(value, Unknown):
-        yield Device(prefix, "?", value, None)
-        return
-    for i, m in enumerate(as_list(value)):
-        if not isinstance(m, dict):
-            continue
-        ebs = m.get("Ebs")
-        if isinstance(ebs, Unknown):
-            yield Device(f"{prefix}[{i}].Ebs", str(m.get("DeviceName") or i), ebs, None)
-        elif isinstance(ebs, dict):
-            yield Device(f"{prefix}[{i}].Ebs", str(m.get("DeviceName") or i),
-                         ebs.get("Encrypted"), ebs.get("KmsKeyId"))
-
-
-def _root_if_none(devices: list[Device], prefix: str) -> list[Device]:
-    """No mapping at all: the root volume comes from the AMI with Encrypted unset."""
-    if devices:
-        return devices
-    return [Device(f"{prefix}(root)", "root (from the AMI)", None, None)]
-
-
-def devices(resource: Resource) -> list[Device]:
-    kind, a = resource.kind, resource.attrs
-    if kind == "ec2.volume":
-        return [Device("Encrypted", resource.id, a.get("Encrypted"), a.get("KmsKeyId"))]
-    if not resource.declared:
-        return []  # live: the volumes themselves carry the real state
-    if kind == "ec2.instance":
-        if a.get("BlockDeviceMappings") is None and a.get("LaunchTemplate"):
-            return []  # its launch template carries the mappings
-        return _root_if_none(list(_mappings(a.get("BlockDeviceMappings"), "BlockDeviceMappings")),
-                             "BlockDeviceMappings")
-    if kind == "ec2.launch_template":
-        data = lt_data(resource)
-        return _root_if_none(list(_mappings(data.get("BlockDeviceMappings"),
-                                            "LaunchTemplateData.BlockDeviceMappings")),
-                             "LaunchTemplateData.BlockDeviceMappings")
-    if kind == "autoscaling.launch_configuration":
-        return _root_if_none(list(_mappings(a.get("BlockDeviceMappings"), "BlockDeviceMappings")),
-                             "BlockDeviceMappings")
-    if kind == "ec2.spot_request":
-        spec = a.get("LaunchSpecification")
-        bdm = spec.get("BlockDeviceMappings") if isinstance(spec, dict) else None
-        return _root_if_none(list(_mappings(bdm, "LaunchSpecification.BlockDeviceMappings")),
-                             "LaunchSpecification.BlockDeviceMappings")
-    if kind == "ec2.spot_fleet":
-        out: list[Device] = []
-        specs = dig(a, "SpotFleetRequestConfig.LaunchSpecifications")
-        for i, spec in enumerate(iter_dicts(specs)):
-            prefix = f"SpotFleetRequestConfig.LaunchSpecifications[{i}].BlockDeviceMappings"
-            out += _root_if_none(list(_mappings(spec.get("BlockDeviceMappings"), prefix)), prefix)
-        return out
-    return []
+def devices(resource: Resource, ctx: Context) -> tuple[Device, ...]:
+    view = ctx.compute.of(resource)
+    return view.devices if view is not None else ()
 
 
 def default_encryption(resource: Resource, ctx: Context) -> tuple[bool | Unknown, Any]:
@@ -127,28 +68,78 @@ def _key(dev: Device, default_key: Any) -> Any:
     return default_key if dev.kms_key is None or dev.kms_key == "" else dev.kms_key
 
 
+# Where Encrypted (and the key) is set, per kind: Terraform and CloudFormation spell it
+# differently for a volume, an instance, a launch template, a launch configuration, a spot request
+# and a spot fleet, and a finding's remediation must match the resource it is on.
+_DEFAULTS_TF = ('\n# or, for the whole account/region:\n'
+                'resource "aws_ebs_encryption_by_default" "on" {\n  enabled = true\n}')
+_TF = {
+    "ec2.volume": ('resource "aws_ebs_volume" "x" {{\n  {enc}\n}}'),
+    "ec2.instance": ('resource "aws_instance" "x" {{\n  root_block_device {{\n    {enc4}\n  }}\n'
+                     '  ebs_block_device {{\n    device_name = "/dev/sdf"\n    {enc4}\n  }}\n}}'),
+    "ec2.launch_template": ('resource "aws_launch_template" "x" {{\n'
+                            '  block_device_mappings {{\n    device_name = "/dev/xvda"\n'
+                            '    ebs {{\n      {enc6}\n    }}\n  }}\n}}'),
+    "autoscaling.launch_configuration": ('resource "aws_launch_configuration" "x" {{\n'
+                                         '  root_block_device {{\n    {enc4}\n  }}\n}}'),
+    "ec2.spot_request": ('resource "aws_spot_instance_request" "x" {{\n'
+                         '  root_block_device {{\n    {enc4}\n  }}\n}}'),
+    "ec2.spot_fleet": ('resource "aws_spot_fleet_request" "x" {{\n  launch_specification {{\n'
+                       '    root_block_device {{\n      {enc6}\n    }}\n  }}\n}}'),
+}
+_CFN = {
+    "ec2.volume": "Properties:\n  Encrypted: true{key}",
+    "ec2.instance": "Properties:\n  BlockDeviceMappings:\n    - DeviceName: /dev/xvda\n"
+                    "      Ebs: {ebs}",
+    "ec2.launch_template": "Properties:\n  LaunchTemplateData:\n    BlockDeviceMappings:\n"
+                           "      - DeviceName: /dev/xvda\n        Ebs: {ebs}",
+    "autoscaling.launch_configuration": "Properties:\n  BlockDeviceMappings:\n"
+                                        "    - DeviceName: /dev/xvda\n      Ebs: {ebs}",
+    "ec2.spot_request": "",  # no CloudFormation type
+    "ec2.spot_fleet": "Properties:\n  SpotFleetRequestConfigData:\n    LaunchSpecifications:\n"
+                      "      - BlockDeviceMappings:\n          - DeviceName: /dev/xvda\n"
+                      "            Ebs: {ebs}",
+}
+
+
+def _storage_remediation(text: str, *, key: bool) -> Remediation:
+    """The remediation of EBS-001 (key False) or EBS-003 (key True), one per kind."""
+
+    def enc(indent: int) -> str:
+        if not key:
+            return "encrypted = true"
+        return "encrypted  = true\n" + " " * indent + "kms_key_id = aws_kms_key.ebs.arn"
+
+    by_kind = {}
+    for kind, tf in _TF.items():
+        terraform = tf.format(enc=enc(2), enc4=enc(4), enc6=enc(6)) + ("" if key else _DEFAULTS_TF)
+        cfn = _CFN[kind].format(
+            key="\n  KmsKeyId: !GetAtt EbsKey.Arn" if key else "",
+            ebs="{Encrypted: true, KmsKeyId: !GetAtt EbsKey.Arn}" if key else "{Encrypted: true}")
+        by_kind[kind] = Remediation(text=text, terraform=terraform, cloudformation=cfn)
+    volume = by_kind["ec2.volume"]
+    return Remediation(text=text, terraform=volume.terraform,
+                       cloudformation=volume.cloudformation, by_kind=by_kind)
+
+
 @policy(
     id="EBS-001",
     title="EBS storage is not encrypted",
     severity=Severity.HIGH,
-    kinds=("ec2.volume",) + DEVICE_KINDS,
+    kinds=DEVICE_KINDS,
     needs=("ec2.ebs_defaults",),
     observed_needs=OBSERVED,
     description=(
         "EBS volumes and the block device mappings of instances, launch templates, launch "
         "configurations and spot requests must be encrypted. In IaC an absent Encrypted passes "
         "only where encryption by default is enabled in the same root module / template."),
-    remediation=Remediation(
-        text="Set Encrypted to true on every EBS volume and block device mapping, or enable EBS "
-             "encryption by default for the account and region in the same configuration.",
-        terraform='resource "aws_ebs_volume" "x" {\n  encrypted = true\n}\n'
-                  '# or, for the whole account/region:\n'
-                  'resource "aws_ebs_encryption_by_default" "on" {\n  enabled = true\n}',
-        cloudformation="Properties:\n  Encrypted: true",
-    ),
+    remediation=_storage_remediation(
+        "Set Encrypted to true on every EBS volume and block device mapping, or enable EBS "
+        "encryption by default for the account and region in the same configuration.",
+        key=False),
 )
 def ebs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
-    devs = devices(resource)
+    devs = devices(resource, ctx)
     if not devs:
         return
     failing, unknown, evidence = [], [], {}
@@ -202,14 +193,14 @@ def ebs_002(resource: Resource, ctx: Context) -> Iterator[Result]:
                          path="EbsEncryptionByDefault", evidence={"EbsEncryptionByDefault": None})
 
 
-def _aws_managed(key: Any, resource: Resource) -> bool | Unknown:
+def _aws_managed(key: Any, dev: Device) -> bool | Unknown:
     if isinstance(key, Unknown):
         return key
     if key is None or key == "":
         return True
     if isinstance(key, str) and any(key.endswith(k) for k in AWS_MANAGED_KEYS):
         return True
-    manager = resource.get("KmsKeyManager")
+    manager = dev.key_manager
     if isinstance(manager, Unknown):
         return manager
     return manager == "AWS" if isinstance(manager, str) else False
@@ -219,26 +210,23 @@ def _aws_managed(key: Any, resource: Resource) -> bool | Unknown:
     id="EBS-003",
     title="EBS encrypted with the AWS-managed key, not a customer-managed key",
     severity=Severity.LOW,
-    kinds=("ec2.volume",) + DEVICE_KINDS,
-    needs=("ec2.ebs_defaults", "ec2.ebs_kms_keys"),  # live: default key and key aliases
-    observed_needs=OBSERVED + ("ec2.ebs_kms_keys",),
+    kinds=DEVICE_KINDS,
+    needs=("ec2.ebs_defaults", EBS_KMS_KEYS.name),  # live: default key and key aliases
+    observed_needs=OBSERVED + (EBS_KMS_KEYS.name,),
     description="Encrypted EBS storage must use a customer-managed KMS key (off by default).",
-    remediation=Remediation(
-        text="Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",
-        terraform='resource "aws_ebs_volume" "x" {\n  encrypted  = true\n'
-                  '  kms_key_id = aws_kms_key.ebs.arn\n}',
-        cloudformation="Properties:\n  Encrypted: true\n  KmsKeyId: !GetAtt EbsKey.Arn",
-    ),
+    remediation=_storage_remediation(
+        "Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",
+        key=True),
     enabled_by_default=False,
 )
 def ebs_003(resource: Resource, ctx: Context) -> Iterator[Result]:
-    devs = devices(resource)
+    devs = devices(resource, ctx)
     checked, failing, unknown = {}, [], []
     for dev in devs:
         enc, key, _how = _effective(dev, resource, ctx)
         if enc is not True:
             continue  # unencrypted is EBS-001's finding
-        managed = _aws_managed(key, resource)
+        managed = _aws_managed(key, dev)
         checked[dev.path] = key if isinstance(key, str) else None
         if isinstance(managed, Unknown):
             unknown.append((dev, managed))

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import asg_capacity, instance_types, launch_template_of, lt_data
 from policies.recommend import Demand, Options, recommend
 from scanner.catalog import InstanceSpec, is_gpu_type
-from scanner.model import Resource, Result, Severity, Status, Unknown, dig
+from scanner.model import Resource, Result, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
 from scanner.pricing.prices import ON_DEMAND, SPOT, SPOT_PRICE_RATIO, Price, price
 from scanner.telemetry import COVERAGE, TELEMETRY
@@ -60,57 +59,50 @@ def is_member(resource: Resource, ctx: Context) -> bool:
         name, resource.scope, "autoscaling.group") is not None
 
 
-def is_running(resource: Resource) -> bool:
-    """Live: state running. IaC: declared instances and groups run once applied."""
-    if resource.declared:
-        return True
-    if resource.kind == "ec2.instance":
-        return resource.get("State") == "running"
-    return True
+def is_running(resource: Resource, ctx: Context) -> bool:
+    """Capacity running now (live: state running; IaC: declared capacity runs once applied)."""
+    view = ctx.compute.of(resource)
+    return view is not None and view.running
+
+
+def types_of(resource: Resource, ctx: Context) -> tuple[Any, ...]:
+    view = ctx.compute.of(resource)
+    return view.types.values if view is not None else ()
 
 
 def capacity_of(resource: Resource, ctx: Context) -> Capacity | Unknown | None:
     """What runs now (None: nothing, e.g. a group at desired capacity 0)."""
-    types = tuple(t for t in dict.fromkeys(instance_types(resource, ctx)) if isinstance(t, str))
-    unknown = [t for t in instance_types(resource, ctx) if isinstance(t, Unknown)]
+    view = ctx.compute.of(resource)
+    if view is None:
+        return None
+    all_types = view.types.values
+    types = tuple(t for t in dict.fromkeys(all_types) if isinstance(t, str))
+    unknown = [t for t in all_types if isinstance(t, Unknown)]
     if unknown and not types:
         return unknown[0]
-    if resource.kind == "ec2.instance":
-        spot = _instance_is_spot(resource, ctx)
+    if view.capacity is None:  # one instance
+        spot = view.on_spot is True  # an unknown market is priced on-demand (the larger)
         return Capacity(types, 0 if spot else 1, 1 if spot else 0)
-    cap = asg_capacity(resource, ctx)
-    if cap is None or isinstance(cap, Unknown):
-        return cap
-    if cap.basis.startswith("MaxSize"):
+    split = view.purchase.split
+    if split is None or isinstance(split, Unknown):
+        return split
+    if split.basis.startswith("MaxSize"):
         return None  # desired 0: MaxSize stands in for ASG-001's share; nothing runs now
-    note = f"desired capacity from {cap.basis}"
-    if cap.weighted:
+    note = f"desired capacity from {split.basis}"
+    if split.weighted:
         note += "; weighted capacity: units priced as instances of the cheapest type"
-    return Capacity(types, cap.on_demand, cap.desired - cap.on_demand, note)
-
-
-def _instance_is_spot(resource: Resource, ctx: Context) -> bool:
-    if resource.get("InstanceLifecycle") == "spot":  # live
-        return True
-    for data in (resource.attrs, lt_data(launch_template_of(resource, ctx))):
-        market = dig(data, "InstanceMarketOptions.MarketType")
-        if isinstance(market, str) and market.lower() == "spot":
-            return True
-    return False
+    return Capacity(types, split.on_demand, split.spot, note)
 
 
 def member_ids(group: Resource, ctx: Context) -> list[str]:
-    """Instance ids of a group's members: its own list (live) and instances naming it."""
-    ids = [str(i.get("InstanceId")) for i in group.get("Instances") or []
-           if isinstance(i, dict) and i.get("InstanceId")]
-    for inst in ctx.index.of_kind("ec2.instance", group.scope):
-        if inst.get("AutoScalingGroupName") in (group.id, group.name) and inst.id not in ids:
-            ids.append(inst.id)
-    return ids
+    """Instance ids of a group's members (the view's join)."""
+    view = ctx.compute.of(group)
+    return list(view.members) if view is not None else []
 
 
-def spot_prices_of(resource: Resource) -> dict[str, Any]:
-    prices = resource.get("CurrentSpotPrices")
+def spot_prices_of(resource: Resource, ctx: Context) -> dict[str, Any]:
+    view = ctx.compute.of(resource)
+    prices = view.purchase.current_spot_prices if view is not None else None
     return prices if isinstance(prices, dict) else {}
 
 
@@ -226,9 +218,9 @@ class Subject:
 
 
 def _applies(resource: Resource, ctx: Context) -> bool:
-    if is_member(resource, ctx) or not is_running(resource):
+    if is_member(resource, ctx) or not is_running(resource, ctx):
         return False
-    types = [t for t in instance_types(resource, ctx) if isinstance(t, str)]
+    types = [t for t in types_of(resource, ctx) if isinstance(t, str)]
     nvidia = [t for t in types if is_gpu_type(t) and _vendor(t, ctx) == "nvidia"]
     return bool(nvidia)
 
@@ -268,7 +260,7 @@ def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
 
 def _price(subj: Subject, ctx: Context, instance_type: str, market: str) -> Price:
     return price(instance_type, subj.region, market, catalog=ctx.catalog,
-                 spot_prices=spot_prices_of(subj.resource),
+                 spot_prices=spot_prices_of(subj.resource, ctx),
                  spot_price_ratio=float(ctx.params.get("spot_price_ratio", SPOT_PRICE_RATIO)))
 
 

@@ -7,18 +7,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import (
-    COMPUTE_KINDS,
-    SpotOffer,
-    money,
-    rate,
-    spot_offers,
-    to_price,
-)
+from policies.common import money, rate, to_price
+from scanner.compute import SPOT, SpotOffer, kinds_with
+from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Result, Severity, Status, Unknown
 from scanner.pricing.money import Component, build_savings
 
-SPOT_KINDS = COMPUTE_KINDS
+SPOT_KINDS = kinds_with(SPOT)  # every kind that may request spot capacity
 ADVICE = (
     "AWS advises against setting a max price: spot instances are charged the current spot price, "
     "never the max, and a low max price only gets capacity interrupted more often. This "
@@ -26,7 +21,13 @@ ADVICE = (
     "(a runaway pool of large GPU instances at on-demand prices is a budget incident).")
 
 
-def _offer_rows(offers: list[SpotOffer], ctx: Context) -> list[dict[str, Any]]:
+def spot_offers(resource: Resource, ctx: Context) -> tuple[SpotOffer, ...] | Unknown:
+    """The spot capacity the resource requests; () when it requests none (not applicable)."""
+    view = ctx.compute.of(resource)
+    return view.purchase.spot if view is not None else ()
+
+
+def _offer_rows(offers: tuple[SpotOffer, ...], ctx: Context) -> list[dict[str, Any]]:
     rows = []
     for o in offers:
         rows.append({"instance_type": o.instance_type if isinstance(o.instance_type, str)
@@ -34,18 +35,6 @@ def _offer_rows(offers: list[SpotOffer], ctx: Context) -> list[dict[str, Any]]:
                      else None, "on_demand_usd_hour": ctx.catalog.price(o.instance_type),
                      "count": o.count, "path": o.path})
     return rows
-
-
-def _unknown_reason(offers: list[SpotOffer] | Unknown, ctx: Context) -> str | None:
-    if isinstance(offers, Unknown):
-        return f"spot settings not known: {offers.reason}"
-    for o in offers:
-        if not isinstance(o.instance_type, str):
-            reason = o.instance_type.reason if isinstance(o.instance_type, Unknown) else ""
-            return f"instance type not known{': ' + reason if reason else ''}"
-        if isinstance(to_price(o.max_price), Unknown):
-            return f"max price not known: {to_price(o.max_price).reason}"  # type: ignore[union-attr]
-    return None
 
 
 @policy(
@@ -66,39 +55,100 @@ def _unknown_reason(offers: list[SpotOffer] | Unknown, ctx: Context) -> str | No
 )
 def spot_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     offers = spot_offers(resource, ctx)
-    if offers == []:
+    if offers == ():
+        return
+    if isinstance(offers, Unknown):
+        yield ctx.result(resource, Status.UNKNOWN, f"spot settings not known: {offers.reason}")
         return
     ratio = float(ctx.params["max_price_ratio"])
     explicit = bool(ctx.params["require_explicit_cap"])
-    reason = _unknown_reason(offers, ctx)
-    if reason or isinstance(offers, Unknown):
-        yield ctx.result(resource, Status.UNKNOWN, reason or "spot settings not known")
-        return
     failing: list[tuple[SpotOffer, float, float, float]] = []
+    unpriced: list[SpotOffer] = []  # fail by the rule alone; no catalogue price for a saving
     missing_price: list[str] = []
+    unknown: list[str] = []
     for o in offers:
         od = ctx.catalog.price(o.instance_type)
+        if o.max_price_percent is not None or to_price(o.max_price) is None:
+            # No max price (the on-demand price applies) or a percentage of on-demand: the
+            # verdict is the ratio's alone, whatever the price; only the saving needs it.
+            share = _share_of_on_demand(o, explicit)
+            if isinstance(share, Unknown):
+                unknown.append(f"max price not known: {share.reason}")
+            elif share is not None and share > ratio + 1e-9:
+                if od is None:
+                    unpriced.append(o)
+                else:
+                    failing.append((o, share * od, ratio * od, od))
+            continue
+        price = to_price(o.max_price)
+        if isinstance(price, Unknown):
+            unknown.append(f"max price not known: {price.reason}")
+            continue
+        if not isinstance(o.instance_type, str):
+            unknown.append(_type_unknown(o))
+            continue
         if od is None:
-            missing_price.append(str(o.instance_type))
+            missing_price.append(o.instance_type)
             continue
         cap = ratio * od
-        price = to_price(o.max_price)
-        effective = od if price is None else price
-        if price is None and not explicit:
-            continue
-        if isinstance(effective, float) and effective > cap + 1e-9:
-            failing.append((o, effective, cap, od))
+        if price > cap + 1e-9:  # type: ignore[operator]
+            failing.append((o, float(price), cap, od))  # type: ignore[arg-type]
     evidence = {"offers": _offer_rows(offers, ctx), "max_price_ratio": ratio,
                 "require_explicit_cap": explicit}
     if failing:
         yield _fail_001(resource, ctx, failing, ratio, evidence)
+    elif unpriced:
+        yield _fail_001_unpriced(resource, ctx, unpriced, ratio, evidence)
+    elif unknown:
+        yield ctx.result(resource, Status.UNKNOWN, unknown[0], evidence=evidence)
     elif missing_price:
         yield ctx.result(resource, Status.UNKNOWN,
-                         f"no catalogue price for {', '.join(sorted(set(missing_price)))}",
-                         evidence=evidence)
+                         f"no catalogue price for {', '.join(sorted(set(missing_price)))} to "
+                         "compare the max price with", evidence=evidence)
     else:
         yield ctx.result(resource, Status.PASS, f"spot max price within {ratio:g} x on-demand",
                          evidence=evidence)
+
+
+def _share_of_on_demand(offer: SpotOffer, explicit: bool) -> float | Unknown | None:
+    """The max price as a fraction of on-demand when it is one by its nature: a percentage
+    (absent = 100 %), or no max price at all (AWS's default, the on-demand price) when the
+    organisation counts that (require_explicit_cap). None: nothing to judge."""
+    pct = offer.max_price_percent
+    if pct is not None:
+        if isinstance(pct, Unknown):
+            return pct
+        try:
+            return float(pct) / 100.0
+        except (TypeError, ValueError):
+            return Unknown(f"{pct!r} is not a percentage")
+    return 1.0 if explicit else None
+
+
+def _type_unknown(offer: SpotOffer) -> str:
+    reason = offer.instance_type.reason if isinstance(offer.instance_type, Unknown) else ""
+    return f"instance type not known{': ' + reason if reason else ''}"
+
+
+def _fail_001_unpriced(resource: Resource, ctx: Context, unpriced: list[SpotOffer],
+                       ratio: float, evidence: dict[str, Any]) -> Result:
+    """A FAIL by the rule alone: the type's on-demand price is not in the catalogue (or the
+    type is not known), so no saving is estimated."""
+    o = unpriced[0]
+    if isinstance(o.instance_type, str):
+        head = o.instance_type
+        why = f"the on-demand price of {o.instance_type} is not in the catalogue"
+    else:
+        head, why = _type_unknown(o), "the instance type is not known"
+    if o.max_price_percent is None:
+        setting = "no max price: the on-demand price applies"
+    else:
+        setting = f"max price {o.max_price_percent}% of on-demand"
+    return ctx.result(
+        resource, Status.FAIL,
+        f"{head}: {setting}, above the cap of {ratio:g} x on-demand ({why}: no saving is "
+        "estimated)", path=o.path,
+        evidence=evidence)
 
 
 def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, float, float,
@@ -108,9 +158,10 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
     over = sorted(failing, key=lambda f: f[1] - f[2])
     o, eff, cap, od = over[0]
     worst = over[-1]
-    unset = to_price(o.max_price) is None
+    unset = o.max_price_percent is None and to_price(o.max_price) is None
     price_text = (f"no max price (= on-demand {rate(od)} $/h)" if unset
-                  else f"max price {rate(eff)} $/h")
+                  else f"max price {o.max_price_percent}% of on-demand ({rate(eff)} $/h)"
+                  if o.max_price_percent is not None else f"max price {rate(eff)} $/h")
     notes = []
     if len(over) > 1:
         notes.append(f"overspend ranges {rate(over[0][1] - over[0][2])}-"
@@ -133,7 +184,7 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
     title="Spot max price too low to be fulfilled",
     severity=Severity.MEDIUM,
     kinds=SPOT_KINDS,
-    needs=("ec2.spot_prices",),  # live: current spot prices per type
+    needs=(SPOT_PRICES.name,),  # live: current spot prices per type
     description="A spot max price below min_price_ratio x on-demand (or, live, below the current "
                 "spot price) leaves capacity unfulfilled or constantly interrupted.",
     remediation=Remediation(
@@ -145,21 +196,38 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
 )
 def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:
     offers = spot_offers(resource, ctx)
-    if offers == []:
+    if offers == ():
+        return
+    if isinstance(offers, Unknown):
+        yield ctx.result(resource, Status.UNKNOWN, f"spot settings not known: {offers.reason}")
         return
     ratio = float(ctx.params["min_price_ratio"])
-    reason = _unknown_reason(offers, ctx)
-    if reason or isinstance(offers, Unknown):
-        yield ctx.result(resource, Status.UNKNOWN, reason or "spot settings not known")
-        return
     evidence = {"offers": _offer_rows(offers, ctx), "min_price_ratio": ratio}
     missing: list[str] = []
+    unknown: list[str] = []
     for o in offers:
+        if o.max_price_percent is not None:  # a percentage of on-demand: the ratio decides
+            share = _share_of_on_demand(o, True)
+            if isinstance(share, Unknown):
+                unknown.append(f"max price not known: {share.reason}")
+            elif share is not None and share < ratio - 1e-9:
+                yield ctx.result(resource, Status.FAIL,
+                                 f"max price {o.max_price_percent}% of on-demand is below "
+                                 f"{ratio:g} x on-demand: likely never fulfilled", path=o.path,
+                                 evidence=evidence)
+                return
+            continue
         price = to_price(o.max_price)
         if price is None:
             continue  # no max price: the on-demand price applies, never too low
-        current = o.instance_type and _current_spot(resource, o)
-        if isinstance(current, float) and isinstance(price, float) and price < current:
+        if isinstance(price, Unknown):
+            unknown.append(f"max price not known: {price.reason}")
+            continue
+        if not isinstance(o.instance_type, str):
+            unknown.append(_type_unknown(o))
+            continue
+        current = _current_spot(resource, o, ctx)
+        if isinstance(current, float) and price < current:
             yield ctx.result(resource, Status.FAIL,
                              f"{o.instance_type}: max price {rate(price)} $/h is below the "
                              f"current spot price {rate(current)} $/h", path=o.path,
@@ -167,16 +235,18 @@ def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:
             return
         od = ctx.catalog.price(o.instance_type)
         if od is None:
-            missing.append(str(o.instance_type))
+            missing.append(o.instance_type)
             continue
         floor = ratio * od
-        if isinstance(price, float) and price < floor - 1e-9:
+        if price < floor - 1e-9:
             yield ctx.result(resource, Status.FAIL,
                              f"{o.instance_type}: max price {rate(price)} $/h is below "
                              f"{ratio:g} x on-demand ({rate(floor)} $/h): likely never "
                              "fulfilled", path=o.path, evidence=evidence)
             return
-    if missing:
+    if unknown:
+        yield ctx.result(resource, Status.UNKNOWN, unknown[0], evidence=evidence)
+    elif missing:
         yield ctx.result(resource, Status.UNKNOWN,
                          f"no catalogue price for {', '.join(sorted(set(missing)))}",
                          evidence=evidence)
@@ -185,8 +255,9 @@ def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:
                          evidence=evidence)
 
 
-def _current_spot(resource: Resource, offer: SpotOffer) -> float | None:
-    prices = resource.get("CurrentSpotPrices")  # live collectors may attach {type: price}
+def _current_spot(resource: Resource, offer: SpotOffer, ctx: Context) -> float | None:
+    view = ctx.compute.of(resource)  # live: the fact ec2.spot_prices, {type: price}
+    prices = view.purchase.current_spot_prices if view is not None else None
     if isinstance(prices, dict):
         value = to_price(prices.get(offer.instance_type))
         return value if isinstance(value, float) else None

@@ -14,19 +14,12 @@ from policies.common import (
     OBSERVED_ENDPOINT_ROUTES,
     OBSERVED_ENDPOINTS,
     OBSERVED_PUBLIC_ROUTES,
-    PLACED_KINDS,
-    Placement,
     as_list,
     describe,
-    gpu_compute_by_subnet,
-    gpu_compute_by_vpc,
-    gpu_verdict,
-    instance_types,
-    launch_configuration_of,
-    launch_template_of,
-    lt_data,
-    subnet_refs,
+    ref_text,
 )
+from scanner.compute import Attr, Placement
+from scanner.compute.launch import decisive
 from scanner.model import Resource, Result, Severity, Status, Unknown
 
 S3_SERVICE = re.compile(r"^com\.amazonaws\.[^.]+\.s3$")
@@ -82,14 +75,15 @@ S3_ENDPOINT_CFN = '''S3Endpoint:
     needs=COMPUTE_KINDS + NETWORK_KINDS,
     observed_needs=OBSERVED_ENDPOINTS,
     description="GPU workloads move datasets and checkpoints to and from S3; without a gateway "
-                "endpoint that traffic goes through NAT (cost per GB) and leaves the VPC.",
+                "endpoint that traffic goes through a NAT gateway (cost per GB) or the internet "
+                "gateway, and leaves the VPC.",
     remediation=Remediation(
         text="Add an S3 gateway endpoint to the VPC and associate it with the route tables of "
              "the subnets that run GPU compute (gateway endpoints are free).",
         terraform=S3_ENDPOINT_TF, cloudformation=S3_ENDPOINT_CFN),
 )
 def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
-    placements = gpu_compute_by_vpc(ctx).get(id(vpc))
+    placements = ctx.compute.gpu_compute_by_vpc().get(id(vpc))
     if not placements:
         return
     known, unknown = _s3_gateways(vpc, ctx)
@@ -103,10 +97,56 @@ def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
                          f"endpoint {unknown[0].id} may be an S3 gateway: its service name or "
                          "type is not known", evidence=evidence)
     else:
+        routes = _egress(vpc, placements, ctx)
+        evidence["default_routes"] = sorted(routes)
         yield ctx.result(vpc, Status.FAIL,
                          f"VPC hosts GPU compute ({describe(placements[0].compute)}"
                          f"{' and others' if len(placements) > 1 else ''}) but has no S3 gateway "
-                         "endpoint: S3 traffic goes through NAT", evidence=evidence)
+                         f"endpoint: {_egress_text(routes)}", evidence=evidence)
+
+
+_EGRESS = {
+    "NAT": "S3 traffic goes through NAT",
+    "internet gateway": "S3 traffic goes out over the internet gateway",
+    "other": "S3 traffic leaves through the default route (a transit gateway, peering or an "
+             "appliance)",
+    "none": "no default route: the GPU subnets cannot reach S3 at all",
+    "not known": "S3 traffic leaves the VPC by a route that is not known here",
+}
+
+
+def _egress(vpc: Resource, placements: list[Placement], ctx: Context) -> set[str]:
+    """Where the GPU subnets of this VPC send 0.0.0.0/0 (what S3 traffic would take without a
+    gateway endpoint): "NAT", "internet gateway", "other", "none" or "not known"."""
+    out: set[str] = set()
+    subnets = {id(s): s for p in placements for s in p.subnets
+               if ctx.index.vpc_of_subnet(s) is vpc}
+    for subnet in subnets.values():
+        table = ctx.index.route_table_of_subnet(subnet)
+        if table is None:
+            out.add("not known")
+            continue
+        found = False
+        for route in ctx.index.routes_of(table):
+            if route.get("DestinationCidrBlock") != "0.0.0.0/0":
+                continue
+            found = True
+            if route.get("NatGatewayId") is not None:
+                out.add("NAT")
+            elif ctx.index.is_internet_gateway(route.get("GatewayId"), subnet.scope):
+                out.add("internet gateway")
+            elif isinstance(route.get("GatewayId"), Unknown):
+                out.add("not known")
+            else:
+                out.add("other")
+        if not found:
+            out.add("none")
+    return out or {"not known"}
+
+
+def _egress_text(routes: set[str]) -> str:
+    order = ("NAT", "internet gateway", "other", "not known", "none")
+    return "; ".join(_EGRESS[r] for r in order if r in routes)
 
 
 @policy(
@@ -126,7 +166,7 @@ def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
         cloudformation="RouteTableIds: [!Ref GpuRouteTable]  # on the AWS::EC2::VPCEndpoint"),
 )
 def vpc_002(subnet: Resource, ctx: Context) -> Iterator[Result]:
-    placements = gpu_compute_by_subnet(ctx).get(id(subnet))
+    placements = ctx.compute.gpu_compute_by_subnet().get(id(subnet))
     if not placements:
         return
     vpc = ctx.index.vpc_of_subnet(subnet)
@@ -208,7 +248,7 @@ def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
 )
 def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
     vpc = ctx.index.resolve(endpoint.get("VpcId"), endpoint.scope, "ec2.vpc")
-    if vpc is None or not gpu_compute_by_vpc(ctx).get(id(vpc)):
+    if vpc is None or not ctx.compute.gpu_compute_by_vpc().get(id(vpc)):
         return
     doc = ctx.index.endpoint_policy(endpoint)
     if isinstance(doc, Unknown):
@@ -252,55 +292,8 @@ def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
 # -- VPC-004 -------------------------------------------------------------------------------------
 
 
-def _explicit_public_flag(resource: Resource, ctx: Context) -> tuple[Any, str]:
-    """The resource's own public IP setting: True/False/None/Unknown and the attribute path."""
-    kind, a = resource.kind, resource.attrs
-    flags: list[tuple[Any, str]] = []
-    if kind == "ec2.instance":
-        flags.append((a.get("AssociatePublicIpAddress"), "AssociatePublicIpAddress"))
-        for i, ni in enumerate(as_list(a.get("NetworkInterfaces"))):
-            if isinstance(ni, dict):
-                flags.append((ni.get("AssociatePublicIpAddress"),
-                              f"NetworkInterfaces[{i}].AssociatePublicIpAddress"))
-    elif kind == "ec2.launch_template":
-        for i, ni in enumerate(as_list(lt_data(resource).get("NetworkInterfaces"))):
-            if isinstance(ni, dict):
-                flags.append((ni.get("AssociatePublicIpAddress"),
-                              f"LaunchTemplateData.NetworkInterfaces[{i}].AssociatePublicIpAddress"))
-    elif kind == "autoscaling.launch_configuration":
-        flags.append((a.get("AssociatePublicIpAddress"), "AssociatePublicIpAddress"))
-    elif kind == "ec2.spot_request":
-        spec = a.get("LaunchSpecification")
-        if isinstance(spec, dict):
-            flags.append((spec.get("AssociatePublicIpAddress"),
-                          "LaunchSpecification.AssociatePublicIpAddress"))
-            for i, ni in enumerate(as_list(spec.get("NetworkInterfaces"))):
-                if isinstance(ni, dict):
-                    flags.append((ni.get("AssociatePublicIpAddress"),
-                                  f"LaunchSpecification.NetworkInterfaces[{i}]"
-                                  ".AssociatePublicIpAddress"))
-    for value, path in flags:
-        if value is True or isinstance(value, Unknown):
-            return value, path
-    for value, path in flags:
-        if value is False:
-            return False, path
-    return None, ""
-
-
-def _inherited_public_flag(resource: Resource, ctx: Context) -> tuple[Any, str]:
-    """The flag that a template or launch configuration sets for this compute."""
-    lt = launch_template_of(resource, ctx)
-    if lt is not None:
-        value, path = _explicit_public_flag(lt, ctx)
-        if value is not None:
-            return value, f"{lt.id}: {path}"
-    lc = launch_configuration_of(resource, ctx)
-    if lc is not None:
-        value, path = _explicit_public_flag(lc, ctx)
-        if value is not None:
-            return value, f"{lc.id}: {path}"
-    return None, ""
+def _setting(flag: Attr | None) -> tuple[Any, str]:
+    return (None, "") if flag is None else (flag.value, flag.path)
 
 
 def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
@@ -340,26 +333,29 @@ def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
                        "    AssociatePublicIpAddress: false"),
 )
 def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
-    types = instance_types(resource, ctx)
-    gpu = gpu_verdict(types)
+    view = ctx.compute.of(resource)
+    if view is None or view.network is None:
+        return
+    gpu = view.types.gpu()
     if gpu is False:
         return
-    evidence: dict[str, Any] = {"instance_types": [t for t in types if isinstance(t, str)]}
-    if not resource.declared and resource.kind == "ec2.instance":
-        if gpu is not True or resource.get("State") in ("terminated", "shutting-down"):
+    net = view.network
+    evidence: dict[str, Any] = {"instance_types": view.types.known()}
+    if net.observed is not None:  # the address itself was observed (live)
+        if gpu is not True or not view.active:
             return
-        ip = resource.get("PublicIpAddress")
-        evidence["PublicIpAddress"] = ip
+        ip = net.observed.address
+        evidence[net.observed.path] = ip
         if ip:
             yield ctx.result(resource, Status.FAIL, f"GPU instance has public IP {ip}",
-                             path="PublicIpAddress", evidence=evidence)
+                             path=net.observed.path, evidence=evidence)
         else:
             yield ctx.result(resource, Status.PASS, "no public IP", evidence=evidence)
         return
-    verdict, path = _explicit_public_flag(resource, ctx)
+    verdict, path = _setting(decisive(net.public_ip))
     how = "its own setting"
-    if verdict is None and resource.kind in PLACED_KINDS:
-        verdict, path = _inherited_public_flag(resource, ctx)
+    if verdict is None and net.placed:
+        verdict, path = _setting(decisive(net.inherited_public_ip))
         how = "its launch template / configuration"
     if verdict is True:
         evidence[path] = True
@@ -370,15 +366,21 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
         yield _gated(ctx, resource, gpu, Status.UNKNOWN,
                      f"AssociatePublicIpAddress not known: {verdict.reason}", path, evidence)
         return
-    if verdict is False or resource.kind not in PLACED_KINDS:
+    if verdict is False or not net.placed:
         if gpu is True:
             yield ctx.result(resource, Status.PASS, "no public IP is assigned",
                              evidence=evidence)
         return
     public: list[str] = []
     unknown: Unknown | None = None
-    for ref in subnet_refs(resource, ctx):
-        for subnet in ctx.index.resolve_all(ref, resource.scope, "ec2.subnet"):
+    for ref in net.subnets:
+        if isinstance(ref, Unknown):  # e.g. no subnet: the default VPC, not in the scan
+            unknown = unknown or ref
+            continue
+        subnets = ctx.index.resolve_all(ref, resource.scope, "ec2.subnet")
+        if not subnets:
+            unknown = unknown or Unknown(f"subnet {ref_text(ref)} is not in the scan")
+        for subnet in subnets:
             p = _public_subnet(subnet, ctx)
             if p is True:
                 public.append(subnet.id)

@@ -101,7 +101,7 @@ def run(
     baseline_ids = set(baseline)
     only = None if only_files is None else {os.path.realpath(f) for f in only_files}
     for pol in policies:
-        ctx = Context(index, config.params(pol.id, pol.params), catalog, memo)
+        ctx = Context(index, config.params(pol.id, pol.params), catalog, memo, policy_id=pol.id)
         holes = _holes(pol, gaps)
         judged: set[str] = set()  # the holes' scopes in which the policy has a result
         for kind in pol.kinds:
@@ -124,6 +124,7 @@ def run(
                         continue
                     finding = with_capacity(_finding(pol, result), result.resource, index)
                     out.findings.append(_suppress(finding, result.resource, mutes, baseline_ids))
+        out.notices.extend(n for r, n in ctx.notices if only is None or _declared_in(r, only))
         out.findings.extend(_gap_errors(pol, holes, judged))
     out.findings.sort(key=_sort_key)
     return out
@@ -276,7 +277,7 @@ def _finding(pol: Policy, result: Result) -> Finding:
         resource=ident,
         location=location,
         evidence=result.evidence,
-        remediation=pol.remediation.as_dict(),
+        remediation=pol.remediation.for_kind(r.kind).as_dict(),
         savings=result.savings if result.status is Status.FAIL else None,
         suppression=None,
     )

@@ -7,7 +7,7 @@ string (live id, name, ARN, or an id hard-coded in IaC). Resolution stays inside
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from scanner.model import Ref, Resource, Unknown
@@ -74,6 +74,24 @@ class ResourceIndex:
     def vpc_of_subnet(self, subnet: Resource) -> Resource | None:
         return self.resolve(subnet.get("VpcId"), subnet.scope, "ec2.vpc")
 
+    def default_subnets(self, scope: str, zones: Iterable[Any] = ()) -> list[Resource]:
+        """The default subnets of the scope's default VPC (``DefaultForAz``, as observed live),
+        in these Availability Zones when they are known; [] when the scope holds none."""
+        defaults = self._lazy("default_subnets", self._default_subnets).get(scope, [])
+        if not defaults:
+            return []
+        wanted = [z for z in zones if isinstance(z, str)]
+        if any(not isinstance(z, str) for z in zones):
+            wanted = []  # a zone that is not known: any default subnet may be the one
+        return [s for s in defaults if not wanted or s.get("AvailabilityZone") in wanted]
+
+    def _default_subnets(self) -> dict[str, list[Resource]]:
+        out: dict[str, list[Resource]] = defaultdict(list)
+        for s in self.of_kind("ec2.subnet"):
+            if s.get("DefaultForAz") is True:
+                out[s.scope].append(s)
+        return out
+
     # Reverse maps, built once on first use: a join per resource must not walk every resource
     # of the other kind (a 50,000-resource plan is one scope).
 
@@ -81,6 +99,11 @@ class ResourceIndex:
         if key not in self._memo:
             self._memo[key] = build()
         return self._memo[key]
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        """Something derived from the whole index, built once on first use (e.g. the compute
+        views every policy of an evaluation shares)."""
+        return self._lazy(key, build)
 
     def _main_tables(self) -> dict[int, Resource]:
         def build() -> dict[int, Resource]:
@@ -133,21 +156,25 @@ class ResourceIndex:
         vpc = self.vpc_of_subnet(subnet)
         return self.main_route_table(vpc) if vpc is not None else None
 
-    def _separate_routes(self) -> dict[int, list[dict[str, Any]]]:
-        def build() -> dict[int, list[dict[str, Any]]]:
-            out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    def _separate_routes(self) -> dict[int | str, list[dict[str, Any]]]:
+        def build() -> dict[int | str, list[dict[str, Any]]]:
+            out: dict[int | str, list[dict[str, Any]]] = defaultdict(list)
             for route in self.of_kind("ec2.route"):
                 table = self.route_table_key(route.get("RouteTableId"), route.scope)
-                if table is not None and not isinstance(table, str):
-                    out[id(table)].append(route.attrs)
+                if table is None:
+                    continue
+                # a route on aws_vpc.x.main_route_table_id targets the VPC's main table, which
+                # may be known only by its synthetic key
+                out[table if isinstance(table, str) else id(table)].append(route.attrs)
             return out
 
         return self._lazy("routes", build)
 
     def routes_of(self, table: Resource | str) -> list[dict[str, Any]]:
-        """Inline routes plus separate route resources that target this table."""
+        """Inline routes plus separate route resources that target this table (a synthetic
+        main-table key has only the separate routes declared on it)."""
         if isinstance(table, str):
-            return []
+            return list(self._separate_routes().get(table, []))
         routes = [r for r in (table.get("Routes") or []) if isinstance(r, dict)]
         return routes + self._separate_routes().get(id(table), [])
 

@@ -77,7 +77,7 @@ def seed(url: str) -> dict[str, str]:
     client("autoscaling", endpoint_url=url).create_auto_scaling_group(
         AutoScalingGroupName="gpu-asg",
         MinSize=0,
-        MaxSize=2,
+        MaxSize=4,  # at most 2 would be too small to hold a split in the band: a notice
         DesiredCapacity=0,
         VPCZoneIdentifier=sub,
         MixedInstancesPolicy={
@@ -118,7 +118,7 @@ def expected_results(ids: dict[str, str]) -> set[tuple[str, str, str]]:
         ("VPC-001", ids["vpc"], "FAIL"),  # hosts a g5 instance, no S3 gateway endpoint
         ("SPOT-001", ids["lt"], "FAIL"),  # 0.95 > 0.7 x 1.006 $/h
         ("SPOT-001", "gpu-asg", "FAIL"),  # spot share > 0 and no SpotMaxPrice (= on-demand)
-        ("ASG-001", "gpu-asg", "FAIL"),  # 1 of 2 on demand at MaxSize: 50% > 40%
+        ("ASG-001", "gpu-asg", "FAIL"),  # 2 of 4 on demand at MaxSize: 50% > 40%
         ("ASG-002", "gpu-asg", "FAIL"),  # one instance type, lowest-price by default
         ("RS-003", ids["instance"], "FAIL"),  # a running g5 that publishes no GPU metrics
     }

@@ -13,7 +13,7 @@ import pytest
 
 from policies import all_policies
 from scanner.config import Config
-from scanner.engine import evaluate
+from scanner.engine import evaluate, run
 from scanner.model import Status
 from scanner.sources.cloudformation.reader import load_template
 from tests.test_rightsizing_sources import UTILIZATION_POLICIES
@@ -144,6 +144,24 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
         ("ASG-001", "ASG-002"),
         [("ASG-001", "Workers", P), ("ASG-002", "Workers", P)],
     ),
+    (
+        "compute_view.yaml",  # the policy-level regressions of issue 11
+        ("EBS-001", "VPC-004", "SPOT-001", "ASG-001"),
+        [
+            ("EBS-001", "DefaultVpcInstance", P),
+            ("EBS-001", "GpuTemplate", P),
+            ("EBS-001", "Trn2Spot", P),
+            ("EBS-001", "Unnamed", F),  # "the first block device mapping"
+            ("VPC-004", "DefaultVpcInstance", U),  # no subnet: the default VPC
+            ("VPC-004", "ZonesOnly", U),  # availability zones only: the default VPC
+            ("VPC-004", "HeadNode", U),
+            ("VPC-004", "GpuTemplate", P),
+            ("VPC-004", "Trn2Spot", P),
+            ("SPOT-001", "Trn2Spot", F),  # no max price: fails whatever the price
+            ("ASG-001", "ZonesOnly", F),  # 1 of max 4, all on-demand
+            # HeadNode (MaxSize 1): a notice, no verdict
+        ],
+    ),
 ]
 
 
@@ -202,3 +220,17 @@ def test_region_given_or_not_the_s3_endpoint_is_recognised() -> None:
         source = load_template(POLICIES / "vpc001_pass.yaml", region=region)
         findings = evaluate(source.resources, policy_ids=["VPC-001"])
         assert [(f.resource["id"], f.status) for f in findings] == [("GpuVpc", P)]
+
+
+def test_the_issue_11_messages_on_cloudformation() -> None:
+    source = load_template(POLICIES / "compute_view.yaml")
+    out = run(source.resources, policy_ids=("EBS-001", "VPC-004", "SPOT-001", "ASG-001"))
+    by = {(f.policy_id, f.resource["id"]): f for f in out.findings}
+    assert by[("EBS-001", "Unnamed")].message.endswith("the first block device mapping")
+    assert "LaunchTemplateData:" in by[("EBS-001", "Unnamed")].remediation["cloudformation"]
+    assert "default VPC" in by[("VPC-004", "DefaultVpcInstance")].message
+    spot = by[("SPOT-001", "Trn2Spot")]
+    assert "not in the catalogue" in spot.message and spot.savings is None
+    [notice] = [n for n in out.notices if "HeadNode" in n.message]
+    assert notice.message.startswith("ASG-001 HeadNode: not judged: at most 1 instance ")
+    assert notice.path.endswith("compute_view.yaml") and notice.line

@@ -8,7 +8,7 @@ import pytest
 
 from scanner.config import Config
 from scanner.engine import evaluate, select_policies
-from scanner.model import UNKNOWN, Gap, Ref, Severity, Skip, Status, Unknown
+from scanner.model import UNKNOWN, Gap, Provenance, Ref, Severity, Skip, SourceKind, Status, Unknown
 from tests.model_builders import res
 
 
@@ -341,11 +341,19 @@ def test_unknown_policy_id_is_reported():
 
 
 def test_asg001_gpu_only_parameter():
+    """GPU groups only by default (35 of 41 ASG-001 FAILs on real repositories were on CPU
+    groups, issue 11); a group whose types are not known is judged, never skipped."""
     cpu = asg(pct=100, types=("m5.large", "m6i.large"))
-    assert status([cpu], "ASG-001", "asg") is Status.FAIL
-    cfg = Config(policies={"ASG-001": {"gpu_only": True}})
-    assert status([cpu], "ASG-001", "asg", config=cfg) is None
-    assert status([asg(pct=100)], "ASG-001", "asg", config=cfg) is Status.FAIL
+    assert status([cpu], "ASG-001", "asg") is None
+    everything = Config(policies={"ASG-001": {"gpu_only": False}})
+    assert status([cpu], "ASG-001", "asg", config=everything) is Status.FAIL
+    assert status([asg(pct=100)], "ASG-001", "asg") is Status.FAIL
+    maybe = asg(pct=100, types=(Unknown("var.instance_type has no value"),))
+    f = results([maybe], policy_ids=["ASG-001"])[("ASG-001", "asg")]
+    assert f.status is Status.UNKNOWN and "whether it is GPU compute is not known" in f.message
+    assert "var.instance_type has no value" in f.message
+    assert status([maybe], "ASG-001", "asg", config=everything) is Status.FAIL
+    assert status([asg(pct=30, types=(Unknown("var.t"),))], "ASG-001", "asg") is Status.PASS
 
 
 def test_vpc003_separate_endpoint_policy_resource():
@@ -375,3 +383,230 @@ def test_a_resource_that_may_not_exist_gets_no_pass_or_fail() -> None:
     assert "would fail" in by_id["aws_ebs_volume.a"].message
     assert by_id["aws_ebs_volume.b"].status is Status.UNKNOWN
     assert by_id["aws_ebs_volume.c"].status is Status.FAIL
+
+
+# -- issue 11 regressions ----------------------------------------------------------------------
+
+
+def main_table_network(target: str = "igw", public: bool = True):
+    """A VPC whose subnet has no explicit association (it uses the main table), with the
+    default route declared on aws_vpc.vpc.main_route_table_id."""
+    route = {"DestinationCidrBlock": "0.0.0.0/0"}
+    route["GatewayId" if target == "igw" else "NatGatewayId"] = Ref(target)
+    return [res("ec2.vpc", "vpc"),
+            res("ec2.subnet", "sub", VpcId=Ref("vpc"), MapPublicIpOnLaunch=public),
+            res("ec2.internet_gateway", "igw", VpcId=Ref("vpc")),
+            res("ec2.route", "default", RouteTableId=Ref("vpc", "main_route_table_id"), **route)]
+
+
+def test_vpc004_a_route_on_the_vpcs_main_table_is_a_route_of_that_table():
+    assert status(main_table_network() + [gpu_instance()], "VPC-004", "gpu") is Status.FAIL
+    assert status(main_table_network(target="nat") + [gpu_instance()], "VPC-004",
+                  "gpu") is Status.PASS
+    assert status(main_table_network(public=False) + [gpu_instance()], "VPC-004",
+                  "gpu") is Status.PASS
+
+
+def test_vpc004_no_subnet_is_the_default_vpc_whose_subnets_assign_public_ips():
+    bare = res("ec2.instance", "gpu", InstanceType="g5.xlarge")
+    found = results(network() + [bare], policy_ids=["VPC-004"])[("VPC-004", "gpu")]
+    assert found.status is Status.UNKNOWN
+    assert "default VPC, whose default subnets assign public IPs" in found.message
+    explicit_off = res("ec2.instance", "gpu", InstanceType="g5.xlarge",
+                       AssociatePublicIpAddress=False)
+    assert status([explicit_off], "VPC-004", "gpu") is Status.PASS
+    zones_only = res("autoscaling.group", "asg", MinSize=1, MaxSize=4, DesiredCapacity=1,
+                     AvailabilityZones=["us-east-1a"], LaunchTemplate={"LaunchTemplateId": "lt"})
+    template = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceType": "p4d.24xlarge"})
+    found = results([zones_only, template], policy_ids=["VPC-004"])[("VPC-004", "asg")]
+    assert found.status is Status.UNKNOWN and "default VPC" in found.message
+    attached_eni = res("ec2.instance", "gpu", InstanceType="g5.xlarge", NetworkInterfaces=[
+        {"DeviceIndex": 0, "NetworkInterfaceId": "eni-0123"}])
+    assert status([attached_eni], "VPC-004", "gpu") is Status.PASS
+
+
+def test_vpc004_observed_default_subnets_decide_a_group_with_zones_only():
+    """Live, the default VPC is observed: its default subnet in the group's zone is public."""
+    live = dict(declared=False, scope="123/us-east-1")
+    rs = [res("ec2.vpc", "vpc-d", IsDefault=True, **live),
+          res("ec2.subnet", "subnet-d", VpcId="vpc-d", MapPublicIpOnLaunch=True,
+              DefaultForAz=True, AvailabilityZone="us-east-1a", **live),
+          res("ec2.internet_gateway", "igw-d", VpcId="vpc-d", **live),
+          res("ec2.route_table", "rtb-d", VpcId="vpc-d", Main=True, **live,
+              Routes=[{"DestinationCidrBlock": "0.0.0.0/0", "GatewayId": "igw-d"}]),
+          res("autoscaling.group", "asg", MinSize=1, MaxSize=4, DesiredCapacity=1,
+              AvailabilityZones=["us-east-1a"], VPCZoneIdentifier=[],
+              MixedInstancesPolicy={"LaunchTemplate": {"Overrides": [
+                  {"InstanceType": "g5.xlarge"}]}}, **live)]
+    found = results(rs, policy_ids=["VPC-004"])[("VPC-004", "asg")]
+    assert found.status is Status.FAIL and "subnet-d" in found.message
+
+
+@pytest.mark.parametrize("subnet, reason", [
+    (Unknown("var.subnet_id has no value"), "var.subnet_id has no value"),
+    ("subnet-0123456789abcdef0", "subnet subnet-0123456789abcdef0 is not in the scan"),
+])
+def test_vpc004_a_subnet_it_cannot_see_is_unknown_not_pass(subnet, reason):
+    inst = res("ec2.instance", "gpu", InstanceType="g5.xlarge", SubnetId=subnet)
+    found = results([inst], policy_ids=["VPC-004"])[("VPC-004", "gpu")]
+    assert found.status is Status.UNKNOWN and reason in found.message
+
+
+def spot_template(itype, price=None, rid="lt"):
+    opts = {"MarketType": "spot"}
+    if price is not None:
+        opts["SpotOptions"] = {"MaxPrice": price}
+    return res("ec2.launch_template", rid, LaunchTemplateData={
+        "InstanceType": itype, "InstanceMarketOptions": opts})
+
+
+@pytest.mark.parametrize("itype", ["trn2.48xlarge", "inf1.xlarge", "dl1.24xlarge",
+                                   "g4ad.xlarge", "g3.4xlarge", "p2.xlarge",
+                                   "p6e-gb200.36xlarge"])
+def test_spot001_no_max_price_fails_by_its_rule_without_a_catalogue_price(itype):
+    f = results([spot_template(itype)], policy_ids=["SPOT-001"])[("SPOT-001", "lt")]
+    assert f.status is Status.FAIL
+    assert f"{itype}: no max price" in f.message and "not in the catalogue" in f.message
+    assert f.savings is None  # only the saving needed the price
+    assert f.evidence["offers"][0]["on_demand_usd_hour"] is None
+
+
+def test_spot001_an_explicit_max_price_without_a_catalogue_price_stays_unknown():
+    f = results([spot_template("trn2.48xlarge", "20.0")], policy_ids=["SPOT-001"])[
+        ("SPOT-001", "lt")]
+    assert f.status is Status.UNKNOWN and "no catalogue price for trn2.48xlarge" in f.message
+
+
+def test_spot001_no_max_price_of_an_unknown_type_fails_too():
+    lt = spot_template(Unknown("var.instance_type has no value"))
+    f = results([lt], policy_ids=["SPOT-001"])[("SPOT-001", "lt")]
+    assert f.status is Status.FAIL and "var.instance_type has no value" in f.message
+    relaxed = Config(policies={"SPOT-001": {"require_explicit_cap": False}})
+    assert status([lt], "SPOT-001", "lt", config=relaxed) is Status.PASS
+    above_one = Config(policies={"SPOT-001": {"max_price_ratio": 1.0}})
+    assert status([spot_template("trn2.48xlarge")], "SPOT-001", "lt",
+                  config=above_one) is Status.PASS
+
+
+def test_spot001_a_definite_failure_is_not_hidden_by_an_unknown_type():
+    group = res("autoscaling.group", "asg", DesiredCapacity=4, MinSize=0, MaxSize=8,
+                MixedInstancesPolicy={
+                    "InstancesDistribution": {"OnDemandPercentageAboveBaseCapacity": 25,
+                                              "SpotMaxPrice": "5.0"},
+                    "LaunchTemplate": {"Overrides": [{"InstanceType": "g5.xlarge"},
+                                                     {"InstanceType": Unknown("var.t")}]}})
+    f = results([group], policy_ids=["SPOT-001"])[("SPOT-001", "asg")]
+    assert f.status is Status.FAIL and f.message.startswith("g5.xlarge: max price 5 $/h")
+
+
+def test_spot002_no_max_price_is_never_too_low_whatever_the_type():
+    lt = spot_template(Unknown("var.instance_type has no value"))
+    assert status([lt], "SPOT-002", "lt") is Status.PASS
+    assert status([spot_template("trn2.48xlarge", "0.01")], "SPOT-002", "lt") is Status.UNKNOWN
+
+
+def test_ebs001_a_device_without_a_name_is_named_by_its_position_in_words():
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={"BlockDeviceMappings": [
+        {"Ebs": {"Encrypted": True}}, {"Ebs": {"Encrypted": False}}]})
+    f = results([lt], policy_ids=["EBS-001"])[("EBS-001", "lt")]
+    assert f.message == "EBS storage not encrypted: the second block device mapping"
+    fleet = res("ec2.spot_fleet", "sf", SpotFleetRequestConfig={"LaunchSpecifications": [
+        {"InstanceType": "g5.xlarge", "BlockDeviceMappings": [{"Ebs": {"Encrypted": True}}]},
+        {"InstanceType": "g5.xlarge", "BlockDeviceMappings": [{"Ebs": {"Encrypted": False}}]}]})
+    f = results([fleet], policy_ids=["EBS-001"])[("EBS-001", "sf")]
+    assert f.message == ("EBS storage not encrypted: the first block device mapping of the "
+                         "second launch specification")
+
+
+def test_vpc001_says_where_s3_traffic_goes_without_an_endpoint():
+    def message(rs):
+        return results(rs, policy_ids=["VPC-001"])[("VPC-001", "vpc")].message
+
+    assert message(network() + [gpu_instance()]).endswith(
+        "S3 traffic goes out over the internet gateway")
+    nat = main_table_network(target="nat", public=False) + [gpu_instance()]
+    assert message(nat).endswith("S3 traffic goes through NAT")
+    isolated = [r for r in main_table_network(public=False) if r.kind != "ec2.route"]
+    assert "cannot reach S3 at all" in message(isolated + [gpu_instance()])
+    assert "NAT" not in message(isolated + [gpu_instance()])
+
+
+@pytest.mark.parametrize("resource, terraform, cloudformation", [
+    (res("ec2.volume", "r", Encrypted=False), 'resource "aws_ebs_volume"', "Encrypted: true"),
+    (res("ec2.instance", "r", InstanceType="t3.micro", SubnetId="subnet-1"),
+     "root_block_device {", "BlockDeviceMappings:"),
+    (res("ec2.launch_template", "r", LaunchTemplateData={}),
+     "block_device_mappings {", "LaunchTemplateData:"),
+    (res("autoscaling.launch_configuration", "r", InstanceType="t3.micro"),
+     'resource "aws_launch_configuration"', "BlockDeviceMappings:"),
+    (res("ec2.spot_request", "r", LaunchSpecification={"InstanceType": "t3.micro"}),
+     'resource "aws_spot_instance_request"', ""),
+    (res("ec2.spot_fleet", "r", SpotFleetRequestConfig={"LaunchSpecifications": [
+        {"InstanceType": "t3.micro"}]}), "launch_specification {", "LaunchSpecifications:"),
+])
+def test_ebs001_remediation_matches_the_resource_it_is_on(resource, terraform, cloudformation):
+    f = results([resource], policy_ids=["EBS-001"])[("EBS-001", "r")]
+    assert f.status is Status.FAIL
+    assert terraform in f.remediation["terraform"]
+    assert cloudformation in f.remediation["cloudformation"]
+    if resource.kind != "ec2.volume":
+        assert "aws_ebs_volume" not in f.remediation["terraform"]
+
+
+def test_ebs001_the_amis_root_is_reported_once_where_it_is_decided():
+    metadata_only = res("ec2.launch_template", "lt", LaunchTemplateData={
+        "MetadataOptions": {"HttpTokens": "required"}})
+    own_root = res("ec2.instance", "i", InstanceType="g5.xlarge", SubnetId="subnet-1",
+                   LaunchTemplate={"LaunchTemplateId": Ref("lt")},
+                   BlockDeviceMappings=[{"DeviceName": "root", "Ebs": {"Encrypted": False}}])
+    found = results([metadata_only, own_root], policy_ids=["EBS-001"])
+    assert ("EBS-001", "lt") not in found  # its only consumer sets its own root device
+    assert found[("EBS-001", "i")].status is Status.FAIL
+    # no consumer in the scan: the template decides the root (it may be used elsewhere)
+    assert status([metadata_only], "EBS-001", "lt") is Status.FAIL
+    # a group cannot set devices: the template decides for it
+    group = res("autoscaling.group", "g", MinSize=1, MaxSize=1,
+                LaunchTemplate={"LaunchTemplateId": Ref("lt")})
+    assert status([metadata_only, own_root, group], "EBS-001", "lt") is Status.FAIL
+    # a consumer that maps only a data volume still launches the AMI's root from the template
+    data_only = res("ec2.instance", "i", InstanceType="g5.xlarge", SubnetId="subnet-1",
+                    LaunchTemplate={"LaunchTemplateId": Ref("lt")},
+                    BlockDeviceMappings=[{"DeviceName": "/dev/sdf", "Ebs": {"Encrypted": True}}])
+    assert status([metadata_only, data_only], "EBS-001", "lt") is Status.FAIL
+
+
+def small_group(max_size, desired=1, **extra):
+    return res("autoscaling.group", "head", MinSize=1, MaxSize=max_size, DesiredCapacity=desired,
+               LaunchTemplate={"LaunchTemplateId": Ref("lt")}, **extra)
+
+
+def test_asg001_a_group_too_small_for_any_split_in_the_band_gets_a_notice_not_a_fail():
+    from scanner.engine import run
+
+    template = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceType": "p5.48xlarge"})
+    for max_size, desired in ((1, 1), (2, 1), (2, 2)):
+        out = run([small_group(max_size, desired), template], policy_ids=["ASG-001"])
+        assert [f for f in out.findings if f.policy_id == "ASG-001"] == []
+        [notice] = [n for n in out.notices if "ASG-001" in n.message]
+        assert f"MaxSize {max_size}" in notice.message and "20-40%" in notice.message
+        assert notice.path == "main.tf" and notice.line == 1
+    # a group that can grow past two instances is judged on its configured split
+    f = results([small_group(4), template], policy_ids=["ASG-001"])[("ASG-001", "head")]
+    assert f.status is Status.FAIL and f.evidence["on_demand_share_percent"] == 100
+    # a band two instances can hold (0-50 %) is judged as before
+    wide = Config(policies={"ASG-001": {"on_demand_percent": {"min": 0, "max": 50}}})
+    mixed = small_group(2, 2, MixedInstancesPolicy={"InstancesDistribution": {
+        "OnDemandPercentageAboveBaseCapacity": 50}})
+    assert status([mixed, template], "ASG-001", "head", config=wide) is Status.PASS
+
+
+def test_a_notice_from_a_policy_counts_only_for_the_files_a_precommit_scan_reports():
+    from scanner.engine import run
+
+    template = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceType": "p5.48xlarge"})
+    group = small_group(1)
+    group.provenance = Provenance(SourceKind.TERRAFORM_HCL, "/x/main.tf", 3, 9)
+    out = run([group, template], policy_ids=["ASG-001"], only_files=["/x/other.tf"])
+    assert out.notices == []
+    out = run([group, template], policy_ids=["ASG-001"], only_files=["/x/main.tf"])
+    assert len(out.notices) == 1

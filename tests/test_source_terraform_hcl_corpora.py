@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.config import Config
+from scanner.engine import evaluate, run
 from scanner.model import Ref, Resource, SourceResult, Status, Unknown
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
 
@@ -97,15 +98,25 @@ def test_autoscaling_complete_launch_template(asg: SourceResult) -> None:
 
 
 def test_autoscaling_findings_a_reviewer_expects(asg: SourceResult) -> None:
+    policies = ["EBS-001", "ASG-001", "ASG-002", "SPOT-002"]
+    # ASG-001 judges GPU groups only by default; this corpus runs t3 instances
+    cpu_groups_too = Config(policies={"ASG-001": {"gpu_only": False}})
+    by_default = {(f.policy_id, f.resource["id"]) for f in evaluate(asg.resources,
+                                                                    policy_ids=policies)}
+    assert not any(p == "ASG-001" and "mixed_instance" in r for p, r in by_default)
     got = {
         (f.policy_id, f.resource["id"]): f.status
-        for f in evaluate(asg.resources, policy_ids=["EBS-001", "ASG-001", "ASG-002", "SPOT-002"])
+        for f in evaluate(asg.resources, policy_ids=policies, config=cpu_groups_too)
     }
     # 10% on-demand above base 0 at desired 4: AWS rounds up to 1 instance = 25%
     assert got[("ASG-001", "module.mixed_instance.aws_autoscaling_group.this[0]")] is Status.PASS
     assert got[("ASG-002", "module.mixed_instance.aws_autoscaling_group.this[0]")] is Status.PASS
-    # a spot launch template with one type and no allocation strategy
-    assert got[("ASG-001", "module.complete.aws_autoscaling_group.idc[0]")] is Status.FAIL
+    # a spot launch template with one type and no allocation strategy; at most one instance,
+    # so no split can lie in the band: ASG-001 says so in a notice, not a verdict
+    assert ("ASG-001", "module.complete.aws_autoscaling_group.idc[0]") not in got
+    notices = run(asg.resources, policy_ids=["ASG-001"], config=cpu_groups_too).notices
+    assert any("module.complete.aws_autoscaling_group.idc[0]: not judged: at most 1 instance "
+               "(MaxSize 1)" in n.message for n in notices)
     assert got[("ASG-002", "module.complete.aws_autoscaling_group.idc[0]")] is Status.FAIL
     # encrypted block devices vs. the AMI's unencrypted root volume
     assert got[("EBS-001", "module.complete.aws_launch_template.this[0]")] is Status.PASS

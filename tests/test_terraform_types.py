@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from scanner.kinds import schema
 from scanner.model import UNKNOWN, Provenance, Ref, Resource, Skip, SourceKind, Unknown
 from scanner.sources.terraform.translate import SUPPORTED_TYPES, merge_ebs_defaults, translate
 
@@ -26,12 +26,14 @@ def one(tf_type: str, values: dict[str, Any], address: str = "x.y", **kw: Any) -
 # -- the type table ------------------------------------------------------------------------------
 
 
-def test_supported_types_cover_the_resource_model_table() -> None:
-    doc = (ROOT / "docs" / "resource-model.md").read_text(encoding="utf-8")
-    section = doc.split("Terraform type → kind:", 1)[1].split("CloudFormation type", 1)[0]
-    listed = set(re.findall(r"`(aws_[a-z0-9_]+)`", section))
-    assert len(listed) >= 20
-    assert listed <= SUPPORTED_TYPES, listed - SUPPORTED_TYPES
+def test_supported_types_are_the_kind_schemas_terraform_types() -> None:
+    """The translators and the kind schema (docs/resource-model.md is generated from it) name
+    the same Terraform types, and each translator gives the kind that declares its type."""
+    declared = schema().terraform
+    assert len(declared) >= 20
+    assert set(declared) == SUPPORTED_TYPES
+    for tf_type, (kind, _tf) in declared.items():
+        assert one(tf_type, {}).kind == kind.name, tf_type
 
 
 @pytest.mark.parametrize("tf_type, kind", [

@@ -6,15 +6,18 @@ from typing import Any
 
 from scanner.aws.collectors.base import Call, Collector, RegionContext
 from scanner.aws.normalize import ec2_arn, make, tags_of, to_int, without
+from scanner.kinds import facts
 from scanner.model import Resource, Unknown
 
 VOLUME = "ec2.volume"
 DEFAULTS = "ec2.ebs_defaults"
-# Pseudo-kind: "which KMS keys EBS uses" (the account/region default key, and which volume keys
-# are AWS-managed). Only EBS-003 needs it, so only a policy that lists it in ``needs`` makes the
-# collector call GetEbsDefaultKmsKeyId and kms:ListAliases, and a Gap on it (moto does not
-# implement GetEbsDefaultKmsKeyId) gives an ERROR to that policy alone, not to EBS-001/002.
-EBS_KMS = "ec2.ebs_kms_keys"
+# The declared fact "which KMS keys EBS uses" (the account/region default key, and which volume
+# keys are AWS-managed; scanner/kinds/facts.py). Only EBS-003 needs it, so only a policy that
+# lists it in ``needs`` makes the collector call GetEbsDefaultKmsKeyId and kms:ListAliases, and a
+# Gap on it (moto does not implement GetEbsDefaultKmsKeyId) gives an ERROR to that policy alone,
+# not to EBS-001/002.
+EBS_KMS = facts.EBS_KMS_KEYS.name
+KEY_MANAGER = facts.EBS_KMS_KEYS.attribute
 AWS_MANAGED_ALIAS = "alias/aws/ebs"
 
 
@@ -37,7 +40,8 @@ def run(ctx: RegionContext) -> None:
 
 
 def key_managers(ctx: RegionContext, volumes: list[Resource]) -> None:
-    """``KmsKeyManager`` "AWS" / "CUSTOMER" on encrypted volumes, from the alias/aws/ebs target."""
+    """``KmsKeyManager`` (the fact's attribute) "AWS" / "CUSTOMER" on encrypted volumes, from
+    the alias/aws/ebs target."""
     aliases = ctx.list("kms", "ListAliases", "Aliases")
     aws_key = None
     for alias in aliases or []:
@@ -48,10 +52,10 @@ def key_managers(ctx: RegionContext, volumes: list[Resource]) -> None:
         if not isinstance(key, str) or not key:
             continue
         if aliases is None:
-            vol.attrs["KmsKeyManager"] = Unknown("kms:ListAliases could not be read")
+            vol.attrs[KEY_MANAGER] = Unknown("kms:ListAliases could not be read")
         else:
             key_id = key.rsplit("/", 1)[-1]
-            vol.attrs["KmsKeyManager"] = "AWS" if aws_key and key_id == aws_key else "CUSTOMER"
+            vol.attrs[KEY_MANAGER] = "AWS" if aws_key and key_id == aws_key else "CUSTOMER"
 
 
 def volume(ctx: RegionContext, item: dict[str, Any]) -> Resource:

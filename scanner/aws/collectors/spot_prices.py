@@ -15,19 +15,14 @@ import datetime as dt
 from typing import Any
 
 from scanner.aws.collectors.base import Call, Collector, RegionContext
+from scanner.kinds import facts, schema
 
-# Pseudo-kind: the current spot prices (SPOT-002, live: "below the current spot price").
-SPOT_PRICES = "ec2.spot_prices"
-SPOT_CAPABLE = frozenset(
-    {
-        "ec2.launch_template",
-        "autoscaling.group",
-        "autoscaling.launch_configuration",
-        "ec2.spot_request",
-        "ec2.spot_fleet",
-        "ec2.fleet",
-    }
-)
+# The declared fact "current spot prices" (SPOT-002, live: "below the current spot price"): its
+# name (what the Call feeds and policies need), the attribute it adds, and the kinds that carry
+# it, all from the kind schema.
+SPOT_PRICES = facts.SPOT_PRICES.name
+ATTRIBUTE = facts.SPOT_PRICES.attribute
+SPOT_CAPABLE = frozenset(schema().kinds_with_fact(SPOT_PRICES))
 PRODUCTS = ["Linux/UNIX", "Linux/UNIX (Amazon VPC)"]
 _CHUNK = 100
 
@@ -64,12 +59,12 @@ def run(ctx: RegionContext) -> None:
         return  # past the audit's deadline: the result was taken without the prices
     for r in resources:
         wanted = {t: spelled[t] for t in sorted(_instance_types(r.attrs)) if t in spelled}
-        r.attrs["CurrentSpotPrices"] = wanted or {}
+        r.attrs[ATTRIBUTE] = wanted or {}
     # resources that launch through a template get the template's types too
     region_prices = dict(sorted(spelled.items()))
     for r in resources:
         if r.kind == "autoscaling.group":
-            r.attrs["CurrentSpotPrices"] = region_prices
+            r.attrs[ATTRIBUTE] = region_prices
 
 
 def _instance_types(value: Any) -> set[str]:

@@ -19,6 +19,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from scanner.kinds import schema
+from scanner.kinds.coerce import coerce_fields
+from scanner.kinds.types import Bool, FieldType, Ids, Int, Json, Num
 from scanner.model import (
     InputError,
     Notice,
@@ -32,69 +35,17 @@ from scanner.model import (
 )
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 
-KINDS: dict[str, str] = {
-    "AWS::EC2::Volume": "ec2.volume",
-    "AWS::EC2::Instance": "ec2.instance",
-    "AWS::EC2::LaunchTemplate": "ec2.launch_template",
-    "AWS::AutoScaling::LaunchConfiguration": "autoscaling.launch_configuration",
-    "AWS::AutoScaling::AutoScalingGroup": "autoscaling.group",
-    "AWS::EC2::SpotFleet": "ec2.spot_fleet",
-    "AWS::EC2::EC2Fleet": "ec2.fleet",
-    "AWS::EC2::VPC": "ec2.vpc",
-    "AWS::EC2::Subnet": "ec2.subnet",
-    "AWS::EC2::RouteTable": "ec2.route_table",
-    "AWS::EC2::Route": "ec2.route",
-    "AWS::EC2::SubnetRouteTableAssociation": "ec2.route_table_association",
-    "AWS::EC2::InternetGateway": "ec2.internet_gateway",
-    "AWS::EC2::VPCGatewayAttachment": "ec2.gateway_attachment",
-    "AWS::EC2::VPCEndpoint": "ec2.vpc_endpoint",
-}
-
+# CloudFormation type -> kind, property renames and the property that names the resource: all
+# from the kind schema (scanner/kinds), as are the types properties are coerced to.
+_SCHEMA = schema()
+KINDS: dict[str, str] = {t: k.name for t, (k, _c) in _SCHEMA.cloudformation.items()}
 _RENAMES: dict[str, dict[str, str]] = {
-    "AWS::EC2::SpotFleet": {"SpotFleetRequestConfigData": "SpotFleetRequestConfig"},
-}
-
+    t: dict(c.renames) for t, (_k, c) in _SCHEMA.cloudformation.items() if c.renames}
 _NAME_PROPERTY: dict[str, str] = {
-    "AWS::EC2::LaunchTemplate": "LaunchTemplateName",
-    "AWS::AutoScaling::AutoScalingGroup": "AutoScalingGroupName",
-    "AWS::AutoScaling::LaunchConfiguration": "LaunchConfigurationName",
-}
+    t: c.name_property for t, (_k, c) in _SCHEMA.cloudformation.items() if c.name_property}
 
 # Resource tags written as TagSpecifications (the resource's own, not its instances').
 _OWN_TAG_SPEC_TYPES = frozenset({"launch-template", "fleet", "spot-fleet-request"})
-
-_BOOL_KEYS = frozenset(
-    {
-        "Encrypted",
-        "DeleteOnTermination",
-        "AssociatePublicIpAddress",
-        "MapPublicIpOnLaunch",
-        "CapacityRebalance",
-        "EbsOptimized",
-    }
-)
-_INT_KEYS = frozenset(
-    {
-        "Size",
-        "VolumeSize",
-        "Iops",
-        "Throughput",
-        "MinSize",
-        "MaxSize",
-        "DesiredCapacity",
-        "DeviceIndex",
-        "OnDemandBaseCapacity",
-        "OnDemandPercentageAboveBaseCapacity",
-        "TargetCapacity",
-        "OnDemandTargetCapacity",
-        "TotalTargetCapacity",
-        "SpotTargetCapacity",
-        "InstanceCount",
-    }
-)
-_NUMBER_KEYS = frozenset({"WeightedCapacity"})
-_LIST_KEYS = frozenset({"VPCZoneIdentifier", "RouteTableIds"})
-_JSON_KEYS = frozenset({"PolicyDocument"})
 
 _PSEUDO = frozenset(
     {
@@ -270,13 +221,16 @@ class _Reader:
             return
         renames = _RENAMES.get(rtype, {})
         attrs: dict[str, Any] = {}
+        fields = _SCHEMA.fields(kind)
         for key, raw in props.items():
             literal = key == "ServiceName" and kind == "ec2.vpc_endpoint"
+            if isinstance(fields.get(key), Ids):
+                raw = _joined_ids(raw)
             value = ev.value(raw, literal_pseudo=literal)
             if value is NO_VALUE:
                 continue
             attrs[renames.get(key, key)] = value
-        attrs = _coerce(attrs, "", lambda msg: self.notice(f"{logical_id}: {msg}", start))
+        attrs = _coerce(kind, attrs, lambda msg: self.notice(f"{logical_id}: {msg}", start))
         tags = _tags(attrs)
         name_prop = _NAME_PROPERTY.get(rtype)
         physical = attrs.get(name_prop) if name_prop else None
@@ -734,31 +688,43 @@ _HANDLERS: dict[str, Any] = {
 # --------------------------------------------------------------------------------- coercion
 
 
-def _coerce(value: Any, key: str, notice: Any) -> Any:
-    """Coerce values to the AWS types by key name (see docs/resource-model.md)."""
-    if isinstance(value, dict):
-        return {k: _coerce(v, k, notice) for k, v in value.items()}
-    if isinstance(value, list):
-        if key in _LIST_KEYS:
-            return _flat_list(value)
-        return [_coerce(item, key, notice) for item in value]
-    if value is None or isinstance(value, (Unknown, Ref)):
+def _coerce(kind: str, attrs: dict[str, Any], notice: Any) -> dict[str, Any]:
+    """Coerce properties to the AWS types the kind schema declares (docs/resource-model.md)."""
+
+    def convert(t: FieldType, key: str, value: Any) -> Any:
+        if isinstance(t, Bool):
+            return _to_bool(key, value, notice)
+        if isinstance(t, Int):
+            return _to_int(key, value, notice)
+        if isinstance(t, Num):
+            return _to_number(key, value, notice)
+        if isinstance(t, Ids):
+            if isinstance(value, list):
+                return _flat_list(value)
+            if isinstance(value, str):
+                return [part.strip() for part in value.split(",") if part.strip()]
+            return value
+        if isinstance(t, Json) and isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError:
+                notice(f"{key} is not valid JSON; treated as unknown")
+                return Unknown(f"{key} is not valid JSON")
         return value
-    if key in _BOOL_KEYS:
-        return _to_bool(key, value, notice)
-    if key in _INT_KEYS:
-        return _to_int(key, value, notice)
-    if key in _NUMBER_KEYS:
-        return _to_number(key, value, notice)
-    if key in _LIST_KEYS and isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    if key in _JSON_KEYS and isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            notice(f"{key} is not valid JSON; treated as unknown")
-            return Unknown(f"{key} is not valid JSON")
-    return value
+
+    return coerce_fields(_SCHEMA.fields(kind), attrs, convert)
+
+
+def _joined_ids(raw: Any) -> Any:
+    """A list of ids written as one comma-joined string (``!Join [",", [!Ref A, !Ref B]]``,
+    what CloudFormation accepts for VPCZoneIdentifier) is read as the list it joins, so that
+    its references stay references rather than an id that is not known."""
+    if isinstance(raw, dict) and len(raw) == 1:
+        arg = raw.get("Fn::Join")
+        if isinstance(arg, list) and len(arg) == 2 and arg[0] == "," \
+                and isinstance(arg[1], list):
+            return arg[1]
+    return raw
 
 
 def _flat_list(items: list[Any]) -> list[Any]:

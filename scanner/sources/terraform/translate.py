@@ -3,12 +3,14 @@
 Shared by both Terraform sources (HCL and plan JSON). ``values`` are a resource's attributes in
 the shape of terraform's plan JSON: snake_case keys, nested blocks as lists of dicts (a single
 dict is accepted too), where any value at any depth may be an :class:`Unknown` or a :class:`Ref`.
-Both pass through untouched; only real values are coerced to the AWS types:
+Both pass through untouched. Each translator maps names (and the shapes AWS and Terraform spell
+differently); every real value is then coerced to the type the kind schema (``scanner/kinds``)
+declares for it, the same types the CloudFormation reader coerces to:
 
 - booleans become ``bool`` (launch templates spell them "true"/"false"/"" in plans);
 - counts and sizes become ``int`` ("2" -> 2);
-- prices stay as given (AWS uses strings); ``""`` is dropped except for an ASG's
-  ``spot_max_price`` (AWS's explicit "cap at the on-demand price");
+- prices stay as given (AWS uses strings; a number becomes its string form); ``""`` is dropped
+  except for an ASG's ``spot_max_price`` (AWS's explicit "cap at the on-demand price");
 - other empty strings mean "not set" and are dropped (terraform's zero value for unset strings);
 - sets of ids become lists, and a single ``Ref`` where a list is expected becomes ``[Ref]``.
 
@@ -23,6 +25,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from scanner.kinds import schema
+from scanner.kinds import types as kt
+from scanner.kinds.coerce import coerce_fields
+from scanner.kinds.types import FieldType
 from scanner.model import Provenance, Ref, Resource, Skip, Unknown
 
 Attrs = dict[str, Any]
@@ -30,9 +36,13 @@ Attrs = dict[str, Any]
 Translator = Callable[[Mapping[str, Any]], tuple[str, Attrs, Any, tuple[str, ...]]]
 
 _OPAQUE = (Unknown, Ref)
+_SCHEMA = schema()
 
 
 # -- coercions ------------------------------------------------------------------------------------
+#
+# Translators map names only; every value is then coerced to the type the kind schema declares
+# for it (scanner/kinds, the same types CloudFormation is coerced to), by ``_coerce``.
 
 
 def _s(value: Any) -> Any:
@@ -143,30 +153,45 @@ def _json_doc(value: Any) -> Any:
     return Unknown(f"not a policy document: {type(value).__name__}")
 
 
+def _price_or_explicit_unset(value: Any) -> Any:
+    # "" reaches here only where a translator kept it on purpose (an ASG's spot_max_price: AWS's
+    # explicit "cap at the on-demand price"); elsewhere _pairs drops it as terraform's "unset".
+    return value if value == "" else _price(value)
+
+
+_CONVERTERS: dict[type[FieldType], Callable[[Any], Any]] = {
+    kt.Bool: _bool, kt.Int: _int, kt.Num: _int, kt.Price: _price_or_explicit_unset,
+    kt.Ids: _list, kt.Json: _json_doc}
+
+
+def _convert(t: FieldType, _key: str, value: Any) -> Any:
+    conv = _CONVERTERS.get(type(t))
+    return value if conv is None else conv(value)
+
+
+def _coerce(kind: str, attrs: Attrs) -> Attrs:
+    """The attributes with each value coerced to its declared type (docs/resource-model.md)."""
+    return coerce_fields(_SCHEMA.fields(kind), attrs, _convert)
+
+
 def _put(d: Attrs, key: str, value: Any) -> None:
     if value is not None:
         d[key] = value
 
 
-def _pairs(d: Attrs, src: Mapping[str, Any], spec: tuple[tuple[str, str, Any], ...]) -> Attrs:
-    """d[aws_key] = conv(src[tf_key]) for each spec entry that is set (conv None: a string)."""
+def _pairs(d: Attrs, src: Mapping[str, Any], spec: tuple[tuple[str, str], ...]) -> Attrs:
+    """d[aws_key] = src[tf_key] for each (tf_key, aws_key) that is set ("" is terraform's
+    "unset"). The value is coerced to its declared type afterwards (see ``_coerce``)."""
     get = src.get
-    for tf_key, aws_key, conv in spec:
+    for tf_key, aws_key in spec:
         value = get(tf_key)
-        if value is None:
+        if value is None or value == "":
             continue
-        if conv is None:
-            if value == "":
-                continue
-        else:
-            value = conv(value)
-            if value is None:
-                continue
         d[aws_key] = value
     return d
 
 
-def _sub(src: Mapping[str, Any], spec: tuple[tuple[str, str, Any], ...]) -> Any:
+def _sub(src: Mapping[str, Any], spec: tuple[tuple[str, str], ...]) -> Any:
     """Translate one optional nested block with a flat spec; None when absent or empty."""
     block = _one(src)
     if block is None or isinstance(block, Unknown):
@@ -178,14 +203,14 @@ def _sub(src: Mapping[str, Any], spec: tuple[tuple[str, str, Any], ...]) -> Any:
 # -- shared pieces --------------------------------------------------------------------------------
 
 _EBS = (
-    ("encrypted", "Encrypted", _bool),
-    ("kms_key_id", "KmsKeyId", None),
-    ("volume_size", "VolumeSize", _int),
-    ("volume_type", "VolumeType", None),
-    ("iops", "Iops", _int),
-    ("throughput", "Throughput", _int),
-    ("snapshot_id", "SnapshotId", None),
-    ("delete_on_termination", "DeleteOnTermination", _bool),
+    ("encrypted", "Encrypted"),
+    ("kms_key_id", "KmsKeyId"),
+    ("volume_size", "VolumeSize"),
+    ("volume_type", "VolumeType"),
+    ("iops", "Iops"),
+    ("throughput", "Throughput"),
+    ("snapshot_id", "SnapshotId"),
+    ("delete_on_termination", "DeleteOnTermination"),
 )
 
 
@@ -211,9 +236,9 @@ def _instance_devices(v: Mapping[str, Any]) -> Any:
     eph = _blocks(v.get("ephemeral_block_device"))
     for block in eph if isinstance(eph, list) else ():
         if _is_map(block):
-            out.append(_pairs({}, block, (("device_name", "DeviceName", None),
-                                          ("virtual_name", "VirtualName", None),
-                                          ("no_device", "NoDevice", _bool))))
+            out.append(_pairs({}, block, (("device_name", "DeviceName"),
+                                          ("virtual_name", "VirtualName"),
+                                          ("no_device", "NoDevice"))))
     return out or None
 
 
@@ -221,24 +246,24 @@ def _market_options(v: Mapping[str, Any]) -> Any:
     block = _one(v.get("instance_market_options"))
     if block is None or isinstance(block, Unknown):
         return block
-    out = _pairs({}, block, (("market_type", "MarketType", None),))
+    out = _pairs({}, block, (("market_type", "MarketType"),))
     spot = _sub(block.get("spot_options"), (
-        ("max_price", "MaxPrice", _price),
-        ("spot_instance_type", "SpotInstanceType", None),
-        ("instance_interruption_behavior", "InstanceInterruptionBehavior", None),
-        ("valid_until", "ValidUntil", None),
-        ("block_duration_minutes", "BlockDurationMinutes", _int),
+        ("max_price", "MaxPrice"),
+        ("spot_instance_type", "SpotInstanceType"),
+        ("instance_interruption_behavior", "InstanceInterruptionBehavior"),
+        ("valid_until", "ValidUntil"),
+        ("block_duration_minutes", "BlockDurationMinutes"),
     ))
     _put(out, "SpotOptions", spot)
     return out or None
 
 
 _LT_SPEC = (
-    ("id", "LaunchTemplateId", None),
-    ("launch_template_id", "LaunchTemplateId", None),
-    ("name", "LaunchTemplateName", None),
-    ("launch_template_name", "LaunchTemplateName", None),
-    ("version", "Version", None),
+    ("id", "LaunchTemplateId"),
+    ("launch_template_id", "LaunchTemplateId"),
+    ("name", "LaunchTemplateName"),
+    ("launch_template_name", "LaunchTemplateName"),
+    ("version", "Version"),
 )
 
 
@@ -254,19 +279,19 @@ def _lt_spec(value: Any) -> Any:
 def _instance_like(v: Mapping[str, Any]) -> Attrs:
     """The instance arguments shared by aws_instance and aws_spot_instance_request."""
     a = _pairs({}, v, (
-        ("instance_type", "InstanceType", None),
-        ("ami", "ImageId", None),
-        ("subnet_id", "SubnetId", None),
-        ("associate_public_ip_address", "AssociatePublicIpAddress", _bool),
-        ("availability_zone", "AvailabilityZone", None),
-        ("key_name", "KeyName", None),
-        ("iam_instance_profile", "IamInstanceProfile", None),
-        ("vpc_security_group_ids", "SecurityGroupIds", _list),
-        ("security_groups", "SecurityGroups", _list),
-        ("private_ip", "PrivateIpAddress", None),
-        ("tenancy", "Tenancy", None),
-        ("ebs_optimized", "EbsOptimized", _bool),
-        ("placement_group", "PlacementGroup", None),
+        ("instance_type", "InstanceType"),
+        ("ami", "ImageId"),
+        ("subnet_id", "SubnetId"),
+        ("associate_public_ip_address", "AssociatePublicIpAddress"),
+        ("availability_zone", "AvailabilityZone"),
+        ("key_name", "KeyName"),
+        ("iam_instance_profile", "IamInstanceProfile"),
+        ("vpc_security_group_ids", "SecurityGroupIds"),
+        ("security_groups", "SecurityGroups"),
+        ("private_ip", "PrivateIpAddress"),
+        ("tenancy", "Tenancy"),
+        ("ebs_optimized", "EbsOptimized"),
+        ("placement_group", "PlacementGroup"),
     ))
     nis = _blocks(v.get("network_interface"))
     if isinstance(nis, Unknown):
@@ -274,10 +299,10 @@ def _instance_like(v: Mapping[str, Any]) -> Attrs:
     elif nis:
         a["NetworkInterfaces"] = [
             b if isinstance(b, Unknown) else _pairs({}, b, (
-                ("device_index", "DeviceIndex", _int),
-                ("network_interface_id", "NetworkInterfaceId", None),
-                ("network_card_index", "NetworkCardIndex", _int),
-                ("delete_on_termination", "DeleteOnTermination", _bool),
+                ("device_index", "DeviceIndex"),
+                ("network_interface_id", "NetworkInterfaceId"),
+                ("network_card_index", "NetworkCardIndex"),
+                ("delete_on_termination", "DeleteOnTermination"),
             )) for b in nis]
     _put(a, "BlockDeviceMappings", _instance_devices(v))
     _put(a, "InstanceMarketOptions", _market_options(v))
@@ -294,7 +319,7 @@ def _public_ip_interface(spec: Attrs) -> None:
     if isinstance(nis, Unknown):
         return
     nis = list(nis or [])
-    if any(isinstance(n, dict) and n.get("DeviceIndex") == 0 for n in nis):
+    if any(isinstance(n, dict) and n.get("DeviceIndex") in (0, "0") for n in nis):
         return
     primary: Attrs = {"DeviceIndex": 0, "AssociatePublicIpAddress": flag}
     _put(primary, "SubnetId", spec.get("SubnetId"))
@@ -306,15 +331,15 @@ def _public_ip_interface(spec: Attrs) -> None:
 
 def _ebs_volume(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     a = _pairs({}, v, (
-        ("encrypted", "Encrypted", _bool),
-        ("kms_key_id", "KmsKeyId", None),
-        ("size", "Size", _int),
-        ("type", "VolumeType", None),
-        ("availability_zone", "AvailabilityZone", None),
-        ("iops", "Iops", _int),
-        ("throughput", "Throughput", _int),
-        ("snapshot_id", "SnapshotId", None),
-        ("multi_attach_enabled", "MultiAttachEnabled", _bool),
+        ("encrypted", "Encrypted"),
+        ("kms_key_id", "KmsKeyId"),
+        ("size", "Size"),
+        ("type", "VolumeType"),
+        ("availability_zone", "AvailabilityZone"),
+        ("iops", "Iops"),
+        ("throughput", "Throughput"),
+        ("snapshot_id", "SnapshotId"),
+        ("multi_attach_enabled", "MultiAttachEnabled"),
     ))
     return "ec2.volume", a, None, ()
 
@@ -326,7 +351,7 @@ def _ebs_encryption_by_default(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, t
 
 
 def _ebs_default_kms_key(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    return "ec2.ebs_defaults", _pairs({}, v, (("key_arn", "KmsKeyId", None),)), None, ()
+    return "ec2.ebs_defaults", _pairs({}, v, (("key_arn", "KmsKeyId"),)), None, ()
 
 
 def _instance(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
@@ -334,15 +359,15 @@ def _instance(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
 
 
 _LT_NI = (
-    ("associate_public_ip_address", "AssociatePublicIpAddress", _bool),
-    ("device_index", "DeviceIndex", _int),
-    ("network_card_index", "NetworkCardIndex", _int),
-    ("subnet_id", "SubnetId", None),
-    ("network_interface_id", "NetworkInterfaceId", None),
-    ("security_groups", "Groups", _list),
-    ("delete_on_termination", "DeleteOnTermination", _bool),
-    ("interface_type", "InterfaceType", None),
-    ("private_ip_address", "PrivateIpAddress", None),
+    ("associate_public_ip_address", "AssociatePublicIpAddress"),
+    ("device_index", "DeviceIndex"),
+    ("network_card_index", "NetworkCardIndex"),
+    ("subnet_id", "SubnetId"),
+    ("network_interface_id", "NetworkInterfaceId"),
+    ("security_groups", "Groups"),
+    ("delete_on_termination", "DeleteOnTermination"),
+    ("interface_type", "InterfaceType"),
+    ("private_ip_address", "PrivateIpAddress"),
 )
 
 
@@ -355,9 +380,9 @@ def _lt_devices(value: Any) -> Any:
         if isinstance(block, Unknown):
             out.append(block)
             continue
-        m = _pairs({}, block, (("device_name", "DeviceName", None),
-                               ("virtual_name", "VirtualName", None),
-                               ("no_device", "NoDevice", None)))
+        m = _pairs({}, block, (("device_name", "DeviceName"),
+                               ("virtual_name", "VirtualName"),
+                               ("no_device", "NoDevice")))
         ebs = _one(block.get("ebs"))
         if isinstance(ebs, Unknown):
             m["Ebs"] = ebs
@@ -369,12 +394,12 @@ def _lt_devices(value: Any) -> Any:
 
 def _launch_template(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     data = _pairs({}, v, (
-        ("instance_type", "InstanceType", None),
-        ("image_id", "ImageId", None),
-        ("key_name", "KeyName", None),
-        ("vpc_security_group_ids", "SecurityGroupIds", _list),
-        ("security_group_names", "SecurityGroups", _list),
-        ("ebs_optimized", "EbsOptimized", _bool),
+        ("instance_type", "InstanceType"),
+        ("image_id", "ImageId"),
+        ("key_name", "KeyName"),
+        ("vpc_security_group_ids", "SecurityGroupIds"),
+        ("security_group_names", "SecurityGroups"),
+        ("ebs_optimized", "EbsOptimized"),
     ))
     _put(data, "BlockDeviceMappings", _lt_devices(v.get("block_device_mappings")))
     _put(data, "InstanceMarketOptions", _market_options(v))
@@ -385,11 +410,11 @@ def _launch_template(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, 
         data["NetworkInterfaces"] = [b if isinstance(b, Unknown) else _pairs({}, b, _LT_NI)
                                      for b in nis]
     _put(data, "IamInstanceProfile", _sub(v.get("iam_instance_profile"),
-                                          (("arn", "Arn", None), ("name", "Name", None))))
+                                          (("arn", "Arn"), ("name", "Name"))))
     _put(data, "Placement", _sub(v.get("placement"), (
-        ("availability_zone", "AvailabilityZone", None),
-        ("group_name", "GroupName", None),
-        ("tenancy", "Tenancy", None))))
+        ("availability_zone", "AvailabilityZone"),
+        ("group_name", "GroupName"),
+        ("tenancy", "Tenancy"))))
     if v.get("instance_requirements"):
         data["InstanceRequirements"] = v.get("instance_requirements")
     a: Attrs = {"LaunchTemplateData": data}
@@ -402,14 +427,14 @@ def _launch_template(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, 
 
 def _launch_configuration(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     a = _pairs({}, v, (
-        ("instance_type", "InstanceType", None),
-        ("image_id", "ImageId", None),
-        ("spot_price", "SpotPrice", _price),
-        ("associate_public_ip_address", "AssociatePublicIpAddress", _bool),
-        ("key_name", "KeyName", None),
-        ("iam_instance_profile", "IamInstanceProfile", None),
-        ("security_groups", "SecurityGroups", _list),
-        ("ebs_optimized", "EbsOptimized", _bool),
+        ("instance_type", "InstanceType"),
+        ("image_id", "ImageId"),
+        ("spot_price", "SpotPrice"),
+        ("associate_public_ip_address", "AssociatePublicIpAddress"),
+        ("key_name", "KeyName"),
+        ("iam_instance_profile", "IamInstanceProfile"),
+        ("security_groups", "SecurityGroups"),
+        ("ebs_optimized", "EbsOptimized"),
     ))
     _put(a, "BlockDeviceMappings", _instance_devices(v))
     name = _s(v.get("name"))
@@ -418,11 +443,11 @@ def _launch_configuration(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[
 
 
 _DISTRIBUTION = (
-    ("on_demand_allocation_strategy", "OnDemandAllocationStrategy", None),
-    ("on_demand_base_capacity", "OnDemandBaseCapacity", _int),
-    ("on_demand_percentage_above_base_capacity", "OnDemandPercentageAboveBaseCapacity", _int),
-    ("spot_allocation_strategy", "SpotAllocationStrategy", None),
-    ("spot_instance_pools", "SpotInstancePools", _int),
+    ("on_demand_allocation_strategy", "OnDemandAllocationStrategy"),
+    ("on_demand_base_capacity", "OnDemandBaseCapacity"),
+    ("on_demand_percentage_above_base_capacity", "OnDemandPercentageAboveBaseCapacity"),
+    ("spot_allocation_strategy", "SpotAllocationStrategy"),
+    ("spot_instance_pools", "SpotInstancePools"),
 )
 
 
@@ -436,7 +461,7 @@ def _mixed_policy(value: Any) -> Any:
         out["InstancesDistribution"] = dist
     elif dist is not None:
         d = _pairs({}, dist, _DISTRIBUTION)
-        if d.get("SpotInstancePools") == 0:  # the provider's "unset"
+        if d.get("SpotInstancePools") in (0, "0"):  # the provider's "unset"
             del d["SpotInstancePools"]
         max_price = dist.get("spot_max_price")
         if max_price is not None:  # "" kept: AWS's "cap at on-demand", set explicitly
@@ -458,8 +483,8 @@ def _mixed_policy(value: Any) -> Any:
                 if isinstance(o, Unknown):
                     rows.append(o)
                     continue
-                row = _pairs({}, o, (("instance_type", "InstanceType", None),
-                                     ("weighted_capacity", "WeightedCapacity", _int)))
+                row = _pairs({}, o, (("instance_type", "InstanceType"),
+                                     ("weighted_capacity", "WeightedCapacity")))
                 _put(row, "LaunchTemplateSpecification",
                      _lt_spec(o.get("launch_template_specification")))
                 if o.get("instance_requirements"):
@@ -482,15 +507,15 @@ def _asg_tags(v: Mapping[str, Any]) -> dict[str, str]:
 
 def _autoscaling_group(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     a = _pairs({}, v, (
-        ("min_size", "MinSize", _int),
-        ("max_size", "MaxSize", _int),
-        ("desired_capacity", "DesiredCapacity", _int),
-        ("vpc_zone_identifier", "VPCZoneIdentifier", _list),
-        ("availability_zones", "AvailabilityZones", _list),
-        ("launch_configuration", "LaunchConfigurationName", None),
-        ("capacity_rebalance", "CapacityRebalance", _bool),
-        ("health_check_type", "HealthCheckType", None),
-        ("target_group_arns", "TargetGroupARNs", _list),
+        ("min_size", "MinSize"),
+        ("max_size", "MaxSize"),
+        ("desired_capacity", "DesiredCapacity"),
+        ("vpc_zone_identifier", "VPCZoneIdentifier"),
+        ("availability_zones", "AvailabilityZones"),
+        ("launch_configuration", "LaunchConfigurationName"),
+        ("capacity_rebalance", "CapacityRebalance"),
+        ("health_check_type", "HealthCheckType"),
+        ("target_group_arns", "TargetGroupARNs"),
     ))
     _put(a, "LaunchTemplate", _lt_spec(v.get("launch_template")))
     _put(a, "MixedInstancesPolicy", _mixed_policy(v.get("mixed_instances_policy")))
@@ -503,12 +528,12 @@ def _spot_instance_request(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple
     spec = _instance_like(v)
     _public_ip_interface(spec)
     a = _pairs({}, v, (
-        ("spot_price", "SpotPrice", _price),
-        ("spot_type", "Type", None),
-        ("instance_interruption_behavior", "InstanceInterruptionBehavior", None),
-        ("valid_until", "ValidUntil", None),
-        ("launch_group", "LaunchGroup", None),
-        ("block_duration_minutes", "BlockDurationMinutes", _int),
+        ("spot_price", "SpotPrice"),
+        ("spot_type", "Type"),
+        ("instance_interruption_behavior", "InstanceInterruptionBehavior"),
+        ("valid_until", "ValidUntil"),
+        ("launch_group", "LaunchGroup"),
+        ("block_duration_minutes", "BlockDurationMinutes"),
     ))
     a["InstanceCount"] = 1  # one terraform resource is one instance request
     a["LaunchSpecification"] = spec
@@ -519,17 +544,17 @@ def _spot_fleet_spec(b: Any) -> Any:
     if isinstance(b, Unknown):
         return b
     spec = _pairs({}, b, (
-        ("instance_type", "InstanceType", None),
-        ("ami", "ImageId", None),
-        ("subnet_id", "SubnetId", None),
-        ("availability_zone", "AvailabilityZone", None),
-        ("spot_price", "SpotPrice", _price),
-        ("weighted_capacity", "WeightedCapacity", _int),
-        ("associate_public_ip_address", "AssociatePublicIpAddress", _bool),
-        ("key_name", "KeyName", None),
-        ("iam_instance_profile", "IamInstanceProfile", None),
-        ("vpc_security_group_ids", "SecurityGroupIds", _list),
-        ("ebs_optimized", "EbsOptimized", _bool),
+        ("instance_type", "InstanceType"),
+        ("ami", "ImageId"),
+        ("subnet_id", "SubnetId"),
+        ("availability_zone", "AvailabilityZone"),
+        ("spot_price", "SpotPrice"),
+        ("weighted_capacity", "WeightedCapacity"),
+        ("associate_public_ip_address", "AssociatePublicIpAddress"),
+        ("key_name", "KeyName"),
+        ("iam_instance_profile", "IamInstanceProfile"),
+        ("vpc_security_group_ids", "SecurityGroupIds"),
+        ("ebs_optimized", "EbsOptimized"),
     ))
     _put(spec, "BlockDeviceMappings", _instance_devices(b))
     _public_ip_interface(spec)
@@ -552,12 +577,12 @@ def _template_configs(value: Any, overrides_key: str, price_key: tuple[str, str]
             row["Overrides"] = overrides
         elif overrides:
             row["Overrides"] = [o if isinstance(o, Unknown) else _pairs({}, o, (
-                ("instance_type", "InstanceType", None),
-                ("subnet_id", "SubnetId", None),
-                ("availability_zone", "AvailabilityZone", None),
-                (price_key[0], price_key[1], _price),
-                ("weighted_capacity", "WeightedCapacity", _int),
-                ("priority", "Priority", None),
+                ("instance_type", "InstanceType"),
+                ("subnet_id", "SubnetId"),
+                ("availability_zone", "AvailabilityZone"),
+                (price_key[0], price_key[1]),
+                ("weighted_capacity", "WeightedCapacity"),
+                ("priority", "Priority"),
             )) for o in overrides]
         out.append(row)
     return out or None
@@ -565,16 +590,16 @@ def _template_configs(value: Any, overrides_key: str, price_key: tuple[str, str]
 
 def _spot_fleet_request(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     cfg = _pairs({}, v, (
-        ("spot_price", "SpotPrice", _price),
-        ("target_capacity", "TargetCapacity", _int),
-        ("on_demand_target_capacity", "OnDemandTargetCapacity", _int),
-        ("allocation_strategy", "AllocationStrategy", None),
-        ("on_demand_allocation_strategy", "OnDemandAllocationStrategy", None),
-        ("fleet_type", "Type", None),
-        ("iam_fleet_role", "IamFleetRole", None),
-        ("instance_pools_to_use_count", "InstancePoolsToUseCount", _int),
-        ("instance_interruption_behaviour", "InstanceInterruptionBehavior", None),
-        ("valid_until", "ValidUntil", None),
+        ("spot_price", "SpotPrice"),
+        ("target_capacity", "TargetCapacity"),
+        ("on_demand_target_capacity", "OnDemandTargetCapacity"),
+        ("allocation_strategy", "AllocationStrategy"),
+        ("on_demand_allocation_strategy", "OnDemandAllocationStrategy"),
+        ("fleet_type", "Type"),
+        ("iam_fleet_role", "IamFleetRole"),
+        ("instance_pools_to_use_count", "InstancePoolsToUseCount"),
+        ("instance_interruption_behaviour", "InstanceInterruptionBehavior"),
+        ("valid_until", "ValidUntil"),
     ))
     specs = _blocks(v.get("launch_specification"))
     if isinstance(specs, Unknown):
@@ -587,19 +612,19 @@ def _spot_fleet_request(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[st
 
 
 def _ec2_fleet(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    a = _pairs({}, v, (("type", "Type", None),))
+    a = _pairs({}, v, (("type", "Type"),))
     _put(a, "TargetCapacitySpecification", _sub(v.get("target_capacity_specification"), (
-        ("total_target_capacity", "TotalTargetCapacity", _int),
-        ("on_demand_target_capacity", "OnDemandTargetCapacity", _int),
-        ("spot_target_capacity", "SpotTargetCapacity", _int),
-        ("default_target_capacity_type", "DefaultTargetCapacityType", None),
-        ("target_capacity_unit_type", "TargetCapacityUnitType", None))))
+        ("total_target_capacity", "TotalTargetCapacity"),
+        ("on_demand_target_capacity", "OnDemandTargetCapacity"),
+        ("spot_target_capacity", "SpotTargetCapacity"),
+        ("default_target_capacity_type", "DefaultTargetCapacityType"),
+        ("target_capacity_unit_type", "TargetCapacityUnitType"))))
     _put(a, "SpotOptions", _sub(v.get("spot_options"), (
-        ("allocation_strategy", "AllocationStrategy", None),
-        ("instance_interruption_behavior", "InstanceInterruptionBehavior", None),
-        ("instance_pools_to_use_count", "InstancePoolsToUseCount", _int))))
+        ("allocation_strategy", "AllocationStrategy"),
+        ("instance_interruption_behavior", "InstanceInterruptionBehavior"),
+        ("instance_pools_to_use_count", "InstancePoolsToUseCount"))))
     _put(a, "OnDemandOptions", _sub(v.get("on_demand_options"), (
-        ("allocation_strategy", "AllocationStrategy", None),)))
+        ("allocation_strategy", "AllocationStrategy"),)))
     _put(a, "LaunchTemplateConfigs", _template_configs(v.get("launch_template_config"),
                                                        "override", ("max_price", "MaxPrice")))
     return "ec2.fleet", a, None, ()
@@ -607,43 +632,43 @@ def _ec2_fleet(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
 
 def _vpc(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     a = _pairs({}, v, (
-        ("cidr_block", "CidrBlock", None),
-        ("instance_tenancy", "InstanceTenancy", None),
-        ("enable_dns_support", "EnableDnsSupport", _bool),
-        ("enable_dns_hostnames", "EnableDnsHostnames", _bool),
-        ("default_route_table_id", "DefaultRouteTableId", None),
-        ("main_route_table_id", "MainRouteTableId", None),
+        ("cidr_block", "CidrBlock"),
+        ("instance_tenancy", "InstanceTenancy"),
+        ("enable_dns_support", "EnableDnsSupport"),
+        ("enable_dns_hostnames", "EnableDnsHostnames"),
+        ("default_route_table_id", "DefaultRouteTableId"),
+        ("main_route_table_id", "MainRouteTableId"),
     ))
     return "ec2.vpc", a, None, ()
 
 
 def _subnet(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     a = _pairs({}, v, (
-        ("vpc_id", "VpcId", None),
-        ("cidr_block", "CidrBlock", None),
-        ("availability_zone", "AvailabilityZone", None),
-        ("availability_zone_id", "AvailabilityZoneId", None),
-        ("map_public_ip_on_launch", "MapPublicIpOnLaunch", _bool),
+        ("vpc_id", "VpcId"),
+        ("cidr_block", "CidrBlock"),
+        ("availability_zone", "AvailabilityZone"),
+        ("availability_zone_id", "AvailabilityZoneId"),
+        ("map_public_ip_on_launch", "MapPublicIpOnLaunch"),
     ))
     return "ec2.subnet", a, None, ()
 
 
 _ROUTE = (
-    ("cidr_block", "DestinationCidrBlock", None),
-    ("destination_cidr_block", "DestinationCidrBlock", None),
-    ("ipv6_cidr_block", "DestinationIpv6CidrBlock", None),
-    ("destination_ipv6_cidr_block", "DestinationIpv6CidrBlock", None),
-    ("destination_prefix_list_id", "DestinationPrefixListId", None),
-    ("gateway_id", "GatewayId", None),
-    ("nat_gateway_id", "NatGatewayId", None),
-    ("transit_gateway_id", "TransitGatewayId", None),
-    ("vpc_endpoint_id", "VpcEndpointId", None),
-    ("network_interface_id", "NetworkInterfaceId", None),
-    ("vpc_peering_connection_id", "VpcPeeringConnectionId", None),
-    ("egress_only_gateway_id", "EgressOnlyInternetGatewayId", None),
-    ("carrier_gateway_id", "CarrierGatewayId", None),
-    ("local_gateway_id", "LocalGatewayId", None),
-    ("core_network_arn", "CoreNetworkArn", None),
+    ("cidr_block", "DestinationCidrBlock"),
+    ("destination_cidr_block", "DestinationCidrBlock"),
+    ("ipv6_cidr_block", "DestinationIpv6CidrBlock"),
+    ("destination_ipv6_cidr_block", "DestinationIpv6CidrBlock"),
+    ("destination_prefix_list_id", "DestinationPrefixListId"),
+    ("gateway_id", "GatewayId"),
+    ("nat_gateway_id", "NatGatewayId"),
+    ("transit_gateway_id", "TransitGatewayId"),
+    ("vpc_endpoint_id", "VpcEndpointId"),
+    ("network_interface_id", "NetworkInterfaceId"),
+    ("vpc_peering_connection_id", "VpcPeeringConnectionId"),
+    ("egress_only_gateway_id", "EgressOnlyInternetGatewayId"),
+    ("carrier_gateway_id", "CarrierGatewayId"),
+    ("local_gateway_id", "LocalGatewayId"),
+    ("core_network_arn", "CoreNetworkArn"),
 )
 
 
@@ -655,13 +680,13 @@ def _routes(value: Any) -> Any:
 
 
 def _route_table(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    a = _pairs({}, v, (("vpc_id", "VpcId", None),))
+    a = _pairs({}, v, (("vpc_id", "VpcId"),))
     _put(a, "Routes", _routes(v.get("route")))
     return "ec2.route_table", a, None, ()
 
 
 def _default_route_table(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    a = _pairs({}, v, (("vpc_id", "VpcId", None),))
+    a = _pairs({}, v, (("vpc_id", "VpcId"),))
     _put(a, "Routes", _routes(v.get("route")))
     a["Main"] = True
     table = v.get("default_route_table_id")
@@ -672,58 +697,58 @@ def _default_route_table(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[s
 
 
 def _route(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    a = _pairs({}, v, (("route_table_id", "RouteTableId", None), *_ROUTE))
+    a = _pairs({}, v, (("route_table_id", "RouteTableId"), *_ROUTE))
     return "ec2.route", a, None, ()
 
 
 def _route_table_association(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    a = _pairs({}, v, (("route_table_id", "RouteTableId", None),
-                       ("subnet_id", "SubnetId", None),
-                       ("gateway_id", "GatewayId", None)))
+    a = _pairs({}, v, (("route_table_id", "RouteTableId"),
+                       ("subnet_id", "SubnetId"),
+                       ("gateway_id", "GatewayId")))
     return "ec2.route_table_association", a, None, ()
 
 
 def _main_route_table_association(
         v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    a = _pairs({}, v, (("vpc_id", "VpcId", None), ("route_table_id", "RouteTableId", None)))
+    a = _pairs({}, v, (("vpc_id", "VpcId"), ("route_table_id", "RouteTableId")))
     return "ec2.main_route_table_association", a, None, ()
 
 
 def _internet_gateway(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    return "ec2.internet_gateway", _pairs({}, v, (("vpc_id", "VpcId", None),)), None, ()
+    return "ec2.internet_gateway", _pairs({}, v, (("vpc_id", "VpcId"),)), None, ()
 
 
 def _internet_gateway_attachment(
         v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    a = _pairs({}, v, (("vpc_id", "VpcId", None),
-                       ("internet_gateway_id", "InternetGatewayId", None)))
+    a = _pairs({}, v, (("vpc_id", "VpcId"),
+                       ("internet_gateway_id", "InternetGatewayId")))
     return "ec2.gateway_attachment", a, None, ()
 
 
 def _vpc_endpoint(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     a = _pairs({}, v, (
-        ("vpc_id", "VpcId", None),
-        ("service_name", "ServiceName", None),
-        ("vpc_endpoint_type", "VpcEndpointType", None),
-        ("route_table_ids", "RouteTableIds", _list),
-        ("subnet_ids", "SubnetIds", _list),
-        ("security_group_ids", "SecurityGroupIds", _list),
-        ("private_dns_enabled", "PrivateDnsEnabled", _bool),
-        ("policy", "PolicyDocument", _json_doc),
+        ("vpc_id", "VpcId"),
+        ("service_name", "ServiceName"),
+        ("vpc_endpoint_type", "VpcEndpointType"),
+        ("route_table_ids", "RouteTableIds"),
+        ("subnet_ids", "SubnetIds"),
+        ("security_group_ids", "SecurityGroupIds"),
+        ("private_dns_enabled", "PrivateDnsEnabled"),
+        ("policy", "PolicyDocument"),
     ))
     return "ec2.vpc_endpoint", a, None, ()
 
 
 def _vpc_endpoint_route_table_association(
         v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    a = _pairs({}, v, (("vpc_endpoint_id", "VpcEndpointId", None),
-                       ("route_table_id", "RouteTableId", None)))
+    a = _pairs({}, v, (("vpc_endpoint_id", "VpcEndpointId"),
+                       ("route_table_id", "RouteTableId")))
     return "ec2.vpc_endpoint_route_table_association", a, None, ()
 
 
 def _vpc_endpoint_policy(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
-    a = _pairs({}, v, (("vpc_endpoint_id", "VpcEndpointId", None),
-                       ("policy", "PolicyDocument", _json_doc)))
+    a = _pairs({}, v, (("vpc_endpoint_id", "VpcEndpointId"),
+                       ("policy", "PolicyDocument")))
     return "ec2.vpc_endpoint_policy", a, None, ()
 
 
@@ -786,6 +811,7 @@ def translate(
     if not _is_map(values):
         values = {}
     kind, attrs, name, extra = fn(values)
+    attrs = _coerce(kind, attrs)
     tags = _tags(values)
     if tf_type == "aws_autoscaling_group":
         tags.update(_asg_tags(values))

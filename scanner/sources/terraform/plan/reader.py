@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scanner.kinds import schema
 from scanner.model import (
     InputError,
     Notice,
@@ -114,32 +115,12 @@ _ROUTE_KEYS = ("gateway_id", "nat_gateway_id", "vpc_endpoint_id", "transit_gatew
 # Object-typed attributes configured as one expression (terraform's "attributes as blocks"):
 # the member attributes that, absent from a planned element, are unknown until apply.
 OBJECT_KEYS: dict[str, tuple[str, ...]] = {"route": _ROUTE_KEYS}
-# Nested blocks and the attributes policies read in them: absent from a block that a `dynamic`
-# block produced (and the .tf is not at hand), such an attribute is unknown until apply.
-BLOCK_KEYS: dict[str, tuple[str, ...]] = {
-    "block_device_mappings": ("device_name",),
-    "ebs": ("encrypted", "kms_key_id"),
-    "root_block_device": ("encrypted", "kms_key_id"),
-    "ebs_block_device": ("encrypted", "kms_key_id"),
-    "network_interfaces": ("associate_public_ip_address", "subnet_id"),
-    "network_interface": ("network_interface_id",),
-    "instance_market_options": ("market_type",),
-    "spot_options": ("max_price",),
-    "mixed_instances_policy": (),
-    "instances_distribution": ("on_demand_base_capacity",
-                               "on_demand_percentage_above_base_capacity",
-                               "spot_allocation_strategy", "spot_max_price"),
-    "launch_template": ("id", "name"),
-    "launch_template_specification": ("launch_template_id", "launch_template_name"),
-    "override": ("instance_type", "weighted_capacity", "max_price", "subnet_id"),
-    "overrides": ("instance_type", "spot_price", "subnet_id", "weighted_capacity"),
-    "launch_specification": ("instance_type", "subnet_id", "spot_price",
-                             "associate_public_ip_address"),
-    "launch_template_config": (),
-    "tag": ("value",),
-    "route": _ROUTE_KEYS,
-}
-_BLOCK_NAMES = frozenset(BLOCK_KEYS)
+# Per Terraform type, its nested blocks and the attributes policies read in them (declared with
+# each kind, scanner/kinds): absent from a block that a `dynamic` block produced (and the .tf is
+# not at hand), such an attribute is unknown until apply.
+BLOCK_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
+    tf_type: dict(tf.blocks) for tf_type, (_kind, tf) in schema().terraform.items()}
+_NO_BLOCKS: dict[str, tuple[str, ...]] = {}
 _NO_EXPRESSIONS: dict[str, Any] = {}  # one object: expression blocks are cached by id()
 MAX_DEPTH = 16
 # Top-level members that are not needed (after_unknown's information is in planned_values).
@@ -582,7 +563,7 @@ class _Plan:
     def _dynamic(self, values: dict[str, Any], exprs: Mapping[str, Any], ctx: _Ctx,
                  where: str) -> None:
         """Blocks in the plan that the configuration does not list: written with `dynamic`."""
-        names = values.keys() & _BLOCK_NAMES
+        names = values.keys() & BLOCK_KEYS.get(ctx.tf_type, _NO_BLOCKS).keys()
         if ctx.dynamic:
             names |= values.keys() & ctx.dynamic.keys()
         for name in names:
@@ -610,12 +591,13 @@ class _Plan:
                              else Unknown("set in a dynamic block, known only after apply"))
                     self._set(item, k, value, where)
             return
-        for k in _block_keys(ctx.tf_type, name):
+        blocks = BLOCK_KEYS.get(ctx.tf_type, _NO_BLOCKS)
+        for k in blocks.get(name, ()):
             if k not in item:
                 self._set(item, k, Unknown("set in a dynamic block, known only after apply"),
                           where)
         for k, sub in item.items():
-            if k in BLOCK_KEYS and isinstance(sub, list):
+            if k in blocks and isinstance(sub, list):
                 for s in sub:
                     if isinstance(s, dict):
                         self._fill_dynamic(s, k, None, ctx, where)
@@ -628,12 +610,6 @@ class _Plan:
             if not self.example:
                 reason = value.reason if isinstance(value, Unknown) else "an element is unknown"
                 self.example = f"{where} {key}: {reason}"
-
-
-def _block_keys(tf_type: str, name: str) -> tuple[str, ...]:
-    if name == "override" and tf_type == "aws_autoscaling_group":
-        return ("instance_type", "weighted_capacity")
-    return BLOCK_KEYS.get(name, ())
 
 
 def _pair(blocks: list[dict[str, Any]], item: dict[str, Any], i: int,

@@ -1,0 +1,114 @@
+"""``autoscaling.group``: capacity, the mixed instances policy (types, on-demand base and
+percentage, spot allocation strategy and max price), subnets, and the launch template or
+configuration it launches from. Spot requested through a launch template alone is the
+template's offer (reported there), not the group's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scanner.compute.index import Views
+from scanner.compute.launch import decisive, placement, subnet_values
+from scanner.compute.purchase import group_split
+from scanner.compute.registry import GROUP, LAUNCHES, PLACES, SPOT, extractor
+from scanner.compute.values import as_list, to_int, to_price
+from scanner.compute.view import (
+    Attr,
+    Capacity,
+    ComputeView,
+    Network,
+    Purchase,
+    SpotOffer,
+    TemplateUse,
+    Types,
+)
+from scanner.kinds.facts import SPOT_PRICES
+from scanner.model import Resource, Unknown, dig
+
+MIP = "MixedInstancesPolicy"
+DIST = f"{MIP}.InstancesDistribution"
+
+
+@extractor("autoscaling.group", provides=(LAUNCHES, PLACES, SPOT, GROUP),
+           reads=("ec2.launch_template", "autoscaling.launch_configuration"), rank=4)
+def autoscaling_group(r: Resource, views: Views) -> ComputeView:
+    a = r.attrs
+    lt = views.template(dig(a, f"{MIP}.LaunchTemplate.LaunchTemplateSpecification"), r.scope)
+    if lt is None:
+        lt = views.template(r.get("LaunchTemplate"), r.scope)
+    lc = views.configuration(r.get("LaunchConfigurationName"), r.scope)
+    lt_spec = views.template_spec(lt) if lt is not None else None
+    lc_spec = views.template_spec(lc) if lc is not None else None
+
+    overrides = dig(a, f"{MIP}.LaunchTemplate.Overrides")
+    override_types: list[Any] = []
+    if isinstance(overrides, Unknown):
+        types: list[Any] = [overrides]
+    else:
+        override_types = [o.get("InstanceType") for o in as_list(overrides)
+                          if isinstance(o, dict) and o.get("InstanceType") is not None]
+        types = list(override_types)
+        if not types:
+            if lt_spec is not None:
+                types = [lt_spec.instance_type.value]
+            elif lc_spec is not None:
+                types = [lc_spec.instance_type.value]
+            else:
+                types = [Unknown("launch template or configuration not found")]
+    types = [t for t in types if t is not None] or [Unknown("no instance type")]
+
+    capacity = Capacity(
+        desired=Attr(to_int(r.get("DesiredCapacity")), "DesiredCapacity"),
+        min=Attr(to_int(r.get("MinSize")), "MinSize"),
+        max=Attr(to_int(r.get("MaxSize")), "MaxSize"),
+        weights=tuple((o.get("InstanceType"), o.get("WeightedCapacity"))
+                      for o in as_list(overrides) if isinstance(o, dict)))
+    base = Attr(dig(a, f"{DIST}.OnDemandBaseCapacity"), f"{DIST}.OnDemandBaseCapacity")
+    percent = Attr(dig(a, f"{DIST}.OnDemandPercentageAboveBaseCapacity"),
+                   f"{DIST}.OnDemandPercentageAboveBaseCapacity")
+    mip = r.get(MIP)
+    template_spot: bool | Unknown = False
+    if lt_spec is not None:
+        template_spot = lt_spec.spot_market
+    elif lc is not None and to_price(lc.get("SpotPrice")) is not None:
+        template_spot = True
+    split = group_split(capacity, mip if isinstance(mip, Unknown) or (
+        isinstance(mip, dict) and mip) else None, all_spot=template_spot, base=base,
+        percent=percent)
+
+    spot: tuple[SpotOffer, ...] | Unknown = ()
+    if mip:
+        if isinstance(split, Unknown):
+            spot = split
+        elif split is not None and split.spot > 0:
+            price = dig(a, f"{DIST}.SpotMaxPrice")
+            spot = tuple(SpotOffer(t, price, f"{DIST}.SpotMaxPrice", split.spot)
+                         for t in dict.fromkeys(types))
+
+    inherited: tuple[Attr, ...] = ()
+    for template, tspec in ((lt, lt_spec), (lc, lc_spec)):
+        flag = decisive(tspec.public_ip) if tspec is not None else None
+        if template is not None and flag is not None:
+            inherited = (Attr(flag.value, f"{template.id}: {flag.path}"),)
+            break
+    zones = r.get("VPCZoneIdentifier")
+    subnets = (zones,) if isinstance(zones, Unknown) else subnet_values(as_list(zones))
+    azs = r.get("AvailabilityZones")
+    zone_list = (azs,) if isinstance(azs, Unknown) else tuple(as_list(azs))
+    network = Network(placed=True, subnets_path="VPCZoneIdentifier", zones=zone_list,
+                      subnets=placement(subnets, zone_list, views.index, r.scope),
+                      inherited_public_ip=inherited)
+    uses = []
+    if lt is not None:
+        uses.append(TemplateUse(lt, tuple(override_types)))
+    if lc is not None:
+        uses.append(TemplateUse(lc))
+    prices = r.get(SPOT_PRICES.attribute)
+    purchase = Purchase(
+        spot=spot, split=split, on_demand_base=base, on_demand_percent=percent,
+        strategy=Attr(dig(a, f"{DIST}.SpotAllocationStrategy"), f"{DIST}.SpotAllocationStrategy"),
+        maybe_spot=bool(mip) or (lt_spec is not None and lt_spec.spot_market is not False),
+        current_spot_prices=prices if isinstance(prices, dict) else None,
+        split_path=DIST, pools_path=MIP)
+    return ComputeView(r, types=Types(tuple(types)), capacity=capacity, purchase=purchase,
+                       network=network, templates=tuple(uses), members=views.members_of(r))

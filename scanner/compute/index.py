@@ -1,0 +1,174 @@
+"""The compute views of one evaluation, built once per resource and shared by every policy,
+and the joins several policies ask of them (GPU compute per subnet and per VPC, the consumers
+of a launch template)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from scanner.compute import registry
+from scanner.compute.launch import LaunchSpec, launch_spec
+from scanner.compute.view import ComputeView, TemplateUse
+from scanner.graph import ResourceIndex
+from scanner.model import Resource, Unknown
+
+TEMPLATE = "ec2.launch_template"
+CONFIGURATION = "autoscaling.launch_configuration"
+
+
+@dataclass(eq=False)
+class Placement:
+    """GPU compute placed into subnets: the resource, its GPU types, its resolved subnets and
+    the subnet references that resolve to nothing in its scope."""
+
+    compute: Resource
+    types: list[str]
+    subnets: list[Resource]
+    unresolved: list[Any]
+
+
+class Views:
+    def __init__(self, index: ResourceIndex) -> None:
+        self.index = index
+        self._views: dict[int, ComputeView | None] = {}
+        self._building: set[int] = set()
+        self._specs: dict[int, LaunchSpec] = {}
+        self._uses: dict[int, list[tuple[ComputeView, TemplateUse]]] | None = None
+        self._memo: dict[str, Any] = {}
+
+    # -- views ----------------------------------------------------------------------------------
+
+    def of(self, resource: Resource) -> ComputeView | None:
+        """The resource's compute view (None for a kind without an extractor)."""
+        key = id(resource)
+        if key in self._views:
+            return self._views[key]
+        ext = registry.get(resource.kind)
+        if ext is None:
+            self._views[key] = None
+            return None
+        if key in self._building:
+            raise RuntimeError(f"compute view of {resource.id} depends on itself")
+        self._building.add(key)
+        try:
+            view = ext.extract(resource, self)
+        finally:
+            self._building.discard(key)
+        self._views[key] = view
+        return view
+
+    # -- what extractors may read -------------------------------------------------------------
+
+    def template(self, spec: Any, scope: str) -> Resource | None:
+        """The launch template a LaunchTemplateSpecification-like dict names."""
+        return self.index.launch_template_of(spec, scope)
+
+    def configuration(self, name: Any, scope: str) -> Resource | None:
+        return self.index.resolve(name, scope, CONFIGURATION)
+
+    def template_spec(self, template: Resource) -> LaunchSpec:
+        """A launch template's own launch specification (what it says, without its consumers):
+        what consumers read, so that building a consumer's view never needs the template's."""
+        key = id(template)
+        spec = self._specs.get(key)
+        if spec is None:
+            prefix = "LaunchTemplateData." if template.kind == TEMPLATE else ""
+            data = template.get("LaunchTemplateData") if template.kind == TEMPLATE \
+                else template.attrs
+            spec = self._specs[key] = launch_spec(
+                data if isinstance(data, dict | Unknown) else {}, prefix)
+        return spec
+
+    def uses_of(self, template: Resource) -> list[tuple[ComputeView, TemplateUse]]:
+        """Every view that launches from this template (or configuration), with its use."""
+        if self._uses is None:
+            uses: dict[int, list[tuple[ComputeView, TemplateUse]]] = {}
+            for kind, ext in registry.registered().items():
+                if TEMPLATE not in ext.reads and CONFIGURATION not in ext.reads:
+                    continue
+                for r in self.index.of_kind(kind):
+                    view = self.of(r)
+                    for use in view.templates if view is not None else ():
+                        uses.setdefault(id(use.template), []).append((view, use))
+            self._uses = uses
+        return self._uses.get(id(template), [])
+
+    # -- joins for policies -------------------------------------------------------------------
+
+    def _lazy(self, key: str, build: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    def members_of(self, group: Resource) -> tuple[str, ...]:
+        """Instance ids of a group's members: its own list (live) and the instances in its
+        scope that name it (the ``aws:autoscaling:groupName`` tag, live)."""
+        def build() -> dict[tuple[str, str], list[str]]:
+            out: dict[tuple[str, str], list[str]] = {}
+            for inst in self.index.of_kind("ec2.instance"):
+                name = inst.get("AutoScalingGroupName")
+                if isinstance(name, str) and name:
+                    out.setdefault((inst.scope, name), []).append(inst.id)
+            return out
+
+        naming = self._lazy("members", build)
+        ids = [str(i.get("InstanceId")) for i in group.get("Instances") or []
+               if isinstance(i, dict) and i.get("InstanceId")]
+        for name in dict.fromkeys(n for n in (group.id, group.name) if n):
+            ids += naming.get((group.scope, name), [])
+        return tuple(dict.fromkeys(ids))
+
+    def gpu_placements(self) -> list[Placement]:
+        """Every active resource that places GPU compute into subnets, with its subnets."""
+        def build() -> list[Placement]:
+            out: list[Placement] = []
+            for kind in registry.kinds_with(registry.LAUNCHES, registry.PLACES):
+                for r in self.index.of_kind(kind):
+                    view = self.of(r)
+                    if view is None or not view.active or view.types.gpu() is not True:
+                        continue
+                    subnets: list[Resource] = []
+                    unresolved: list[Any] = []
+                    for ref in view.network.subnets if view.network else ():
+                        hits = self.index.resolve_all(ref, r.scope, "ec2.subnet")
+                        if hits:
+                            subnets.extend(hits)
+                        else:
+                            unresolved.append(ref)
+                    out.append(Placement(r, view.types.gpu_types(), subnets, unresolved))
+            return out
+
+        return self._lazy("gpu_placements", build)
+
+    def gpu_compute_by_subnet(self) -> dict[int, list[Placement]]:
+        def build() -> dict[int, list[Placement]]:
+            out: dict[int, list[Placement]] = {}
+            for p in self.gpu_placements():
+                for s in {id(s): s for s in p.subnets}.values():
+                    out.setdefault(id(s), []).append(p)
+            return out
+
+        return self._lazy("by_subnet", build)
+
+    def gpu_compute_by_vpc(self) -> dict[int, list[Placement]]:
+        def build() -> dict[int, list[Placement]]:
+            out: dict[int, list[Placement]] = {}
+            for p in self.gpu_placements():
+                vpcs = {}
+                for s in p.subnets:
+                    vpc = self.index.vpc_of_subnet(s)
+                    if vpc is not None:
+                        vpcs[id(vpc)] = vpc
+                for key in vpcs:
+                    out.setdefault(key, []).append(p)
+            return out
+
+        return self._lazy("by_vpc", build)
+
+
+def views(index: ResourceIndex) -> Views:
+    """New compute views over ``index``; keep the object: each view is built once, on first
+    use (the policies' Context keeps one per evaluation)."""
+    return Views(index)

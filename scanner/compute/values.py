@@ -1,0 +1,63 @@
+"""Reading AWS-typed values the way policies need them: prices, counts, lists, positions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from scanner.model import Unknown
+
+
+def as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return list(value)
+    return [value]
+
+
+def iter_dicts(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(position, item) of each mapping in a list (other items are skipped, positions kept)."""
+    for i, item in enumerate(as_list(value)):
+        if isinstance(item, dict):
+            yield i, item
+
+
+def to_price(value: Any) -> float | Unknown | None:
+    """A max price as AWS spells it ("0.50", 0.5). None for absent, null or ""."""
+    if isinstance(value, Unknown):
+        return value
+    if value is None or value == "":
+        return None
+    try:
+        price = float(value)
+    except (TypeError, ValueError):
+        return Unknown(f"max price {value!r} is not a number")
+    return price if math.isfinite(price) and price >= 0 else Unknown(f"bad price {value!r}")
+
+
+def to_int(value: Any) -> int | Unknown | None:
+    if isinstance(value, Unknown):
+        return value
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return Unknown(f"{value!r} is not a number")
+    try:
+        return int(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return Unknown(f"{value!r} is not a number")
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+             "ninth", "tenth")
+
+
+def ordinal(position: int) -> str:
+    """0 -> "first", 1 -> "second", ... 10 -> "11th"."""
+    if 0 <= position < len(_ORDINALS):
+        return _ORDINALS[position]
+    n = position + 1
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

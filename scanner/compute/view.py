@@ -1,0 +1,246 @@
+"""The compute view: what every policy asks of a resource that launches (or stores for) capacity.
+
+One :class:`ComputeView` per resource, built by the extractor its kind registered
+(``scanner.compute.extractors``). Every fact keeps the attribute path it came from, so a finding
+still points at the attribute; a value that cannot be known stays an :class:`Unknown` (never a
+guess), and ``None`` means "not set" (the AWS default applies).
+
+Where IaC and live state differ (a live instance's public address is observed, a live instance's
+block devices are judged on the volumes themselves), the extractor says so in the view; no policy
+asks which source a resource came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scanner.catalog import is_gpu_type
+from scanner.compute.values import to_price
+from scanner.model import Resource, Unknown
+
+# The dataclasses below compare by identity (eq=False): a generated __eq__/__hash__ doubles what
+# each costs to define at import, on the pre-commit path, and no caller compares views.
+
+
+@dataclass(frozen=True, eq=False)
+class Attr:
+    """One fact and where it is: ``value`` may be ``None`` (not set) or an :class:`Unknown`."""
+
+    value: Any
+    path: str
+
+
+NOT_SET = Attr(None, "")
+
+
+# -- instance types --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class GpuRequirement:
+    """Instance types chosen by attributes (``InstanceRequirements``): what the requirement says
+    about accelerators. ``gpu`` is True when it asks for GPU or Neuron accelerators, False when
+    it excludes them (or asks for none), an :class:`Unknown` when that is not known."""
+
+    gpu: bool | Unknown
+    path: str
+    detail: str = ""  # e.g. "AcceleratorTypes [gpu], AcceleratorManufacturers [nvidia]"
+
+
+@dataclass(frozen=True, eq=False)
+class Types:
+    """Every instance type the resource can launch (``str`` or :class:`Unknown` values; empty
+    when it names none itself, e.g. a launch template without a type and without consumers),
+    or the GPU requirement when types are chosen by attributes."""
+
+    values: tuple[Any, ...] = ()
+    requirement: GpuRequirement | None = None
+
+    def gpu(self) -> bool | Unknown:
+        """True if any type is GPU compute (or the requirement asks for GPUs); an Unknown if
+        none is but some type (or the requirement) is not known; else False."""
+        if any(is_gpu_type(t) for t in self.values):
+            return True
+        req = self.requirement
+        if req is not None and req.gpu is True:
+            return True
+        unknowns = [t for t in self.values if isinstance(t, Unknown) or not isinstance(t, str)]
+        if unknowns:
+            first = unknowns[0]
+            return first if isinstance(first, Unknown) else Unknown("instance type not known")
+        if req is not None and isinstance(req.gpu, Unknown):
+            return req.gpu
+        return False
+
+    def gpu_types(self) -> list[str]:
+        return sorted({t for t in self.values if is_gpu_type(t)})
+
+    def known(self) -> list[str]:
+        return [t for t in self.values if isinstance(t, str)]
+
+
+# -- capacity and purchase option ------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Capacity:
+    """The size of a group or fleet: desired, min, max (int, ``None`` or Unknown), and the
+    weight of each instance type when capacity is counted in units."""
+
+    desired: Attr = NOT_SET
+    min: Attr = NOT_SET
+    max: Attr = NOT_SET
+    weights: tuple[tuple[Any, Any], ...] = ()  # (instance type, weight)
+
+    @property
+    def weighted(self) -> bool:
+        return any(w not in (None, "", 1, "1") for _t, w in self.weights)
+
+    @property
+    def unit(self) -> str:
+        return "capacity units" if self.weighted else "instances"
+
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    """The on-demand / spot split at desired capacity (AWS's rule, see the design)."""
+
+    desired: int
+    on_demand: int
+    weighted: bool
+    basis: str  # how desired was chosen, e.g. "DesiredCapacity", "MinSize (no DesiredCapacity)"
+
+    @property
+    def spot(self) -> int:
+        return self.desired - self.on_demand
+
+
+@dataclass(frozen=True, eq=False)
+class SpotOffer:
+    """Spot capacity of one instance type and the max price that applies to it: an absolute
+    price (``max_price``, as AWS spells it, ``None`` when absent) or a percentage of the type's
+    on-demand price (``max_price_percent``)."""
+
+    instance_type: Any
+    max_price: Any
+    path: str
+    count: int | None  # instances (or capacity units); None = per instance
+    max_price_percent: Any = None
+
+    def cap(self, on_demand: float) -> Any:
+        """The max price in $/h given the type's on-demand price (None: no max price)."""
+        if self.max_price_percent is not None:
+            pct = self.max_price_percent
+            if isinstance(pct, Unknown):
+                return pct
+            return on_demand * float(pct) / 100.0
+        return to_price(self.max_price)
+
+
+@dataclass(frozen=True, eq=False)
+class Purchase:
+    """How capacity is bought: the spot capacity with its max prices (``spot``: empty when the
+    resource requests none, Unknown when that is not known), the on-demand/spot split of a group
+    (``split``: None when not applicable), its configuration (on-demand base and percentage,
+    spot allocation strategy; ``strategy`` None = AWS's default, lowest-price), and the current
+    spot prices when they were observed (fact ``ec2.spot_prices``)."""
+
+    spot: tuple[SpotOffer, ...] | Unknown = ()
+    split: Split | Unknown | None = None
+    on_demand_base: Attr = NOT_SET
+    on_demand_percent: Attr = NOT_SET
+    strategy: Attr = NOT_SET
+    maybe_spot: bool = False  # spot capacity is possible (a mixed policy, a spot template)
+    current_spot_prices: dict[str, Any] | None = None
+    split_path: str = ""  # where the split is configured (an instances distribution)
+    pools_path: str = ""  # where the spot pools are configured (types and strategy)
+
+
+# -- storage ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Device:
+    """One storage device and its encryption. ``encrypted``: True/False, ``None`` when unset
+    (the account's default encryption decides), or Unknown."""
+
+    path: str  # attribute path of the Ebs block, e.g. BlockDeviceMappings[0].Ebs
+    name: str  # the device name, or its position in words ("the first block device mapping")
+    encrypted: Any
+    kms_key: Any = None
+    key_manager: Any = None  # fact ec2.ebs_kms_keys: "AWS" | "CUSTOMER" | Unknown | None
+
+
+# -- network ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Observed:
+    """A public address observed on the running resource (live): ``address`` None = none."""
+
+    address: str | None
+    path: str
+
+
+@dataclass(frozen=True, eq=False)
+class Network:
+    """Where capacity lands and whether it gets a public IP.
+
+    ``placed``: the resource launches capacity into subnets (a template alone does not).
+    ``subnets``: the subnet references (``Ref``, ids, Unknown). ``zones``: Availability Zones named
+    instead of subnets (capacity then lands in the default VPC). ``public_ip``: its own explicit
+    ``AssociatePublicIpAddress`` settings in order; ``inherited_public_ip``: those of the
+    launch template / configuration it uses (path prefixed with that resource's id).
+    ``observed``: the address seen on the running resource, when observed (live)."""
+
+    placed: bool
+    subnets: tuple[Any, ...] = ()
+    subnets_path: str = ""
+    zones: tuple[Any, ...] = ()
+    public_ip: tuple[Attr, ...] = ()
+    inherited_public_ip: tuple[Attr, ...] = ()
+    observed: Observed | None = None
+    attached_interface: bool = False  # launches with an existing network interface
+
+
+# -- templates -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class TemplateUse:
+    """A launch template (or configuration) the resource launches from, the instance types it
+    launches from it, and whether it sets its own root device (overriding the template's)."""
+
+    template: Resource
+    types: tuple[Any, ...] = ()
+    sets_root_device: bool = False
+
+
+# -- the view --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ComputeView:
+    resource: Resource
+    types: Types = field(default_factory=Types)
+    capacity: Capacity | None = None
+    purchase: Purchase = field(default_factory=Purchase)
+    devices: tuple[Device, ...] = ()
+    network: Network | None = None
+    templates: tuple[TemplateUse, ...] = ()
+    # False for a resource that holds no capacity any more (live: a terminating instance)
+    active: bool = True
+    # Capacity running now: declared capacity runs once applied; live, a stopped instance does
+    # not (it costs nothing to right-size) while it still holds its place in the network.
+    running: bool = True
+    # The market the running capacity of an instance is on: True spot, False on-demand,
+    # Unknown (live: its lifecycle; IaC: its own or its launch template's market type).
+    on_spot: bool | Unknown = False
+    # Members of a group by instance id (live: the group's own list), judged at the group.
+    members: tuple[str, ...] = ()
+
+    @property
+    def launch_template(self) -> Resource | None:
+        """The first launch template (or configuration) it uses."""
+        return self.templates[0].template if self.templates else None
