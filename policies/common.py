@@ -47,7 +47,9 @@ def to_price(value: Any) -> float | Unknown | None:
         price = float(value)
     except (TypeError, ValueError):
         return Unknown(f"max price {value!r} is not a number")
-    return price if math.isfinite(price) and price >= 0 else Unknown(f"bad price {value!r}")
+    if not math.isfinite(price) or not 0 <= price <= 1e9:
+        return Unknown(f"bad price {value!r}")
+    return price
 
 
 def to_int(value: Any) -> int | Unknown | None:
@@ -58,9 +60,12 @@ def to_int(value: Any) -> int | Unknown | None:
     if isinstance(value, bool):
         return Unknown(f"{value!r} is not a number")
     try:
-        return int(float(value))
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         return Unknown(f"{value!r} is not a number")
+    if not math.isfinite(number) or abs(number) > 1e15:
+        return Unknown("not a finite number" if not math.isfinite(number) else "too large")
+    return int(number)
 
 
 def money(x: float) -> str:
