@@ -40,13 +40,33 @@ class ReportWriteError(UsageError):
     """A report file could not be written (the message names it); exit 2."""
 
 
+MAX_REPORT_BYTES = 1 << 30  # a JSON report read back (--baseline, report merge/render/diff)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_json_report_text(path: Path) -> Any:
+    """A JSON document from a regular file of at most 1 GiB (strict JSON: no NaN/Infinity).
+    Raises ReadError (unreadable) or ValueError (not JSON)."""
+    from scanner.safe_read import read_regular
+
+    return json.loads(read_regular(path, limit=MAX_REPORT_BYTES).decode("utf-8-sig"),
+                      parse_constant=_not_json)
+
+
 def load_baseline(path: Path) -> set[str]:
+    from scanner.safe_read import ReadError
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = read_json_report_text(path)
         return {f["id"] for f in doc["findings"] if f.get("status") in ("FAIL", "SUPPRESSED")}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path}: not a gpuaudit JSON report usable as a baseline: {exc}") \
-            from exc
+    except ReadError as exc:
+        raise UsageError(f"{path}: cannot read the baseline: {exc.reason}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise UsageError(f"{path}: not a gpuaudit JSON report usable as a baseline: "
+                         f"{type(exc).__name__}: {exc}") from None
 
 
 def fails_at(severities: Iterable[str | Severity], fail_on: str) -> bool:
@@ -98,7 +118,8 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        notices=[*result.notices, *evaluation.notices], inputs=inputs,
                        catalog=default_catalog(), resources=len(result.resources),
                        coverage=result.coverage, deterministic=opts.deterministic,
-                       unpriced_regions=_unpriced_regions(result), passed=evaluation.passed)
+                       unpriced_regions=_unpriced_regions(result), passed=evaluation.passed,
+                       sensitive=result.sensitive)
     fail_on = opts.fail_on or config.fail_on or "high"
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on)

@@ -1,0 +1,147 @@
+"""The one credential detector, shared by the IaC report step and the live collectors.
+
+A string that holds anything credential-looking is replaced as a whole by :data:`REDACTED`
+(a partial redaction leaks the rest of a password that has spaces in it). What counts:
+
+- the patterns of detect-secrets' plugins (AWS access key ids and quoted secret keys, PEM and
+  other private keys, GitHub, GitLab, Slack, Stripe, OpenAI, PyPI, SendGrid, npm and JWT tokens,
+  Azure storage keys, ``user:password@`` in URLs), copied below from detect-secrets 1.5.0
+  (Apache-2.0, see ``LICENSE-detect-secrets`` beside this file). They are vendored, not imported:
+  importing detect-secrets costs ~100 ms, half the budget of a pre-commit scan (its package
+  imports its scanner, filters and plugin registry). ``tests/test_redact.py`` checks the copy
+  against the installed library. Left out: Twilio, Discord and Telegram patterns, which also
+  match parts of ARNs and long resource names;
+- ours: Terraform Cloud / Enterprise tokens, GitHub fine-grained tokens, a bare 40-character AWS
+  secret access key (mixed case and digits, high entropy, not hex: git SHAs survive),
+  ``password=…`` / ``token: …`` assignments, and the credential file spellings
+  ``aws_secret_access_key`` / ``aws_session_token``;
+- by name: a value under a key (or a tag ``Key``) named like a secret (password, secret, token,
+  private key, API key …; not names that end in ``Arn``, ``Id``, ``Name``, ``Length`` …), see
+  :func:`secret_name`.
+
+Instance types, ARNs (KMS key ARNs included), AMI, subnet and VPC ids never match.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+
+REDACTED = "[redacted: looks like a credential]"
+
+# detect-secrets 1.5.0, detect_secrets/plugins/<module>.py, class attribute `denylist`
+# (Apache-2.0). (module, pattern, case-insensitive)
+VENDORED: tuple[tuple[str, str, bool], ...] = (
+    ("aws", r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}", False),
+    ("aws", r"aws.{0,20}?(?:key|pwd|pw|password|pass|token).{0,20}?[\'\"]([0-9a-zA-Z/+]{40})[\'\"]",
+     True),
+    ("private_key", r"BEGIN DSA PRIVATE KEY", False),
+    ("private_key", r"BEGIN EC PRIVATE KEY", False),
+    ("private_key", r"BEGIN OPENSSH PRIVATE KEY", False),
+    ("private_key", r"BEGIN PGP PRIVATE KEY BLOCK", False),
+    ("private_key", r"BEGIN PRIVATE KEY", False),
+    ("private_key", r"BEGIN RSA PRIVATE KEY", False),
+    ("private_key", r"BEGIN SSH2 ENCRYPTED PRIVATE KEY", False),
+    ("private_key", r"PuTTY-User-Key-File-2", False),
+    ("github_token", r"(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36}", False),
+    ("gitlab_token", r"(glpat|gldt|glft|glsoat|glrt)-[A-Za-z0-9_\-]{20,50}(?!\w)", False),
+    ("basic_auth",
+     r"://[^:/\?\#\[\]@!\$\&'\(\)\*\+,;=\s]+:([^:/\?\#\[\]@!\$\&'\(\)\*\+,;=\s]+)@", False),
+    ("jwt", r"eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?[A-Za-z0-9-_.+/=]*?", False),
+    ("slack", r"xox(?:a|b|p|o|s|r)-(?:\d+-)+[a-z0-9]+", True),
+    ("slack", r"https://hooks\.slack\.com/services/T[a-zA-Z0-9_]+/B[a-zA-Z0-9_]+/[a-zA-Z0-9_]+",
+     True),
+    ("stripe", r"(?:r|s)k_live_[0-9a-zA-Z]{24}", False),
+    ("openai", r"sk-[A-Za-z0-9-_]*[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}", False),
+    ("pypi_token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9-_]{70,}", False),
+    ("pypi_token", r"pypi-AgENdGVzdC5weXBpLm9yZw[A-Za-z0-9-_]{70,}", False),
+    ("sendgrid", r"SG\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9_-]{43}", False),
+    ("npm", r"\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*", False),
+    ("azure_storage_key", r"AccountKey=[a-zA-Z0-9+\/=]{88}", False),
+)
+
+OURS: tuple[str, ...] = (
+    r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",  # Terraform Cloud / Enterprise API token
+    r"\bgithub_pat_[A-Za-z0-9_]{22,}",  # GitHub fine-grained personal access token
+    r"(?i:aws_secret_access_key|aws_session_token|aws_secret_key)",
+    r"(?i:-----BEGIN[A-Z0-9 ]*PRIVATE KEY)",
+    r"(?i:\b(?:password|passwd|passphrase|pwd|secret|secret_?key|client_?secret|api_?key"
+    r"|auth_?token|access_?token|token)\s*[=:]\s*\S)",
+)
+
+_PATTERN = re.compile(
+    "|".join(f"(?i:{p})" if nocase else f"(?:{p})" for _, p, nocase in VENDORED)
+    + "|" + "|".join(f"(?:{p})" for p in OURS)
+)
+# A bare AWS secret access key: exactly 40 base64 characters, alone.
+_FORTY = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+# Key names whose value is a secret (normalised: lower case, letters and digits only); from
+# detect-secrets' KeywordDetector denylist, plus tokens and credentials.
+_SECRET_NAME = re.compile(
+    r"password|passwd|passphrase|pwd|secret|privatekey|privkey|apikey|authkey|accesskey"
+    r"|clientkey|servicekey|accountkey|databasekey|dbkey|dbpass|databasepass|keypass|token"
+    r"|credential|contrasena|contraseña"
+)
+_NOT_SECRET_SUFFIX = (
+    "arn", "arns", "id", "ids", "name", "names", "length", "policy", "type", "types", "version",
+    "tokens", "enabled", "rotation", "source", "count", "ttl", "expiry", "expiration", "path",
+    "location", "url", "uri", "required", "mode", "options", "config", "configuration",
+)
+# Values under a secret-like name that are not secrets themselves.
+_NOT_A_SECRET_VALUE = ("arn:", "{{resolve:", "UNKNOWN", "${", "(sensitive)", REDACTED)
+_NOT_LETTERS = re.compile(r"[^a-z0-9ñ]")
+_REMEMBERED = 200_000
+
+
+def _entropy(text: str) -> float:
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
+
+
+def _bare_secret_key(text: str) -> bool:
+    for m in _FORTY.finditer(text):
+        s = m.group()
+        if (any(c.isupper() for c in s) and any(c.islower() for c in s)
+                and any(c.isdigit() for c in s) and not set(s) <= _HEX
+                and _entropy(s) >= 4.2):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=_REMEMBERED)
+def looks_like_credential(text: str) -> bool:
+    """Does ``text`` hold something credential-looking (see the module docstring)?"""
+    if _PATTERN.search(text) is not None:
+        return True
+    return len(text) >= 40 and _bare_secret_key(text)
+
+
+def redact_text(text: str) -> str:
+    """``text``, or :data:`REDACTED` when it holds anything credential-looking."""
+    return REDACTED if looks_like_credential(text) else text
+
+
+@functools.lru_cache(maxsize=_REMEMBERED)
+def _normal(key: str) -> str:
+    return _NOT_LETTERS.sub("", key.lower())
+
+
+@functools.lru_cache(maxsize=_REMEMBERED)
+def secret_name(key: str) -> bool:
+    """A key or tag name whose value is a secret: ``db_password``, ``MasterUserPassword``,
+    ``aws_secret_access_key``, ``GITHUB_TOKEN``; not ``SecretArn``, ``HttpTokens``,
+    ``PasswordLength``, ``KmsKeyId``."""
+    name = _normal(key)
+    return bool(_SECRET_NAME.search(name)) and not name.endswith(_NOT_SECRET_SUFFIX)
+
+
+def redact_named(key: str, value: str) -> str:
+    """``value`` of the key or tag ``key``: redacted when the name says it is a secret (and the
+    value is not a reference to one), or when the value looks like a credential itself."""
+    if value and secret_name(key) and not value.startswith(_NOT_A_SECRET_VALUE):
+        return REDACTED
+    return redact_text(value)
