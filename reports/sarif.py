@@ -220,4 +220,4 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def render(doc: dict[str, Any]) -> str:
-    return json.dumps(build(doc), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(build(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

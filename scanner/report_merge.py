@@ -32,13 +32,15 @@ class ReportReadError(Exception):
 def read_report(path: Path) -> dict[str, Any]:
     """A JSON report, validated against the shipped schema."""
     from reports.schema import validate_report
+    from scanner.runner import read_json_report_text
+    from scanner.safe_read import ReadError
 
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ReportReadError(path, f"cannot read: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise ReportReadError(path, f"not a JSON report: {exc}") from exc
+        doc = read_json_report_text(path)
+    except ReadError as exc:
+        raise ReportReadError(path, f"cannot read: {exc.reason}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ReportReadError(path, f"not a JSON report: {exc}") from None
     if not isinstance(doc, dict):
         raise ReportReadError(path, "not a JSON report: the top level is not an object")
     if doc.get("schema_version") != SCHEMA_VERSION:
