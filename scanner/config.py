@@ -162,17 +162,16 @@ def _unique_key_loader() -> Any:
 
     class Loader(yaml.SafeLoader):
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            seen: set[Any] = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=deep)
-                try:
-                    duplicate = key in seen
-                except TypeError:  # an unhashable key: the constructor says so
-                    break
-                if duplicate:
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:  # the keys as written (a merge `<<` may override)
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                key = (key_node.tag, key_node.value)
+                if key in seen:
                     raise yaml.constructor.ConstructorError(
                         "while constructing a mapping", node.start_mark,
-                        f"duplicate key {key!r} (each key may appear once)", key_node.start_mark)
+                        f"duplicate key {key_node.value!r} (each key may appear once)",
+                        key_node.start_mark)
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 

@@ -65,10 +65,11 @@ VENDORED: tuple[tuple[str, str, bool], ...] = (
 OURS: tuple[str, ...] = (
     r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",  # Terraform Cloud / Enterprise API token
     r"\bgithub_pat_[A-Za-z0-9_]{22,}",  # GitHub fine-grained personal access token
-    r"(?i:aws_secret_access_key|aws_session_token|aws_secret_key)",
+    r"(?i:aws_(?:secret_access_key|session_token|secret_key)[\"']?\s*[=:]\s*\S)",
     r"(?i:-----BEGIN[A-Z0-9 ]*PRIVATE KEY)",
-    r"(?i:\b(?:password|passwd|passphrase|pwd|secret|secret_?key|client_?secret|api_?key"
-    r"|auth_?token|access_?token|token)\s*[=:]\s*\S)",
+    # an assignment, not an ARN segment (arn:aws:secretsmanager:…:secret:name)
+    r"(?i:(?<![:/])\b(?:password|passwd|passphrase|pwd|secret|secret_?key|client_?secret"
+    r"|api_?key|auth_?token|access_?token|token)[\"']?\s*[=:]\s*\S)",
 )
 
 _PATTERN = re.compile(

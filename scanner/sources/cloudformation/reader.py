@@ -31,8 +31,8 @@ from scanner.model import (
     Unknown,
 )
 from scanner.safe_read import ReadError, decode_head, read_regular
-from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 from scanner.sane_numbers import sane_number, sane_number_text
+from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 
 KINDS: dict[str, str] = {
     "AWS::EC2::Volume": "ec2.volume",
@@ -293,6 +293,7 @@ class _Reader:
                 return
             sections[section] = value
         self._transform_notice(tpl.get("Transform"))
+        self._no_echo(sections["Parameters"])
         ev = Evaluator(
             parameters=sections["Parameters"],
             mappings=sections["Mappings"],
@@ -301,6 +302,7 @@ class _Reader:
             overrides=self.overrides,
             region=self.region,
             account_id=self.account_id,
+            sensitive=self.result.sensitive,
         )
         for logical_id, body in resources.items():
             try:
@@ -310,6 +312,23 @@ class _Reader:
                 self.error(f"resource {logical_id}: {exc.reason}; it and the resources after it "
                            "are not read", start)
                 return
+
+    def _no_echo(self, parameters: dict[str, Any]) -> None:
+        """The values of ``NoEcho`` parameters (default and ``--cfn-param``) are secret: the
+        report step shows them as ``(sensitive)`` wherever they appear."""
+        for name, spec in parameters.items():
+            if not isinstance(spec, dict) or _text(spec.get("NoEcho")).lower() != "true":
+                continue
+            values = [spec.get("Default"), self.overrides.get(name)]
+            for value in values:
+                items = value if isinstance(value, list) else [value]
+                if isinstance(value, str) and "," in value:
+                    items = [value, *value.split(",")]
+                for item in items:
+                    if isinstance(item, str | int | float) and not isinstance(item, bool):
+                        text = _text(item)
+                        self.result.sensitive.update({text, text.strip(),
+                                                      json.dumps(text)[1:-1]})
 
     def _transform_notice(self, transform: Any) -> None:
         names = transform if isinstance(transform, list) else [transform]
@@ -448,8 +467,11 @@ class Evaluator:
         overrides: Mapping[str, str],
         region: str | None,
         account_id: str | None,
+        sensitive: set[str] | None = None,
     ) -> None:
         self.parameters = parameters
+        # values that must not reach a report (NoEcho); what Fn::Base64 makes of them joins them
+        self.sensitive = sensitive if sensitive is not None else set()
         self.mappings = mappings
         self.conditions = conditions
         self.resource_ids = resource_ids
@@ -470,11 +492,13 @@ class Evaluator:
             raise OverBudget(f"evaluating the template takes more than {MAX_WORK:,} steps "
                              "(intrinsic functions expand it)", total=True)
 
-    def build(self, fn: str, size: int) -> None:
-        """Account for a string of ``size`` characters that ``fn`` is about to build."""
+    def build(self, fn: str, size: int, *, so_far: bool = False) -> None:
+        """Account for a string of ``size`` characters that ``fn`` is about to build
+        (``so_far``: at least that many, it was not finished)."""
         if size > MAX_STRING:
-            raise OverBudget(f"{fn} builds a string of {size:,} characters, more than the "
-                             f"{MAX_STRING // 1024} KiB limit")
+            raise OverBudget(f"{fn} builds a string of {'more than ' if so_far else ''}"
+                             f"{size:,} characters, more than the {MAX_STRING // 1024} KiB "
+                             "limit")
         self.built += size
         if self.built > MAX_BUILT:
             raise OverBudget(f"intrinsic functions build more than {MAX_BUILT >> 20} MiB of "
@@ -716,7 +740,7 @@ def _fn_sub(ev: Evaluator, arg: Any, lit: bool) -> Any:
         size += len(text) + m.start() - start
         start = m.end()
         if size > MAX_STRING:
-            ev.build("Fn::Sub", size)
+            ev.build("Fn::Sub", size, so_far=True)
     parts.append(arg[pos:])
     ev.build("Fn::Sub", size + len(arg) - start)
     return "".join(parts)
@@ -813,7 +837,10 @@ def _fn_base64(ev: Evaluator, arg: Any, lit: bool) -> Any:
         return text
     data = text.encode("utf-8")
     ev.build("Fn::Base64", (len(data) + 2) // 3 * 4)
-    return base64.b64encode(data).decode("ascii")
+    encoded = base64.b64encode(data).decode("ascii")
+    if ev.sensitive and any(len(secret) >= 4 and secret in text for secret in ev.sensitive):
+        ev.sensitive.add(encoded)  # a NoEcho value inside: the encoded form is secret too
+    return encoded
 
 
 def _fn_to_json(ev: Evaluator, arg: Any, lit: bool) -> Any:
