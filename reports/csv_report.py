@@ -14,7 +14,7 @@ import io
 import json
 from typing import Any
 
-from reports.common import by_status, reveal
+from reports.common import _HIDDEN, by_status, reveal
 
 COLUMNS = (
     "id",
@@ -95,9 +95,12 @@ def row(finding: dict[str, Any]) -> dict[str, Any]:
 
 
 def _json(value: Any) -> str | None:
+    """JSON on one line; invisible and reordering characters as \\uXXXX escapes (still JSON)."""
     if not value:
         return None
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      default=str)
+    return _HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def render(doc: dict[str, Any]) -> str:
