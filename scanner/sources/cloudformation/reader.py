@@ -121,7 +121,7 @@ _SUB_VAR = re.compile(r"\$\{([^}]*)\}")
 # limit the value is an input error, never a 100 MB report or an exhausted memory.
 MAX_STRING = 256 * 1024  # characters in one string built by Join / Sub / Base64 / ToJsonString
 MAX_BUILT = 32 * 1024 * 1024  # characters built in all, per template
-MAX_WORK = 2_000_000  # values evaluated, per template
+MAX_WORK = 1_000_000  # values evaluated, per template
 
 
 class OverBudget(Exception):
