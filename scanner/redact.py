@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from scanner.credentials import redact_named, redact_text
+from scanner.credentials import redact_named, redact_text, secret_name
 
 SENSITIVE = "(sensitive)"
 MIN_SENSITIVE = 4
@@ -39,55 +39,116 @@ def _plain(text: str) -> str:
     return redact_text(text)
 
 
+# Keys of the report schema: never secret, never rewritten (saves a lookup per key).
+_SCHEMA_KEYS = frozenset({
+    "id", "policy_id", "title", "severity", "status", "message", "resource", "location",
+    "evidence", "remediation", "savings", "suppression", "kind", "name", "address", "arn",
+    "account", "region", "tags", "file", "start_line", "end_line", "text", "terraform",
+    "cloudformation", "usd_month", "basis", "by", "reason", "expires", "path", "line",
+})
+
+
 class Redactor:
-    """Cleans strings and documents; ``sensitive`` are the marked values."""
+    """Cleans strings and documents; ``sensitive`` are the marked values.
+
+    Reports repeat the same strings (policy titles, remediation, resource kinds, tag keys)
+    thousands of times: each string's verdict is remembered, and so is each remediation."""
 
     def __init__(self, sensitive: Iterable[str] = ()) -> None:
         values = sorted({s for s in sensitive if isinstance(s, str) and len(s) >= MIN_SENSITIVE},
                         key=lambda s: (-len(s), s))
         self._marked = (re.compile("|".join(re.escape(v) for v in values)) if values else None)
         self._seen: dict[str, str] = {}
+        self._names: dict[str, bool] = {}
+        self._remediations: dict[tuple[Any, ...], dict[str, Any]] = {}
 
-    def text(self, value: str, key: str | None = None) -> str:
-        out = self._seen.get(value) if key is None else None
-        if out is not None:
-            return out
-        out = value
-        if self._marked is not None and self._marked.search(out):
-            out = self._marked.sub(SENSITIVE, out)
-        out = _plain(out)
-        if key is not None:
-            out = redact_named(key, out)
-        elif len(self._seen) < 200_000:
-            self._seen[value] = out
+    def text(self, value: str) -> str:
+        out = self._seen.get(value)
+        if out is None:
+            out = value
+            if self._marked is not None and self._marked.search(out):
+                out = self._marked.sub(SENSITIVE, out)
+            out = _plain(out)
+            if len(self._seen) < 500_000:
+                self._seen[value] = out
         return out
 
+    def named(self, key: str, value: str) -> str:
+        """The value of the key (or tag) ``key``."""
+        secret = self._names.get(key)
+        if secret is None:
+            secret = self._names[key] = key not in _SCHEMA_KEYS and secret_name(key)
+        if secret:
+            return redact_named(key, self.text(value))
+        return self.text(value)
+
     def document(self, value: Any) -> Any:
-        """A cleaned copy of a JSON-like value (dicts, lists, strings, numbers)."""
+        """``value`` (dicts, lists, strings, numbers) cleaned in place; strings are immutable,
+        so a cleaned string is returned (and assigned by the caller)."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            out: dict[Any, Any] = {}
-            tag_key = value.get("Key") if "Value" in value else None
-            for k, v in value.items():
-                ck = self.text(k) if isinstance(k, str) else k
-                if isinstance(v, str):
-                    if k == "Value" and isinstance(tag_key, str):
-                        out[ck] = self.text(v, tag_key)  # a {Key, Value} tag
-                    elif isinstance(k, str):
-                        out[ck] = self.text(v, k)
-                    else:
-                        out[ck] = self.text(v)
-                else:
-                    out[ck] = self.document(v)
-            return out
-        if isinstance(value, list | tuple):
+            return self._dict(value)
+        if isinstance(value, list):
+            for i, v in enumerate(value):
+                if type(v) is not int:
+                    cleaned = self.document(v)
+                    if cleaned is not v:
+                        value[i] = cleaned
+            return value
+        if isinstance(value, tuple):
             return [self.document(v) for v in value]
         if isinstance(value, float) and not math.isfinite(value):
             return None
         return value
 
+    def _dict(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        text = self.text
+        named = self.named
+        tag_key = value.get("Key") if "Value" in value else None
+        renamed: list[tuple[Any, Any]] = []
+        for k, v in value.items():
+            tv = type(v)
+            if tv is str:
+                if type(k) is not str:
+                    cleaned = text(v)
+                elif k == "Value" and type(tag_key) is str:
+                    cleaned = named(tag_key, v)  # a {Key, Value} tag
+                else:
+                    cleaned = named(k, v)
+            elif v is None or tv is int or tv is bool:
+                cleaned = v
+            elif k == "remediation" and tv is dict:
+                cleaned = self._remediation(v)
+            else:
+                cleaned = self.document(v)
+            if cleaned is not v:
+                value[k] = cleaned  # the same key: allowed while iterating
+            if k not in _SCHEMA_KEYS and type(k) is str:
+                ck = text(k)
+                if ck is not k:
+                    renamed.append((k, ck))
+        if renamed:  # a key that holds a secret (a tag key): rebuild in the same order
+            names = dict(renamed)
+            items = [(names.get(k, k), v) for k, v in value.items()]
+            value.clear()
+            value.update(items)
+        return value
+
+    def _remediation(self, value: dict[str, Any]) -> dict[str, Any]:
+        """A policy's remediation (the same for each of its findings): cleaned once."""
+        try:
+            key = tuple(sorted(value.items()))
+            hash(key)
+        except TypeError:
+            return self._dict(value)
+        cached = self._remediations.get(key)
+        if cached is None:
+            cached = self._remediations[key] = dict(self._dict(value))
+        return dict(cached)
+
 
 def redact_document(doc: dict[str, Any], sensitive: Iterable[str] = ()) -> dict[str, Any]:
-    """The report document with secrets and unwritable text taken out (see the module doc)."""
+    """The report document with secrets and unwritable text taken out (see the module doc).
+    ``doc`` is cleaned in place (the report builder owns it) and returned."""
     return Redactor(sensitive).document(doc)  # type: ignore[no-any-return]

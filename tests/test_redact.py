@@ -38,7 +38,7 @@ def test_the_vendored_patterns_are_detect_secrets_own() -> None:
     pytest.importorskip("detect_secrets")
     import importlib
 
-    for module, pattern, _ in VENDORED:
+    for module, pattern, *_ in VENDORED:
         plugin = importlib.import_module(f"detect_secrets.plugins.{module}")
         denylists = [getattr(obj, "denylist", ()) for obj in vars(plugin).values()
                      if isinstance(obj, type) and obj.__module__ == plugin.__name__]
