@@ -45,8 +45,8 @@ def to_price(value: Any) -> float | Unknown | None:
         return None
     try:
         price = float(value)
-    except (TypeError, ValueError):
-        return Unknown(f"max price {value!r} is not a number")
+    except (TypeError, ValueError, OverflowError):
+        return Unknown(f"max price {str(value)[:40]!r} is not a usable number")
     if not math.isfinite(price) or not 0 <= price <= 1e9:
         return Unknown(f"bad price {value!r}")
     return price
