@@ -98,8 +98,25 @@ def _from_pyproject(path: Path, text: str) -> Any:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    return doc.get("tool", {}).get("gpuaudit", {})
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
+    tool = doc.get("tool")
+    section = tool.get("gpuaudit", {}) if isinstance(tool, dict) else {}
+    _check_nesting(section, path)
+    return section
+
+
+def _check_nesting(data: Any, path: Path) -> None:
+    stack = [(data, 0)]
+    while stack:
+        cur, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"{path}: [tool.gpuaudit] is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(cur, dict):
+            stack.extend((v, depth + 1) for v in cur.values())
+        elif isinstance(cur, list):
+            stack.extend((v, depth + 1) for v in cur)
 
 
 def _from_yaml(path: Path, text: str) -> Any:

@@ -367,6 +367,47 @@ def test_a_deep_config_file_is_a_config_error(tmp_path: Path) -> None:
     assert proc.stderr.strip() == f"gpuaudit: error: {deep}: line 1: nested deeper than 32 levels"
 
 
+@pytest.mark.parametrize("value", ["{a = " * 5_000 + "1" + "}" * 5_000,
+                                   "[" * 5_000 + "]" * 5_000, "{a = " * 40 + "1" + "}" * 40])
+def test_a_deep_pyproject_config_is_a_config_error(tmp_path: Path, value: str) -> None:
+    cfg = tmp_path / "pyproject.toml"
+    cfg.write_text(f"[tool.gpuaudit]\npolicies = {value}\n")
+    with pytest.raises(ConfigError, match="nested"):
+        load_config(cfg)
+
+
+def test_numbers_are_sane_in_translate_model_and_policies() -> None:
+    from policies.common import to_int, to_price
+    from scanner.model import Provenance, SourceKind, jsonable
+    from scanner.sources.terraform.translate import translate
+
+    prov = Provenance(SourceKind.TERRAFORM_PLAN, "p.json", 1, 1)
+    (vol,) = translate("aws_ebs_volume", "aws_ebs_volume.v",
+                       {"size": float("inf"), "iops": 10**400, "throughput": "1e308",
+                        "availability_zone": "us-east-1a"}, provenance=prov, scope="s")
+    assert all(isinstance(vol.attrs[k], Unknown) for k in ("Size", "Iops", "Throughput"))
+    (req,) = translate("aws_spot_instance_request", "aws_spot_instance_request.r",
+                       {"spot_price": "nan", "instance_type": "g5.xlarge"}, provenance=prov,
+                       scope="s")
+    assert isinstance(req.attrs["SpotPrice"], Unknown)
+    assert jsonable({"a": float("nan"), "b": [float("-inf")]}) == {
+        "a": "UNKNOWN (not a finite number)", "b": ["UNKNOWN (not a finite number)"]}
+    for bad in ("inf", "nan", 1e308, 10**400, "1e999"):
+        assert isinstance(to_int(bad), Unknown), bad
+        assert isinstance(to_price(bad), Unknown), bad
+    assert to_int("3") == 3 and to_price("0.5") == 0.5
+
+
+def test_a_plan_number_of_thousands_of_digits_is_an_input_error(tmp_path: Path) -> None:
+    text = PLAN_A.read_text().replace('"format_version"', f'"x": {"9" * 5000}, "format_version"',
+                                      1)
+    path = tmp_path / "plan.json"
+    path.write_text(text)
+    result = load_plan(path)
+    assert [e.reason.split(":")[0] for e in result.errors] == ["invalid JSON"]
+    assert "4300 digits" in result.errors[0].reason
+
+
 def test_an_internal_error_exits_2_with_one_line() -> None:
     code = ("import scanner.cli as c\n"
             "def boom():\n    raise ZeroDivisionError('division by zero')\n"
