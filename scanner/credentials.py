@@ -82,9 +82,10 @@ OURS: tuple[tuple[str, tuple[str, ...]], ...] = (
 _ALWAYS: tuple[re.Pattern[str], ...] = tuple(
     [re.compile(p, re.IGNORECASE if nocase else 0) for _, p, nocase, t in VENDORED if not t]
     + [re.compile(p) for p, t in OURS if not t])
-_TRIGGERED: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
-    [(t, re.compile(p, re.IGNORECASE if nocase else 0)) for _, p, nocase, t in VENDORED if t]
-    + [(t, re.compile(p)) for p, t in OURS if t])
+_TRIGGERED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    [(word, re.compile(p, re.IGNORECASE if nocase else 0))
+     for _, p, nocase, t in VENDORED for word in t]
+    + [(word, re.compile(p)) for p, t in OURS for word in t])
 # Every pattern above needs a run of 16 key characters or one of these words (lower case):
 # strings with neither are passed after two cheap looks (most of a report's strings).
 _RUN = re.compile(r"[A-Za-z0-9/+]{16}")
@@ -93,7 +94,8 @@ _WORDS = ("pass", "pwd", "secret", "token", "session", "private", "putty", "://"
           "sg.", "accountkey", "atlasv1", "github_pat", "credential", "-----begin")
 # A bare AWS secret access key: exactly 40 base64 characters, alone.
 _FORTY = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-_HEX = frozenset("0123456789abcdefABCDEF")
+_HEX_CHARS = frozenset("0123456789abcdefABCDEF")
+_HEX = re.compile(r"[0-9a-f]*")
 
 # Key names whose value is a secret (normalised: lower case, letters and digits only); from
 # detect-secrets' KeywordDetector denylist, plus tokens and credentials.
@@ -122,7 +124,7 @@ def _bare_secret_key(text: str) -> bool:
     for m in _FORTY.finditer(text):
         s = m.group()
         if (any(c.isupper() for c in s) and any(c.islower() for c in s)
-                and any(c.isdigit() for c in s) and not set(s) <= _HEX
+                and any(c.isdigit() for c in s) and not set(s) <= _HEX_CHARS
                 and _entropy(s) >= 4.2):
             return True
     return False
@@ -131,6 +133,8 @@ def _bare_secret_key(text: str) -> bool:
 @functools.lru_cache(maxsize=_REMEMBERED)
 def looks_like_credential(text: str) -> bool:
     """Does ``text`` hold something credential-looking (see the module docstring)?"""
+    if _HEX.fullmatch(text) is not None:
+        return False  # a fingerprint, a hash: none of the patterns is lower-case hex alone
     lower = text.lower()
     if _RUN.search(text) is None:
         for word in _WORDS:
@@ -141,8 +145,8 @@ def looks_like_credential(text: str) -> bool:
     for rx in _ALWAYS:
         if rx.search(text) is not None:
             return True
-    for triggers, rx in _TRIGGERED:
-        if any(t in lower for t in triggers) and rx.search(text) is not None:
+    for word, rx in _TRIGGERED:
+        if word in lower and rx.search(text) is not None:
             return True
     return len(text) >= 40 and _bare_secret_key(text)
 

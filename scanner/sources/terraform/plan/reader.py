@@ -936,15 +936,22 @@ def _from_changes(changes: Any, problems: list[str]) -> list[tuple[str, dict[str
 def _sensitive(value: Any, marks: Any, out: set[str]) -> None:
     """Add to ``out`` the text of every value that ``marks`` (terraform's ``sensitive_values``
     shape: ``true`` for a sensitive value, objects and lists mirroring the value) marks."""
+    if not marks:
+        return  # most resources: {} or only empty objects and lists
     stack = [(value, marks)]
     while stack:
         cur, mark = stack.pop()
         if mark is True:
             _all_text(cur, out)
-        elif isinstance(mark, dict) and isinstance(cur, dict):
-            stack.extend((cur.get(k), m) for k, m in mark.items() if m)
-        elif isinstance(mark, list) and isinstance(cur, list):
-            stack.extend((v, m) for v, m in zip(cur, mark, strict=False) if m)
+        elif type(mark) is dict:
+            if type(cur) is dict:
+                for k, m in mark.items():
+                    if m:
+                        stack.append((cur.get(k), m))
+        elif type(mark) is list and type(cur) is list:
+            for v, m in zip(cur, mark, strict=False):
+                if m:
+                    stack.append((v, m))
 
 
 def _all_text(value: Any, out: set[str]) -> None:
