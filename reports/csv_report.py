@@ -1,7 +1,10 @@
 """CSV: one row per finding, flat columns, for spreadsheets and ad-hoc analysis.
 
 Text cells that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, CR at the
-start) get a leading apostrophe (OWASP "CSV injection"); numbers stay numbers.
+start, fullwidth forms too) get a leading apostrophe (OWASP "CSV injection"); numbers stay
+numbers. Line breaks, carriage returns and other control or invisible characters never reach a
+cell as they are: runs of whitespace become one space and the others are shown as ``<U+001B>``,
+so no row is split and no control byte hides a formula behind it.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import io
 import json
 from typing import Any
 
-from reports.common import by_status, money_class
+from reports.common import _HIDDEN, by_status, money_class, reveal
 
 COLUMNS = (
     "id",
@@ -41,18 +44,19 @@ COLUMNS = (
     "evidence",
     "tags",
 )
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
 def guard(value: Any) -> str | int | float:
-    """A cell value; text that would start a spreadsheet formula is prefixed with ``'``."""
+    """A cell value on one line; text that would start a spreadsheet formula is prefixed with
+    ``'``."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int | float):
         return value
-    text = str(value)
+    text = reveal(value, keep_newlines=False)
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
@@ -93,9 +97,12 @@ def row(finding: dict[str, Any]) -> dict[str, Any]:
 
 
 def _json(value: Any) -> str | None:
+    """JSON on one line; invisible and reordering characters as \\uXXXX escapes (still JSON)."""
     if not value:
         return None
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      default=str)
+    return _HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def render(doc: dict[str, Any]) -> str:

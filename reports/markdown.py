@@ -21,13 +21,16 @@ from reports.common import (
 
 MAX_ROWS = 100  # GitHub comments are limited to 65536 characters
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+# @user / @org/team would notify them from a pull-request comment (a tag value, a resource name)
+_MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
 
 
 def cell(value: Any) -> str:
     """Inline text safe in a table cell: markdown and HTML specials backslash-escaped, ``|`` too,
-    ``&`` as an entity, line breaks as spaces, hidden characters made visible."""
+    ``&`` as an entity, line breaks as spaces, hidden characters made visible, and mentions
+    broken with a zero-width space (``@&#8203;user``: shown as @user, notifies nobody)."""
     text = reveal(value, keep_newlines=False).replace("&", "&amp;")
-    return _SPECIAL.sub(r"\\\1", text)
+    return _MENTION.sub("@&#8203;", _SPECIAL.sub(r"\\\1", text))
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -298,4 +298,5 @@ def build(doc: dict[str, Any], *, root: Path | None = None,
 
 
 def render(doc: dict[str, Any], *, root: Path | None = None, base: Path | None = None) -> str:
-    return json.dumps(build(doc, root=root, base=base), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(build(doc, root=root, base=base), indent=2, ensure_ascii=False,
+                      allow_nan=False) + "\n"

@@ -255,7 +255,7 @@ def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: st
         sys.exit(EXIT_ERROR)
     diff = diff_reports(docs[0], docs[1], old_name=str(old), new_name=str(new))
     if fmt == "json":
-        text = json.dumps(diff, indent=2, sort_keys=True) + "\n"
+        text = json.dumps(diff, indent=2, sort_keys=True, allow_nan=False) + "\n"
     elif fmt == "markdown":
         text = render_diff_markdown(diff)
     else:
@@ -297,16 +297,30 @@ def main() -> None:
         cli()
     except SystemExit as exc:
         hard_exit(exc.code)
+    except KeyboardInterrupt:
+        print("gpuaudit: interrupted", file=sys.stderr)
+        hard_exit(130)
+    except BaseException as exc:  # the last resort: never a traceback, never exit 1
+        with contextlib.suppress(Exception):
+            print(f"gpuaudit: internal error: {_one_line(exc)}; please report", file=sys.stderr)
+        hard_exit(EXIT_ERROR)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    text = " ".join(text.split())
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text[:300] + ("…" if len(text) > 300 else "")
 
 
 def hard_exit(code: object) -> None:
     """Exit without tearing the heap down object by object (0.2 s after a live audit, more after
     a large plan): the reports are written and closed by now; flush the standard streams and go.
-    mypy ends the same way. An exception other than SystemExit still unwinds normally."""
-    if isinstance(code, str):  # sys.exit("message"): Python prints it and exits 1
+    mypy ends the same way. A non-integer code other than None exits 2, never 1 (1 means FAIL)."""
+    if isinstance(code, str):  # sys.exit("message"): Python would exit 1, which means FAIL here
         print(code, file=sys.stderr)
-        code = 1
-    status = code if isinstance(code, int) else 0 if code is None else 1
+        code = EXIT_ERROR
+    status = code if isinstance(code, int) else 0 if code is None else EXIT_ERROR
     for stream in (sys.stdout, sys.stderr):
         # a closed pipe (`| head`) or stream: nothing left to keep
         with contextlib.suppress(OSError, ValueError):

@@ -1,9 +1,15 @@
 """Configuration: `.gpuaudit.yaml` or `[tool.gpuaudit]` in pyproject.toml, validated by the
-shipped JSON Schema plus a check of each policy's parameter names and types."""
+shipped JSON Schema plus a check of each policy's parameter names, types and ranges.
+
+The file is read like any input: a regular file of at most 1 MiB. YAML nesting deeper than
+:data:`MAX_DEPTH`, aliases that expand past :data:`MAX_NODES` values, and a key written twice in
+one mapping are errors naming the line; no error message quotes the file's text."""
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +17,9 @@ from typing import Any
 
 SCHEMA_FILE = Path(__file__).parent / "schemas" / "config.schema.json"
 CONFIG_NAMES = (".gpuaudit.yaml", ".gpuaudit.yml")
+MAX_BYTES = 1024 * 1024
+MAX_DEPTH = 32  # nesting levels of collections
+MAX_NODES = 100_000  # values, aliases expanded
 
 
 class ConfigError(Exception):
@@ -58,10 +67,15 @@ def load_config(path: Path | None, *, search_from: Path | None = None) -> Config
         path = find_config(search_from or Path.cwd())
         if path is None:
             return Config()
+    from scanner.safe_read import ReadError, decode_text, read_regular
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read config: {exc}") from exc
+        text = decode_text(read_regular(path, limit=MAX_BYTES))
+    except ReadError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.reason}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read config: not {exc.encoding.upper()} text") \
+            from None
     if path.name == "pyproject.toml":
         data = _from_pyproject(path, text)
     else:
@@ -84,19 +98,101 @@ def _from_pyproject(path: Path, text: str) -> Any:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    return doc.get("tool", {}).get("gpuaudit", {})
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
+    tool = doc.get("tool")
+    section = tool.get("gpuaudit", {}) if isinstance(tool, dict) else {}
+    _check_nesting(section, path)
+    return section
+
+
+def _check_nesting(data: Any, path: Path) -> None:
+    stack = [(data, 0)]
+    while stack:
+        cur, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"{path}: [tool.gpuaudit] is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(cur, dict):
+            stack.extend((v, depth + 1) for v in cur.values())
+        elif isinstance(cur, list):
+            stack.extend((v, depth + 1) for v in cur)
 
 
 def _from_yaml(path: Path, text: str) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        _check_shape(text, path)
+        return yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = exc.problem or exc.context or "syntax error"
+        raise ConfigError(f"{path}:{where}: not valid YAML: {problem}") from None
     except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        where = f" line {line + 1}" if line is not None else ""
-        raise ConfigError(f"{path}:{where}: not valid YAML: {exc}") from exc
+        raise ConfigError(f"{path}: not valid YAML: {type(exc).__name__}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid YAML: nested too deeply") from None
+
+
+def _check_shape(text: str, path: Path) -> None:
+    """Refuse deep nesting and alias bombs from the event stream (never expands anything)."""
+    import yaml
+
+    frames: list[list[Any]] = []  # [anchor, expanded size] of each open collection
+    sizes: dict[str, int] = {}
+    total = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(frames) >= MAX_DEPTH:
+                raise ConfigError(f"{path}: line {line}: nested deeper than {MAX_DEPTH} levels")
+            frames.append([event.anchor, 1])
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            anchor, size = frames.pop()
+            if anchor is not None:
+                sizes[anchor] = size
+            if frames:
+                frames[-1][1] += size
+            else:
+                total += size
+        elif isinstance(event, yaml.AliasEvent | yaml.ScalarEvent):
+            size = sizes.get(event.anchor, 1) if isinstance(event, yaml.AliasEvent) else 1
+            if isinstance(event, yaml.ScalarEvent) and event.anchor is not None:
+                sizes[event.anchor] = 1
+            if frames:
+                frames[-1][1] += size
+            else:
+                total += size
+        else:
+            continue
+        if total + sum(f[1] for f in frames) > MAX_NODES:
+            raise ConfigError(f"{path}: line {line}: the document expands to more than "
+                              f"{MAX_NODES:,} values (YAML aliases?)")
+
+
+@functools.lru_cache(maxsize=1)
+def _unique_key_loader() -> Any:
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:  # the keys as written (a merge `<<` may override)
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                key = (key_node.tag, key_node.value)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"duplicate key {key_node.value!r} (each key may appear once)",
+                        key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
 
 
 def validate_config(data: Any, where: str) -> None:
@@ -129,13 +225,29 @@ def _check_policy_params(policies: Mapping[str, Any], where: str) -> None:
                 raise ConfigError(f"{where}: key 'policies.{pid}.{key}': unknown parameter "
                                   f"(known: {names})")
             _check_type(value, defaults[key], f"policies.{pid}.{key}", where)
+            _check_band(value, defaults[key], f"policies.{pid}.{key}", where)
+
+
+def _check_band(value: Any, default: Any, key: str, where: str) -> None:
+    """A {min, max} parameter (with the defaults it does not set) must have min <= max."""
+    if not (isinstance(default, dict) and isinstance(value, dict)
+            and {"min", "max"} <= default.keys()):
+        return
+    merged = {**default, **value}
+    if merged["min"] > merged["max"]:
+        set_by = "" if {"min", "max"} <= value.keys() else " (with the default of the other)"
+        raise ConfigError(f"{where}: key '{key}': min {merged['min']!r} is greater than max "
+                          f"{merged['max']!r}{set_by}")
 
 
 def _check_type(value: Any, default: Any, key: str, where: str) -> None:
     if isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, int | float):
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+        ok = (isinstance(value, int | float) and not isinstance(value, bool)
+              and math.isfinite(value) and 0 <= value <= 1e9)
+        if ok and "percent" in key and value > 100:
+            raise ConfigError(f"{where}: key '{key}': a percentage is at most 100, got {value!r}")
     elif isinstance(default, dict):
         ok = isinstance(value, dict)
         if ok:

@@ -222,7 +222,8 @@ def fingerprint(policy_id: str, resource: Mapping[str, Any], path: str) -> str:
              resource.get("kind") or "", resource["id"], path]
     if resource.get("root"):  # IaC: the same module under two root modules is two resources
         parts.append("root=" + str(resource["root"]))
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
+    # surrogatepass: a path that is not UTF-8 (lone surrogates) still hashes, stably
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
 @functools.lru_cache(maxsize=4096)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -305,7 +306,8 @@ _PLAIN = (str, int, bool)
 
 
 def jsonable(value: Any) -> Any:
-    """Evidence as plain JSON: Unknown → "UNKNOWN (reason)", Ref → "${address}"."""
+    """Evidence as plain JSON: Unknown → "UNKNOWN (reason)", Ref → "${address}"; never NaN or
+    Infinity (not JSON)."""
     if value is None or type(value) in _PLAIN:
         return value
     if isinstance(value, Unknown):
@@ -317,8 +319,8 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple | set | frozenset):
         items = [jsonable(v) for v in value]
         return sorted(items, key=str) if isinstance(value, set | frozenset) else items
-    if isinstance(value, float) and value != value:
-        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return "UNKNOWN (not a finite number)"  # NaN and Infinity are not JSON
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)

@@ -1,16 +1,20 @@
-"""Build the findings JSON document (schema_version 1) from an evaluation."""
+"""Build the findings JSON document (schema_version 1) from an evaluation.
+
+The document is redacted before any renderer sees it (:mod:`scanner.redact`): values the inputs
+mark sensitive become ``(sensitive)``, credential-looking strings are replaced."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scanner import __version__
 from scanner.catalog import Catalog
 from scanner.model import Finding, InputError, Notice
 from scanner.pricing.overlap import totals
+from scanner.redact import redact_document
 
 SCHEMA_VERSION = 1
 
@@ -27,8 +31,10 @@ def build_report(
     deterministic: bool = False,
     unpriced_regions: Sequence[str] = (),
     passed: Counter[str] | None = None,
+    sensitive: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The report document. ``passed`` counts PASS results left out of ``findings``."""
+    """The report document. ``passed`` counts PASS results left out of ``findings``;
+    ``sensitive``: values the inputs mark secret (each becomes ``(sensitive)``)."""
     cat = with_unpriced_regions(catalog.describe(), unpriced_regions)
     return assemble(
         findings=[f.as_dict() for f in findings],
@@ -40,6 +46,7 @@ def build_report(
         passed=passed,
         resources=resources,
         deterministic=deterministic,
+        sensitive=sensitive,
     )
 
 
@@ -54,8 +61,10 @@ def assemble(
     passed: Mapping[str, int] | None,
     resources: int,
     deterministic: bool,
+    sensitive: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The document from its parts, already as JSON values (``findings`` in report order)."""
+    """The document from its parts, already as JSON values (``findings`` in report order),
+    redacted (:func:`scanner.redact.redact_document`)."""
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "gpuaudit", "version": __version__},
@@ -70,7 +79,7 @@ def assemble(
     }
     if not deterministic:
         doc["generated_at"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return doc
+    return redact_document(doc, sensitive)
 
 
 def with_unpriced_regions(catalog: dict[str, Any], regions: Sequence[str]) -> dict[str, Any]:

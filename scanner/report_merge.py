@@ -30,22 +30,39 @@ class ReportReadError(Exception):
         self.reason = reason
 
 
+MAX_REPORT_BYTES = 1 << 30  # a JSON report read back (--baseline, report merge/render/diff)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_json_report_text(path: Path) -> Any:
+    """A JSON document from a regular file of at most 1 GiB (strict JSON: no NaN/Infinity).
+    Raises ReadError (unreadable) or ValueError (not JSON)."""
+    from scanner.safe_read import read_regular
+
+    return json.loads(read_regular(path, limit=MAX_REPORT_BYTES).decode("utf-8-sig"),
+                      parse_constant=_not_json)
+
+
 def read_report(path: Path) -> dict[str, Any]:
     """A JSON report, validated against the shipped schema."""
     from reports.schema import plain_problems
+    from scanner.safe_read import ReadError
 
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ReportReadError(path, f"cannot read: {exc.strerror or exc}") from exc
+        doc = read_json_report_text(path)
+    except ReadError as exc:
+        raise ReportReadError(path, f"cannot read: {exc.reason}") from None
     except UnicodeDecodeError as exc:
         raise ReportReadError(
             path, f"not a JSON report: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
-            f"offset {exc.start})") from exc
+            f"offset {exc.start})") from None
     except ValueError as exc:
-        raise ReportReadError(path, f"not a JSON report: {exc}") from exc
-    except RecursionError as exc:
-        raise ReportReadError(path, "not a JSON report: nested too deeply") from exc
+        raise ReportReadError(path, f"not a JSON report: {exc}") from None
+    except RecursionError:
+        raise ReportReadError(path, "not a JSON report: nested too deeply") from None
     if not isinstance(doc, dict):
         raise ReportReadError(path, "not a JSON report: the top level is not an object")
     version = doc.get("schema_version")

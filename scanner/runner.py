@@ -111,7 +111,7 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        catalog=catalog, resources=_counted(result),
                        coverage=result.coverage, deterministic=opts.deterministic,
                        unpriced_regions=_unpriced_regions(result, catalog.regions),
-                       passed=evaluation.passed)
+                       passed=evaluation.passed, sensitive=result.sensitive)
     fail_on = opts.fail_on or config.fail_on or "high"
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on, opts.fail_on_unknown)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanner.model import InputError, Notice, SourceResult
+from scanner.safe_read import ReadError, decode_head, read_head
 
 SNIFF_BYTES = 64 * 1024
 SKIP_DIRS = {".git", ".terraform", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
@@ -18,6 +19,8 @@ DATA_SUFFIXES = (".json", ".yaml", ".yml", ".template")
 # hands gpuaudit every YAML and JSON file of a commit, most of which are not infrastructure).
 NOT_IAC = ("not scanned: not Terraform, a `terraform show -json` plan or a CloudFormation "
            "template (no AWSTemplateFormatVersion or `Type: AWS::` in its first 64 KB)")
+LINK_OUT = ("not read: a symbolic link to a file outside the scanned tree (links that leave the "
+            "tree are not followed)")
 
 
 @dataclass
@@ -42,13 +45,18 @@ def _walk(root: Path, errors: list[InputError]) -> Iterator[tuple[str, str]]:
             yield dirpath, name
 
 
-def discover(paths: Sequence[Path], errors: list[InputError]) -> tuple[list[Path], list[Path]]:
+def discover(paths: Sequence[Path], errors: list[InputError],
+             notices: list[Notice] | None = None) -> tuple[list[Path], list[Path]]:
     """(terraform inputs, other candidate files), each once, in a stable order.
 
     Terraform inputs are the given directories that hold `.tf` files (the HCL source walks them
-    and groups root modules itself) and the `.tf` files given by name."""
+    and groups root modules itself) and the `.tf` files given by name. A data file that is a
+    symbolic link to a file outside the scanned tree (the directory walked; for a file named on
+    the command line, the working directory when it lies below it, else its own directory) is
+    not read: a notice says so."""
     tf: dict[Path, None] = {}
     data: dict[Path, None] = {}
+    left: list[Notice] = notices if notices is not None else []
     for given in paths:
         if not given.exists() and not given.is_symlink():
             errors.append(InputError(str(given), "no such file or directory"))
@@ -56,33 +64,69 @@ def discover(paths: Sequence[Path], errors: list[InputError]) -> tuple[list[Path
         if not given.is_dir():
             if given.name.lower().endswith(TF_SUFFIXES):
                 tf[given] = None
+            elif _leaves_tree(given, _tree_of_file(given)):
+                left.append(Notice(str(given), LINK_OUT))
             else:
                 data[given] = None
             continue
+        root = os.path.realpath(given)
         for dirpath, name in _walk(given, errors):
             lower = name.lower()
             if lower.endswith(TF_SUFFIXES):
                 tf[given] = None
             elif lower.endswith(DATA_SUFFIXES):
-                data[Path(dirpath) / name] = None
+                path = Path(dirpath) / name
+                if _leaves_tree(path, root):
+                    left.append(Notice(str(path), LINK_OUT))
+                else:
+                    data[path] = None
     return list(tf), list(data)
 
 
+def _tree_of_file(path: Path) -> str:
+    """The tree a file named on the command line belongs to (see :func:`discover`)."""
+    cwd = os.getcwd()
+    lexical = os.path.normpath(os.path.join(cwd, path))
+    if _inside(lexical, cwd):
+        return os.path.realpath(cwd)
+    return os.path.realpath(os.path.dirname(lexical))
+
+
+def _leaves_tree(path: Path, root: str) -> bool:
+    """A symbolic link whose target lies outside ``root`` (a real path)."""
+    if not path.is_symlink():
+        return False
+    try:
+        target = os.path.realpath(path, strict=True)
+    except (OSError, RuntimeError):
+        return False  # dangling or a loop: reading it reports the error
+    return not _inside(target, root)
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
+
+
 def _read_head(path: Path) -> str | InputError:
+    """The first 64 KB of a regular file as text (by its BOM: UTF-8, UTF-16 or UTF-32)."""
     try:
         if path.is_symlink():
             path.resolve(strict=True)  # raises on loops and dangling links
-        with path.open("rb") as fh:
-            head = fh.read(SNIFF_BYTES)
+        head = read_head(path, SNIFF_BYTES)
+    except ReadError as exc:
+        return InputError(str(path), f"cannot read: {exc.reason}")
     except (OSError, RuntimeError) as exc:
         return InputError(str(path), f"cannot read: {getattr(exc, 'strerror', None) or exc}")
-    return head.decode("utf-8", errors="replace")
+    return decode_head(head)
 
 
 def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> SourceResult:
     opts = opts or ScanOptions()
     result = SourceResult()
-    tf_files, data_files = discover(paths, result.errors)
+    tf_files, data_files = discover(paths, result.errors, result.notices)
     for path in data_files:
         head = _read_head(path)
         if isinstance(head, InputError):
@@ -96,6 +140,8 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
             result.notices.append(Notice(str(path), NOT_IAC))
     if tf_files:
         result.extend(_without_planned_roots(_read_terraform(tf_files, opts), result))
+    # A directory that cannot be listed is found by this walk and by the HCL source's own
+    result.errors = list(dict.fromkeys(result.errors))
     return result
 
 
@@ -126,10 +172,11 @@ def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | 
     from scanner.sources.cloudformation.reader import looks_like_cloudformation
 
     if looks_like_cloudformation(head):
-        from scanner.sources.cloudformation.reader import load_template
+        from scanner.sources.cloudformation.reader import read_if_template
 
-        return load_template(path, params=opts.cfn_params, region=opts.region,
-                             account_id=opts.account_id)
+        # None: the text mentions `Type: AWS::` but the structure is not a template
+        return read_if_template(path, params=opts.cfn_params, region=opts.region,
+                                account_id=opts.account_id)
     return None  # YAML/JSON that is not IaC
 
 

@@ -227,7 +227,7 @@ def test_unwritable_report_paths_are_errors_naming_the_path(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("code", "status", "stderr"),
-                         [("None", 0, ""), ("2", 2, ""), ("'no such file'", 1, "no such file\n")])
+                         [("None", 0, ""), ("2", 2, ""), ("'no such file'", 2, "no such file\n")])
 def test_hard_exit_flushes_and_keeps_the_exit_status(code: str, status: int, stderr: str):
     script = ("import sys\nfrom scanner.cli import hard_exit\n"
               "sys.stdout.write('report text')  # unflushed: hard_exit must flush it\n"

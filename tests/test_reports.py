@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from reports import FORMATS, default_filename, render
+from reports.common import reveal
 from reports.csv_report import COLUMNS
 from reports.html import CSP
 from reports.sarif import artifact_uri
@@ -535,7 +536,9 @@ def test_csv_round_trips(name: str) -> None:
         ):
             assert row[col] == value
         msg = f["message"]
-        assert row["message"] == ("'" + msg if msg.startswith("=") else msg)
+        # one line: newlines become spaces, control characters visible (reveal), formulas guarded
+        shown = reveal(msg, keep_newlines=False)
+        assert row["message"] == ("'" + shown if shown.startswith("=") else shown)
         assert json.loads(row["evidence"] or "{}") == f["evidence"]
         sav = f["savings"]
         assert row["savings_usd_month"] == ("" if sav is None else str(sav["usd_month"]))

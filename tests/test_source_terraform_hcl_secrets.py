@@ -103,7 +103,6 @@ def test_sensitive_var_file_and_module_variables(tmp_path: Path) -> None:
     assert {"varfile-Secret-6", "passed-Secret-7"} <= result.sensitive
 
 
-@pytest.mark.xfail(strict=True, reason="report-side redaction pending")
 def test_no_secret_in_any_json_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, {"main.tf": MAIN, "creds/main.tf": CREDS,
                      "terraform.tfvars": 'db_password = "tfvars-Secret-2"\n'})

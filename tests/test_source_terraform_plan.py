@@ -547,8 +547,18 @@ def test_malformed_structure_is_tolerated(tmp_path: Path) -> None:
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan), encoding="utf-8")
     result = load_plan(path)
-    assert result.errors == []
-    assert len(result.resources) == len(load(A).resources)
+    assert [e.reason for e in result.errors] == [
+        "malformed Terraform plan: planned_values.root_module.resources[0] is a number, not an "
+        "object",
+        "malformed Terraform plan: planned_values.root_module.resources[1] is a string, not an "
+        "object",
+        "malformed Terraform plan: a planned aws_instance has no address or name",
+        f"malformed Terraform plan: the values of {root['resources'][5]['address']} are a "
+        "string, not an object",
+    ]
+    assert {e.path for e in result.errors} == {str(path)}
+    # the well-formed resources are still read
+    assert len(result.resources) == len(load(A).resources) - 1
 
 
 # -- sniffing ------------------------------------------------------------------------------------

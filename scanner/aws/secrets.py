@@ -1,7 +1,9 @@
 """Keep secrets in the account: user data and credential-looking strings never become attributes.
 
 ``scrub`` walks an API response and returns a JSON-safe copy without user data, with every
-string that looks like a credential replaced by ``REDACTED``. Everything the live collectors put
+string that looks like a credential, and every value of a key or tag named like a secret,
+replaced by ``REDACTED``. The detector is :mod:`scanner.credentials`, the same one the report
+step applies to IaC findings. Everything the live collectors put
 into a Resource (attributes, tags, names) goes through it, so nothing secret can reach a finding,
 a report or an error message.
 """
@@ -13,7 +15,9 @@ import functools
 import re
 from typing import Any
 
-REDACTED = "[redacted: looks like a credential]"
+from scanner.credentials import REDACTED, looks_like_credential, redact_named, redact_text
+
+__all__ = ["REDACTED", "looks_like_credential", "scrub", "scrub_text"]
 
 # Keys dropped wherever they appear (compared case-insensitively, without separators).
 _DROP_KEYS = frozenset(
@@ -29,31 +33,14 @@ _DROP_KEYS = frozenset(
     }
 )
 
-_CREDENTIAL = re.compile(
-    r"""
-    \b(?:AKIA|ASIA)[A-Z0-9]{16}\b                       # AWS access key ids
-    | aws_secret_access_key | aws_session_token          # credential file / env spellings
-    | -----BEGIN\ [A-Z0-9 ]*PRIVATE\ KEY-----            # PEM private keys
-    | \b(?:password|passwd|pwd|secret|secret_key|api_key|apikey|token|auth_token)\s*[=:]\s*\S
-    | \b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@          # user:password@ in a URL
-    """,
-    re.IGNORECASE | re.VERBOSE,
-)
-
-
 # API responses repeat the same short strings (states, types, zones, tag keys) thousands of
-# times; remembering each verdict makes scrubbing 5,000 volumes cheap.
+# times; the detector remembers each verdict, which makes scrubbing 5,000 volumes cheap.
 _REMEMBERED = 200_000
 _NOT_LETTERS = re.compile(r"[^a-z]")
 
 
-def looks_like_credential(text: str) -> bool:
-    return bool(_CREDENTIAL.search(text))
-
-
-@functools.lru_cache(maxsize=_REMEMBERED)
 def scrub_text(text: str) -> str:
-    return REDACTED if _CREDENTIAL.search(text) else text
+    return redact_text(text)
 
 
 @functools.lru_cache(maxsize=_REMEMBERED)
@@ -68,13 +55,19 @@ def scrub(value: Any) -> Any:
     """
     if isinstance(value, dict):
         out: dict[str, Any] = {}
+        tag_key = value.get("Key") if "Value" in value else None
         for key, item in value.items():
             skey = str(key)
             if _normal_key(skey) in _DROP_KEYS or skey == "ResponseMetadata":
                 continue
             if isinstance(item, bytes | bytearray):
                 continue
-            out[scrub_text(skey)] = scrub(item)
+            if isinstance(item, str):
+                # a tag {Key: aws_secret_access_key, Value: ...}, or a key named like a secret
+                name = tag_key if skey == "Value" and isinstance(tag_key, str) else skey
+                out[scrub_text(skey)] = redact_named(name, item)
+            else:
+                out[scrub_text(skey)] = scrub(item)
         return out
     if isinstance(value, list | tuple):
         return [scrub(v) for v in value if not isinstance(v, bytes | bytearray)]

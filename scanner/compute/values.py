@@ -32,9 +32,11 @@ def to_price(value: Any) -> float | Unknown | None:
         return None
     try:
         price = float(value)
-    except (TypeError, ValueError):
-        return Unknown(f"max price {value!r} is not a number")
-    return price if math.isfinite(price) and price >= 0 else Unknown(f"bad price {value!r}")
+    except (TypeError, ValueError, OverflowError):
+        return Unknown(f"max price {str(value)[:40]!r} is not a usable number")
+    if not math.isfinite(price) or not 0 <= price <= 1e9:
+        return Unknown(f"bad price {str(value)[:40]!r}")
+    return price
 
 
 def to_int(value: Any) -> int | Unknown | None:
@@ -45,9 +47,12 @@ def to_int(value: Any) -> int | Unknown | None:
     if isinstance(value, bool):
         return Unknown(f"{value!r} is not a number")
     try:
-        return int(float(value))
+        number = float(value)
     except (TypeError, ValueError, OverflowError):
-        return Unknown(f"{value!r} is not a number")
+        return Unknown(f"{str(value)[:40]!r} is not a number")
+    if not math.isfinite(number) or abs(number) > 1e15:
+        return Unknown("not a finite number" if not math.isfinite(number) else "too large")
+    return int(number)
 
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",

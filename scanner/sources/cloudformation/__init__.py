@@ -1,6 +1,7 @@
 """CloudFormation templates (YAML, JSON, CDK synth output) → Resources.
 
 Enters: a template file, parameter overrides, region and account id. Leaves: a SourceResult.
-Entry point: :func:`.reader.load_template`; :mod:`.yaml_nodes` reads YAML/JSON with line numbers
-and short-form tags.
+Entry points: :func:`.reader.load_template`, and :func:`.reader.read_if_template` for a file
+that may not be a template (decided by structure); :mod:`.yaml_nodes` reads YAML/JSON with
+line numbers and short-form tags.
 """

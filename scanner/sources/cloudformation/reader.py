@@ -21,7 +21,7 @@ from typing import Any
 
 from scanner.kinds import schema
 from scanner.kinds.coerce import coerce_fields
-from scanner.kinds.types import Bool, FieldType, Ids, Int, Json, Num
+from scanner.kinds.types import Bool, FieldType, Ids, Int, Json, Num, Price
 from scanner.model import (
     InputError,
     Notice,
@@ -33,6 +33,8 @@ from scanner.model import (
     SourceResult,
     Unknown,
 )
+from scanner.safe_read import ReadError, decode_head, read_regular
+from scanner.sane_numbers import sane_number, sane_number_text
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 
 # CloudFormation type -> kind, property renames and the property that names the resource: all
@@ -63,6 +65,23 @@ _SNIFF = re.compile(r"AWSTemplateFormatVersion|\bType[\"']?\s*:\s*[\"']?AWS::")
 _SUB_VAR = re.compile(r"\$\{([^}]*)\}")
 
 
+# The evaluation budget of one template: intrinsic functions can build far more than the file
+# holds (a Join of a long parameter a thousand times; mappings that look each other up). Past a
+# limit the value is an input error, never a 100 MB report or an exhausted memory.
+MAX_STRING = 256 * 1024  # characters in one string built by Join / Sub / Base64 / ToJsonString
+MAX_BUILT = 32 * 1024 * 1024  # characters built in all, per template
+MAX_WORK = 1_000_000  # values evaluated, per template
+
+
+class OverBudget(Exception):
+    """A value past the evaluation budget; ``total``: the template's whole budget is spent."""
+
+    def __init__(self, reason: str, *, total: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.total = total
+
+
 class _NoValue:
     """``AWS::NoValue``: the key (or list element) is removed."""
 
@@ -71,8 +90,41 @@ NO_VALUE = _NoValue()
 
 
 def looks_like_cloudformation(head: str) -> bool:
-    """The text sniff: ``AWSTemplateFormatVersion``, or a ``Type: AWS::…`` (YAML or JSON)."""
+    """The text sniff: ``AWSTemplateFormatVersion``, or a ``Type: AWS::…`` (YAML or JSON).
+
+    Only a pre-filter: :func:`read_if_template` then decides by the structure."""
     return _SNIFF.search(head) is not None
+
+
+# A template's top-level keys as text, for a file that does not parse: YAML keys at column 0,
+# JSON keys anywhere (a string value holding them would be escaped: \"Resources\").
+_TOP_KEY = re.compile(
+    r'^["\']?(?:AWSTemplateFormatVersion|Resources)["\']?[ \t]*:'
+    r'|"AWSTemplateFormatVersion"\s*:|"Resources"\s*:\s*\{',
+    re.MULTILINE,
+)
+
+
+def is_template(data: Any) -> bool:
+    """A CloudFormation template by structure: a mapping with ``AWSTemplateFormatVersion``, or
+    with ``Resources`` whose entries have ``Type: AWS::…`` (or another resource type provider's
+    prefix, or a language-extensions ``Fn::ForEach``)."""
+    if not isinstance(data, dict):
+        return False
+    if "AWSTemplateFormatVersion" in data:
+        return True
+    resources = data.get("Resources")
+    if not isinstance(resources, dict):
+        return False
+    for logical_id, body in resources.items():
+        if str(logical_id).startswith("Fn::ForEach::"):
+            return True
+        rtype = body.get("Type") if isinstance(body, dict) else None
+        if isinstance(rtype, str) and rtype.startswith(("AWS::", "Custom::", "Alexa::")):
+            return True
+        if isinstance(rtype, dict) and any(str(k).startswith("Rain::") for k in rtype):
+            return True
+    return False
 
 
 def load_template(
@@ -83,22 +135,51 @@ def load_template(
     account_id: str | None = None,
 ) -> SourceResult:
     """Read one template. Never raises: unreadable input becomes an ``InputError``."""
+    result = _load(path, params, region, account_id, detect=False)
+    assert result is not None
+    return result
+
+
+def read_if_template(
+    path: Path,
+    *,
+    params: Mapping[str, str] = {},
+    region: str | None = None,
+    account_id: str | None = None,
+) -> SourceResult | None:
+    """Like :func:`load_template` for a file that may not be a template at all (any YAML or
+    JSON that mentions ``Type: AWS::``): None when its structure is not a template's. A file
+    that cannot be parsed counts as a template (and its error is reported) only when its text
+    has a template's top-level keys."""
+    return _load(path, params, region, account_id, detect=True)
+
+
+def _load(
+    path: Path,
+    params: Mapping[str, str],
+    region: str | None,
+    account_id: str | None,
+    *,
+    detect: bool,
+) -> SourceResult | None:
     result = SourceResult()
     where = str(path)
     try:
-        if path.stat().st_size > cfn_yaml.MAX_BYTES:
-            limit = cfn_yaml.MAX_BYTES // (1024 * 1024)
-            result.errors.append(InputError(where, f"file is larger than the {limit} MiB limit"))
-            return result
-        data = path.read_bytes()
-    except OSError as exc:
-        result.errors.append(InputError(where, f"cannot read file: {exc.strerror or exc}"))
+        data = read_regular(path, limit=cfn_yaml.MAX_BYTES)
+    except ReadError as exc:
+        too_big = exc.reason.startswith("larger than")
+        result.errors.append(InputError(where, f"file is {exc.reason}" if too_big
+                                        else f"cannot read file: {exc.reason}"))
         return result
     try:
         loaded = cfn_yaml.load_bytes(data)
     except cfn_yaml.TemplateError as exc:
+        if detect and not _TOP_KEY.search(_text_of(data)):
+            return None
         result.errors.append(InputError(where, exc.reason, exc.line))
         return result
+    if detect and not is_template(loaded.data):
+        return None
     try:
         _Reader(where, loaded, params, region, account_id, result).read()
     except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
@@ -107,6 +188,10 @@ def load_template(
             InputError(where, f"internal error while reading template: {type(exc).__name__}: {exc}")
         )
     return result
+
+
+def _text_of(data: bytes) -> str:
+    return decode_head(data)
 
 
 class _Reader:
@@ -157,6 +242,7 @@ class _Reader:
                 return
             sections[section] = value
         self._transform_notice(tpl.get("Transform"))
+        self._no_echo(sections["Parameters"])
         ev = Evaluator(
             parameters=sections["Parameters"],
             mappings=sections["Mappings"],
@@ -165,9 +251,33 @@ class _Reader:
             overrides=self.overrides,
             region=self.region,
             account_id=self.account_id,
+            sensitive=self.result.sensitive,
         )
         for logical_id, body in resources.items():
-            self._resource(ev, logical_id, body)
+            try:
+                self._resource(ev, logical_id, body)
+            except OverBudget as exc:
+                start = self.loaded.resource_lines.get(logical_id, (None, None))[0]
+                self.error(f"resource {logical_id}: {exc.reason}; it and the resources after it "
+                           "are not read", start)
+                return
+
+    def _no_echo(self, parameters: dict[str, Any]) -> None:
+        """The values of ``NoEcho`` parameters (default and ``--cfn-param``) are secret: the
+        report step shows them as ``(sensitive)`` wherever they appear."""
+        for name, spec in parameters.items():
+            if not isinstance(spec, dict) or _text(spec.get("NoEcho")).lower() != "true":
+                continue
+            values = [spec.get("Default"), self.overrides.get(name)]
+            for value in values:
+                items = value if isinstance(value, list) else [value]
+                if isinstance(value, str) and "," in value:
+                    items = [value, *value.split(",")]
+                for item in items:
+                    if isinstance(item, str | int | float) and not isinstance(item, bool):
+                        text = _text(item)
+                        self.result.sensitive.update({text, text.strip(),
+                                                      json.dumps(text)[1:-1]})
 
     def _transform_notice(self, transform: Any) -> None:
         names = transform if isinstance(transform, list) else [transform]
@@ -226,7 +336,13 @@ class _Reader:
             literal = key == "ServiceName" and kind == "ec2.vpc_endpoint"
             if isinstance(fields.get(key), Ids):
                 raw = _joined_ids(raw)
-            value = ev.value(raw, literal_pseudo=literal)
+            try:
+                value = ev.value(raw, literal_pseudo=literal)
+            except OverBudget as exc:
+                if exc.total:
+                    raise
+                self.error(f"resource {logical_id}, property {key}: {exc.reason}", start)
+                value = Unknown(exc.reason)
             if value is NO_VALUE:
                 continue
             attrs[renames.get(key, key)] = value
@@ -303,8 +419,11 @@ class Evaluator:
         overrides: Mapping[str, str],
         region: str | None,
         account_id: str | None,
+        sensitive: set[str] | None = None,
     ) -> None:
         self.parameters = parameters
+        # values that must not reach a report (NoEcho); what Fn::Base64 makes of them joins them
+        self.sensitive = sensitive if sensitive is not None else set()
         self.mappings = mappings
         self.conditions = conditions
         self.resource_ids = resource_ids
@@ -314,11 +433,37 @@ class Evaluator:
         self._params: dict[str, Any] = {}
         self._conds: dict[str, bool | None] = {}
         self._cond_stack: set[str] = set()
+        self.work = 0
+        self.built = 0
+
+    # ---- the budget
+
+    def spend(self, n: int = 1) -> None:
+        self.work += n
+        if self.work > MAX_WORK:
+            raise OverBudget(f"evaluating the template takes more than {MAX_WORK:,} steps "
+                             "(intrinsic functions expand it)", total=True)
+
+    def build(self, fn: str, size: int, *, so_far: bool = False) -> None:
+        """Account for a string of ``size`` characters that ``fn`` is about to build
+        (``so_far``: at least that many, it was not finished)."""
+        if size > MAX_STRING:
+            raise OverBudget(f"{fn} builds a string of {'more than ' if so_far else ''}"
+                             f"{size:,} characters, more than the {MAX_STRING // 1024} KiB "
+                             "limit")
+        self.built += size
+        if self.built > MAX_BUILT:
+            raise OverBudget(f"intrinsic functions build more than {MAX_BUILT >> 20} MiB of "
+                             "text in this template", total=True)
 
     # ---- values
 
     def value(self, v: Any, *, literal_pseudo: bool = False) -> Any:
-        """Resolve ``v``; returns :data:`NO_VALUE` where ``AWS::NoValue`` removes it."""
+        """Resolve ``v``; returns :data:`NO_VALUE` where ``AWS::NoValue`` removes it.
+        Raises :class:`OverBudget`."""
+        self.work += 1
+        if self.work > MAX_WORK:
+            self.spend(0)
         if isinstance(v, dict):
             if len(v) == 1:
                 ((key, arg),) = v.items()
@@ -388,11 +533,13 @@ class Evaluator:
             raw = spec["Default"]
         else:
             return Unknown(f"parameter {name} has no default")
+        if isinstance(raw, Unknown):
+            return Unknown(f"parameter {name}: its value is {raw.reason}")
         if ptype.startswith("AWS::SSM::Parameter::Value"):
             return Unknown(f"parameter {name} is read from SSM Parameter Store ({_text(raw)})")
         if ptype.startswith("List<") or ptype == "CommaDelimitedList":
             if isinstance(raw, list):
-                return [_text(item) for item in raw]
+                return [item if isinstance(item, Unknown) else _text(item) for item in raw]
             text = _text(raw)
             return [part.strip() for part in text.split(",")] if text else []
         if isinstance(raw, (dict, list)):
@@ -520,6 +667,7 @@ def _fn_sub(ev: Evaluator, arg: Any, lit: bool) -> Any:
     whole = _SUB_VAR.fullmatch(arg)
     parts: list[str] = []
     pos = 0
+    size = start = 0  # characters so far; where the literal text after the last variable starts
     for m in _SUB_VAR.finditer(arg):
         parts.append(arg[pos : m.start()])
         pos = m.end()
@@ -541,7 +689,12 @@ def _fn_sub(ev: Evaluator, arg: Any, lit: bool) -> Any:
         if isinstance(text, Unknown):
             return text
         parts.append(text)
+        size += len(text) + m.start() - start
+        start = m.end()
+        if size > MAX_STRING:
+            ev.build("Fn::Sub", size, so_far=True)
     parts.append(arg[pos:])
+    ev.build("Fn::Sub", size + len(arg) - start)
     return "".join(parts)
 
 
@@ -557,6 +710,7 @@ def _fn_join(ev: Evaluator, arg: Any, lit: bool) -> Any:
     for text in texts:
         if isinstance(text, Unknown):
             return text
+    ev.build("Fn::Join", sum(len(str(t)) for t in texts) + len(arg[0]) * max(len(texts) - 1, 0))
     return arg[0].join(str(t) for t in texts)
 
 
@@ -584,6 +738,7 @@ def _fn_split(ev: Evaluator, arg: Any, lit: bool) -> Any:
     text = _as_string("Fn::Split", ev.value(arg[1], literal_pseudo=lit))
     if isinstance(text, Unknown):
         return text
+    ev.spend(text.count(arg[0]) + 1)
     return text.split(arg[0])
 
 
@@ -632,7 +787,12 @@ def _fn_base64(ev: Evaluator, arg: Any, lit: bool) -> Any:
     text = _as_string("Fn::Base64", ev.value(arg))
     if isinstance(text, Unknown):
         return text
-    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+    data = text.encode("utf-8")
+    ev.build("Fn::Base64", (len(data) + 2) // 3 * 4)
+    encoded = base64.b64encode(data).decode("ascii")
+    if ev.sensitive and any(len(secret) >= 4 and secret in text for secret in ev.sensitive):
+        ev.sensitive.add(encoded)  # a NoEcho value inside: the encoded form is secret too
+    return encoded
 
 
 def _fn_to_json(ev: Evaluator, arg: Any, lit: bool) -> Any:
@@ -640,10 +800,28 @@ def _fn_to_json(ev: Evaluator, arg: Any, lit: bool) -> Any:
     missing = _first_unknown(value)
     if missing is not None:
         return missing
+    ev.build("Fn::ToJsonString", _text_size(value))
     try:
         return json.dumps(value, separators=(",", ":"), default=_reject)
     except TypeError:
         return Unknown("Fn::ToJsonString: a value is a resource reference")
+
+
+def _text_size(value: Any) -> int:
+    """About the length of ``value`` as JSON (strings and punctuation), stopping past the cap."""
+    total = 0
+    stack = [value]
+    while stack and total <= MAX_STRING:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            total += 2 + sum(len(str(k)) + 4 for k in cur)
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            total += 2 + len(cur)
+            stack.extend(cur)
+        else:
+            total += len(str(cur)) + 2
+    return total
 
 
 def _reject(value: Any) -> Any:
@@ -698,6 +876,11 @@ def _coerce(kind: str, attrs: dict[str, Any], notice: Any) -> dict[str, Any]:
             return _to_int(key, value, notice)
         if isinstance(t, Num):
             return _to_number(key, value, notice)
+        if isinstance(t, Price) and isinstance(value, str):
+            # prices stay text (as AWS spells them); text spelling an absurd number is Unknown
+            if isinstance(sane_number_text(value), Unknown):
+                return _garbage(key, value, "a usable price", notice)
+            return value
         if isinstance(t, Ids):
             if isinstance(value, list):
                 return _flat_list(value)
@@ -740,8 +923,11 @@ def _flat_list(items: list[Any]) -> list[Any]:
 
 
 def _garbage(key: str, value: Any, what: str, notice: Any) -> Unknown:
-    notice(f"{key} {value!r} is not {what}; treated as unknown")
-    return Unknown(f"{key} {value!r} is not {what}")
+    shown = repr(value)
+    if len(shown) > 80:
+        shown = shown[:60] + f"… ({len(shown):,} characters)"
+    notice(f"{key} {shown} is not {what}; treated as unknown")
+    return Unknown(f"{key} {shown} is not {what}")
 
 
 def _to_bool(key: str, value: Any, notice: Any) -> Any:
@@ -756,15 +942,20 @@ def _to_int(key: str, value: Any, notice: Any) -> Any:
     if isinstance(value, bool):
         return _garbage(key, value, "an integer", notice)
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
+        number: Any = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and len(value.strip()) <= 17:
         try:
-            return int(value.strip())
+            number = int(value.strip())
         except ValueError:
-            pass
-    return _garbage(key, value, "an integer", notice)
+            return _garbage(key, value, "an integer", notice)
+    else:
+        return _garbage(key, value, "an integer", notice)
+    checked = sane_number(number)
+    if isinstance(checked, Unknown):
+        return _garbage(key, value, "a usable integer", notice)
+    return checked
 
 
 def _to_number(key: str, value: Any, notice: Any) -> Any:
@@ -777,8 +968,8 @@ def _to_number(key: str, value: Any, notice: Any) -> Any:
             number = float(str(value).strip())
         except ValueError:
             return _garbage(key, value, "a number", notice)
-    if number != number or number in (float("inf"), float("-inf")):
-        return _garbage(key, value, "a number", notice)
+    if isinstance(sane_number(number), Unknown):
+        return _garbage(key, value, "a usable number", notice)
     return int(number) if float(number).is_integer() else number
 
 

@@ -6,6 +6,10 @@
   never expands. Nesting depth and file size are limited.
 * Timestamps are not resolved (``AWSTemplateFormatVersion: 2010-09-09`` stays a string).
 * JSON (``{`` first) is parsed with the json module; line spans come from a cheap token scan.
+* A key written twice in one mapping is refused (CloudFormation rejects such templates).
+* Numbers that are not finite or absurdly large (``.nan``, ``1e308``) become
+  :class:`~scanner.model.Unknown` (:mod:`scanner.sane_numbers`).
+* UTF-8, and UTF-16 / UTF-32 with a byte-order mark, are read.
 
 Every problem is a :class:`TemplateError` with a reason and, where known, a 1-based line.
 """
@@ -19,6 +23,10 @@ from typing import Any, ClassVar
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from scanner.model import Unknown
+from scanner.safe_read import decode_text
+from scanner.sane_numbers import TOO_LARGE, sane_number
 
 try:  # libyaml: composition in C (about 10x faster than the pure-Python parser)
     from yaml._yaml import CParser as _Parser
@@ -116,14 +124,21 @@ def load_bytes(data: bytes) -> LoadedTemplate:
     """Parse template bytes. Raises :class:`TemplateError`."""
     if len(data) > MAX_BYTES:
         raise TemplateError(f"file is larger than the {MAX_BYTES // (1024 * 1024)} MiB limit")
-    if b"\x00" in data:
-        raise TemplateError("binary file (contains NUL bytes)", _line_of(data, data.index(b"\x00")))
     try:
-        text = data.decode("utf-8-sig")
+        text = decode_text(data)
     except UnicodeDecodeError as exc:
+        if b"\x00" in data:
+            raise TemplateError(
+                "binary file (contains NUL bytes)", _line_of(data, data.index(b"\x00"))
+            ) from None
+        if exc.encoding.replace("_", "-").lower() != "utf-8":
+            raise TemplateError(f"not {exc.encoding.upper()} text ({exc.reason})") from None
         raise TemplateError(
             f"not UTF-8 text (byte 0x{data[exc.start]:02x})", _line_of(data, exc.start)
         ) from None
+    if "\x00" in text:
+        raise TemplateError("binary file (contains NUL bytes)", text.count("\n", 0,
+                                                                         text.index("\x00")) + 1)
     return load_text(text)
 
 
@@ -152,11 +167,45 @@ class _NotJson(TemplateError):
 _JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:]')
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _json_int(text: str) -> Any:
+    # json's own int() refuses more than 4,300 digits with a ValueError; never build those
+    return Unknown(TOO_LARGE) if len(text) > 17 else sane_number(int(text))
+
+
+def _json_float(text: str) -> Any:
+    return sane_number(float(text))
+
+
+def _json_constant(text: str) -> Any:  # NaN, Infinity, -Infinity
+    return sane_number(float(text))
+
+
 def _load_json(text: str) -> LoadedTemplate:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_pairs, parse_int=_json_int,
+                          parse_float=_json_float, parse_constant=_json_constant)
     except json.JSONDecodeError as exc:
         raise _NotJson(f"JSON syntax error: {exc.msg}", exc.lineno) from None
+    except _DuplicateKey as exc:
+        raise TemplateError(
+            f"duplicate key {exc.key!r} (CloudFormation rejects a key written twice)",
+            _json_duplicate_line(text, exc.key),
+        ) from None
     except RecursionError:
         raise _NotJson(f"nesting deeper than {MAX_DEPTH} levels") from None
     _check_depth(data)
@@ -213,6 +262,31 @@ def _json_resource_lines(text: str) -> tuple[dict[str, tuple[int, int]], int | N
         last_str = ""
         expect_resources = False
     return spans, res_line
+
+
+def _json_duplicate_line(text: str, key: str) -> int | None:
+    """The line of the second ``key`` written in one JSON object (a token scan)."""
+    stack: list[set[str]] = []
+    line, pos = 1, 0
+    last: str | None = None
+    for m in _JSON_TOKEN.finditer(text):
+        tok = m.group()
+        if tok[0] == '"':
+            last = tok
+            continue
+        if tok in "{[":
+            stack.append(set())
+        elif tok in "}]":
+            if stack:
+                stack.pop()
+        elif tok == ":" and last is not None and stack:
+            name = _json_str(last)
+            if name == key and name in stack[-1]:
+                line += text.count("\n", pos, m.start())
+                return line
+            stack[-1].add(name)
+        last = None
+    return None
 
 
 def _json_str(token: str) -> str:
@@ -304,7 +378,13 @@ class _Builder:
                         _mark_line(key_node.start_mark),
                     )
                 self.seen.add(id(key_node))
-                value[str(key_node.value)] = self.build(value_node, depth + 1)
+                key = str(key_node.value)
+                if key in value:
+                    raise TemplateError(
+                        f"duplicate key {key!r} (CloudFormation rejects a key written twice)",
+                        _mark_line(key_node.start_mark),
+                    )
+                value[key] = self.build(value_node, depth + 1)
         else:  # pragma: no cover - no other node types exist
             raise TemplateError("unexpected YAML node", _mark_line(node.start_mark))
         if tag.startswith("!"):
@@ -318,9 +398,12 @@ class _Builder:
         kind = tag[len(_T) :]
         try:
             if kind == "int":
-                return _SCALARS.construct_yaml_int(node)
+                digits = node.value.lstrip("+-").replace("_", "")
+                if len(digits) > 17 and not digits.startswith("0"):
+                    return Unknown(TOO_LARGE)  # never build a number of thousands of digits
+                return sane_number(_SCALARS.construct_yaml_int(node))
             if kind == "float":
-                return _SCALARS.construct_yaml_float(node)
+                return sane_number(_SCALARS.construct_yaml_float(node))
             if kind == "bool":
                 return _SCALARS.construct_yaml_bool(node)
             if kind == "null":

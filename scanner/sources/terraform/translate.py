@@ -30,6 +30,7 @@ from scanner.kinds import types as kt
 from scanner.kinds.coerce import coerce_fields
 from scanner.kinds.types import FieldType
 from scanner.model import Provenance, Ref, Resource, Skip, Unknown
+from scanner.sane_numbers import sane_number, sane_number_text
 
 Attrs = dict[str, Any]
 # A translator returns (kind, attrs, name, extra aliases).
@@ -74,32 +75,41 @@ def _int(value: Any) -> Any:
     if isinstance(value, bool):
         return Unknown(f"not a number: {value!r}")
     if isinstance(value, int):
-        return value
+        return sane_number(value)
     if isinstance(value, float):
-        return int(value) if value.is_integer() else value
+        value = sane_number(value)
+        return int(value) if isinstance(value, float) and value.is_integer() else value
     if isinstance(value, str):
         text = value.strip()
         if text == "":
             return None
+        if len(text) > 32:
+            return Unknown(f"not a usable number: {text[:20]}… ({len(text):,} characters)")
         try:
-            return int(text)
+            return sane_number(int(text))
         except ValueError:
             try:
-                number = float(text)
+                number = sane_number(float(text))
             except ValueError:
                 return Unknown(f"not a number: {value!r}")
+            if isinstance(number, Unknown):
+                return number
             return int(number) if number.is_integer() else number
     return Unknown(f"not a number: {value!r}")
 
 
 def _price(value: Any) -> Any:
     """Prices stay as given (strings, like the AWS API); numbers become their string form;
-    "" is terraform's "unset" (a spot fleet launch specification then uses the fleet's price)."""
+    "" is terraform's "unset" (a spot fleet launch specification then uses the fleet's price).
+    A price that spells a non-finite or absurdly large number is Unknown."""
     if isinstance(value, bool):
         return Unknown(f"not a price: {value!r}")
     if isinstance(value, int | float):
-        return str(value)
-    return None if value == "" else value
+        checked = sane_number(value)
+        return checked if isinstance(checked, Unknown) else str(value)
+    if isinstance(value, str):
+        return None if value == "" else sane_number_text(value)
+    return value
 
 
 def _list(value: Any) -> Any:

@@ -58,6 +58,8 @@ from scanner.model import (
     SourceResult,
     Unknown,
 )
+from scanner.safe_read import ReadError, decode_text, read_regular
+from scanner.sane_numbers import NOT_FINITE
 from scanner.sources.terraform.plan.locate import (
     Block,
     SourceIndex,
@@ -123,6 +125,9 @@ BLOCK_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
 _NO_BLOCKS: dict[str, tuple[str, ...]] = {}
 _NO_EXPRESSIONS: dict[str, Any] = {}  # one object: expression blocks are cached by id()
 MAX_DEPTH = 16
+MAX_MODULE_DEPTH = 100  # modules nested deeper than this are an input error
+MAX_CONFIG_MODULES = 10_000
+MAX_PLAN_BYTES = 2 << 30
 # Top-level members that are not needed (after_unknown's information is in planned_values).
 _SKIPPABLE = frozenset({"resource_changes", "resource_drift", "output_changes", "prior_state"})
 
@@ -629,21 +634,32 @@ def _pair(blocks: list[dict[str, Any]], item: dict[str, Any], i: int,
 # -- configuration -------------------------------------------------------------------------------
 
 
-def _config_modules(configuration: Any) -> dict[str, _ConfigModule]:
+def _config_modules(configuration: Any, errors: list[InputError] | None = None,
+                    spath: str = "") -> dict[str, _ConfigModule]:
     out: dict[str, _ConfigModule] = {}
     root = configuration.get("root_module") if isinstance(configuration, dict) else None
     if not isinstance(root, dict):
         return out
     stack: list[tuple[str, dict[str, Any], str | None, dict[str, Any] | None]] = [
         ("", root, None, None)]
+    dropped: list[str] = []
     while stack:
         path, body, parent, call = stack.pop()
         out[path] = _ConfigModule(body, parent, call)
         calls = body.get("module_calls")
-        if isinstance(calls, dict) and len(out) < 10_000 and path.count("module.") < 50:
-            for name, c in calls.items():
-                if isinstance(c, dict) and isinstance(c.get("module"), dict):
-                    stack.append((_join(path, f"module.{name}"), c["module"], path, c))
+        if not isinstance(calls, dict):
+            continue
+        if len(out) >= MAX_CONFIG_MODULES or path.count("module.") >= MAX_MODULE_DEPTH:
+            dropped.append(path or "the root module")
+            continue
+        for name, c in calls.items():
+            if isinstance(c, dict) and isinstance(c.get("module"), dict):
+                stack.append((_join(path, f"module.{name}"), c["module"], path, c))
+    if dropped and errors is not None:
+        errors.append(InputError(spath, f"malformed Terraform plan: the configuration has more "
+                                        f"than {MAX_CONFIG_MODULES:,} modules or modules nested "
+                                        f"more than {MAX_MODULE_DEPTH} deep; the module calls of "
+                                        f"{dropped[0]} are not read"))
     return out
 
 
@@ -712,7 +728,7 @@ def _decode_fast(text: str) -> dict[str, Any] | None:
     then resumes at the last `"configuration"` key, which is checked to be top-level: the rest of
     the text must decode as members up to the closing brace and the end. None: not this layout.
     """
-    dec = json.JSONDecoder()
+    dec = json.JSONDecoder(parse_constant=_constant)
     out: dict[str, Any] = {}
     i = _skip_ws(text, 0)
     if not text.startswith("{", i):
@@ -744,23 +760,30 @@ def _decode_fast(text: str) -> dict[str, Any] | None:
     return None
 
 
+def _constant(name: str) -> Unknown:
+    """NaN, Infinity, -Infinity: not JSON, but Python's json module accepts them."""
+    return Unknown(f"{NOT_FINITE} ({name})")
+
+
 def _read(path: Path) -> tuple[dict[str, Any], str] | InputError:
     spath = str(path)
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return InputError(spath, f"cannot read: {exc.strerror or exc}")
+        data = read_regular(path, limit=MAX_PLAN_BYTES)
+    except ReadError as exc:
+        return InputError(spath, f"cannot read: {exc.reason}")
     if data.startswith(b"PK\x03\x04"):
         return InputError(spath, "a binary Terraform plan file, not JSON: convert it with "
                                  "`terraform show -json PLANFILE > plan.json`")
-    if b"\x00" in data[:8192]:
-        return InputError(spath, "a binary file, not a Terraform plan JSON")
     try:
-        text = data.decode("utf-8-sig")
+        text = decode_text(data)  # UTF-8; UTF-16 from PowerShell's `>`
     except UnicodeDecodeError as exc:
-        return InputError(spath, f"not UTF-8 text: {exc.reason}",
+        if b"\x00" in data[:8192]:
+            return InputError(spath, "a binary file, not a Terraform plan JSON")
+        return InputError(spath, f"not {exc.encoding.upper()} text: {exc.reason}",
                           line=data.count(b"\n", 0, exc.start) + 1)
     del data
+    if "\x00" in text[:8192]:
+        return InputError(spath, "a binary file, not a Terraform plan JSON")
     if not text.strip():
         return InputError(spath, "empty file, not a Terraform plan")
     doc: Any = None
@@ -770,12 +793,14 @@ def _read(path: Path) -> tuple[dict[str, Any], str] | InputError:
         doc = None
     if doc is None:
         try:
-            doc = json.loads(text)
+            doc = json.loads(text, parse_constant=_constant)
         except json.JSONDecodeError as exc:
             truncated = " (truncated?)" if exc.pos >= len(text.rstrip()) else ""
             return InputError(spath, f"invalid JSON: {exc.msg}{truncated}", line=exc.lineno)
         except RecursionError:
             return InputError(spath, "invalid JSON: nested too deeply")
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            return InputError(spath, f"invalid JSON: {str(exc).split(';')[0]}")
     if not isinstance(doc, dict) or "format_version" not in doc:
         return InputError(spath, "not a Terraform plan: no format_version")
     if "planned_values" not in doc and "resource_changes" not in doc:
@@ -811,31 +836,136 @@ def load_plan(path: Path, *, source_dir: Path | None = None) -> SourceResult:
             gc.enable()
 
 
-def _iter_planned(module: Any, depth: int = 0) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(module instance address, resource) for every planned resource, child modules included."""
-    if not isinstance(module, dict) or depth > 100:
-        return
-    address = module.get("address") if depth else ""
-    address = address if isinstance(address, str) else ""
-    for r in _seq(module.get("resources")):
-        if isinstance(r, dict):
-            yield address, r
-    for child in _seq(module.get("child_modules")):
-        yield from _iter_planned(child, depth + 1)
+def _iter_planned(root: Any, problems: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(module instance address, resource) for every planned resource, child modules included.
+    What does not have the shape terraform writes is added to ``problems`` (naming the key)."""
+    stack: list[tuple[Any, str, int]] = [(root, "planned_values.root_module", 0)]
+    while stack:
+        module, key, depth = stack.pop()
+        if not isinstance(module, dict):
+            problems.append(f"{key} is {_json_type(module)}, not an object")
+            continue
+        if depth > MAX_MODULE_DEPTH:
+            problems.append(f"{key}: modules nested more than {MAX_MODULE_DEPTH} deep are not "
+                            "read")
+            continue
+        address = module.get("address") if depth else ""
+        address = address if isinstance(address, str) else ""
+        resources = module.get("resources", [])
+        if not isinstance(resources, list):
+            problems.append(f"{key}.resources is {_json_type(resources)}, not a list")
+            resources = []
+        for i, r in enumerate(resources):
+            if isinstance(r, dict):
+                yield address, r
+            else:
+                problems.append(f"{key}.resources[{i}] is {_json_type(r)}, not an object")
+        children = module.get("child_modules", [])
+        if not isinstance(children, list):
+            problems.append(f"{key}.child_modules is {_json_type(children)}, not a list")
+            continue
+        for i in range(len(children) - 1, -1, -1):
+            stack.append((children[i], f"{key}.child_modules[{i}]", depth + 1))
 
 
-def _from_changes(changes: Any) -> list[tuple[str, dict[str, Any]]]:
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "not JSON"
+
+
+def _from_changes(changes: Any, problems: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """A plan without planned_values: the `after` of each resource change."""
     out: list[tuple[str, dict[str, Any]]] = []
-    for rc in _seq(changes):
-        if not isinstance(rc, dict) or "deposed" in rc:
+    if not isinstance(changes, list):
+        problems.append(f"resource_changes is {_json_type(changes)}, not a list")
+        return out
+    for i, rc in enumerate(changes):
+        if not isinstance(rc, dict):
+            problems.append(f"resource_changes[{i}] is {_json_type(rc)}, not an object")
+            continue
+        if "deposed" in rc:
             continue
         change = rc.get("change")
         after = change.get("after") if isinstance(change, dict) else None
         if isinstance(after, dict):
             module = rc.get("module_address")
-            out.append((module if isinstance(module, str) else "", {**rc, "values": after}))
+            marks = change.get("after_sensitive") if isinstance(change, dict) else None
+            out.append((module if isinstance(module, str) else "",
+                        {**rc, "values": after, "sensitive_values": marks}))
     return out
+
+
+# -- sensitive values ----------------------------------------------------------------------------
+
+
+def _sensitive(value: Any, marks: Any, out: set[str]) -> None:
+    """Add to ``out`` the text of every value that ``marks`` (terraform's ``sensitive_values``
+    shape: ``true`` for a sensitive value, objects and lists mirroring the value) marks."""
+    if not marks:
+        return  # most resources: {} or only empty objects and lists
+    stack = [(value, marks)]
+    while stack:
+        cur, mark = stack.pop()
+        if mark is True:
+            _all_text(cur, out)
+        elif type(mark) is dict:
+            if type(cur) is dict:
+                for k, m in mark.items():
+                    if m:
+                        stack.append((cur.get(k), m))
+        elif type(mark) is list and type(cur) is list:
+            for v, m in zip(cur, mark, strict=False):
+                if m:
+                    stack.append((v, m))
+
+
+def _all_text(value: Any, out: set[str]) -> None:
+    stack = [value]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, str):
+            out.add(cur)
+        elif isinstance(cur, int | float) and not isinstance(cur, bool):
+            out.add(str(cur))
+        elif isinstance(cur, dict):
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+
+
+def _sensitive_variables(doc: dict[str, Any], out: set[str]) -> None:
+    """Root module variables declared ``sensitive = true``: their values in the plan."""
+    config = doc.get("configuration")
+    root = config.get("root_module") if isinstance(config, dict) else None
+    declared = root.get("variables") if isinstance(root, dict) else None
+    given = doc.get("variables")
+    if not isinstance(declared, dict) or not isinstance(given, dict):
+        return
+    for name, decl in declared.items():
+        if isinstance(decl, dict) and decl.get("sensitive") is True:
+            entry = given.get(name)
+            if isinstance(entry, dict):
+                _all_text(entry.get("value"), out)
+
+
+def _sensitive_changes(changes: Any, out: set[str]) -> None:
+    """``before_sensitive`` / ``after_sensitive`` of the resource changes (when decoded)."""
+    for rc in changes if isinstance(changes, list) else ():
+        change = rc.get("change") if isinstance(rc, dict) else None
+        if isinstance(change, dict):
+            _sensitive(change.get("before"), change.get("before_sensitive"), out)
+            _sensitive(change.get("after"), change.get("after_sensitive"), out)
 
 
 def _plan_lines(text: str) -> dict[str, int] | None:
@@ -860,12 +990,29 @@ def _plan_lines(text: str) -> dict[str, int] | None:
 def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
           result: SourceResult) -> None:
     spath = str(path)
-    pv = doc.get("planned_values")
-    if isinstance(pv, dict):
-        planned = list(_iter_planned(pv.get("root_module")))
+    problems: list[str] = []
+    if "planned_values" in doc:
+        pv = doc["planned_values"]
+        if not isinstance(pv, dict):
+            problems.append(f"planned_values is {_json_type(pv)}, not an object")
+            planned = []
+        elif "root_module" not in pv:
+            problems.append("planned_values has no root_module")
+            planned = []
+        else:
+            planned = list(_iter_planned(pv["root_module"], problems))
     else:
-        planned = _from_changes(doc.get("resource_changes"))
-    config = _config_modules(doc.get("configuration"))
+        planned = _from_changes(doc.get("resource_changes"), problems)
+    if "configuration" in doc and not isinstance(doc["configuration"], dict):
+        problems.append(f"configuration is {_json_type(doc['configuration'])}, not an object")
+    for problem in problems[:20]:
+        result.errors.append(InputError(spath, f"malformed Terraform plan: {problem}"))
+    if len(problems) > 20:
+        result.errors.append(InputError(spath, f"malformed Terraform plan: {len(problems) - 20} "
+                                               "more problems like these"))
+    _sensitive_variables(doc, result.sensitive)
+    _sensitive_changes(doc.get("resource_changes"), result.sensitive)
+    config = _config_modules(doc.get("configuration"), result.errors, spath)
     module_instances: dict[tuple[str, str], list[str]] = {}
     addresses: set[str] = set()
     seen_modules: set[str] = {""}
@@ -917,10 +1064,18 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
         address = r.get("address")
         name = r.get("name")
         if not isinstance(address, str) or not isinstance(name, str):
+            result.errors.append(InputError(spath, f"malformed Terraform plan: a planned "
+                                                   f"{tf_type} has no address or name"))
             continue
         values = r.get("values")
-        if not isinstance(values, dict):
+        if values is None:
             values = {}  # terraform omits "values" when every one is unknown
+        elif not isinstance(values, dict):
+            result.errors.append(InputError(spath, f"malformed Terraform plan: the values of "
+                                                   f"{address} are {_json_type(values)}, not an "
+                                                   "object"))
+            continue
+        _sensitive(values, r.get("sensitive_values"), result.sensitive)
         keyless = _keyless(module)
         block: Block | None = sources.locate(keyless, tf_type, name) if sources else None
         cm = config.get(keyless)

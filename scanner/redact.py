@@ -1,0 +1,154 @@
+"""The report document's last step before any renderer: no secret, no invalid text.
+
+Every string of the document (messages, names, tags, evidence, remediation, locations, errors,
+notices; keys too) is checked:
+
+- a value the input marks secret (``SourceResult.sensitive``: Terraform ``sensitive``, a plan's
+  ``sensitive_values``, CloudFormation ``NoEcho``) is replaced by ``(sensitive)`` wherever it
+  appears in a string. Values shorter than :data:`MIN_SENSITIVE` characters are left alone (a
+  sensitive ``"1"`` or ``"us"`` would erase every digit or word of the report);
+- a string that looks like a credential, or the value of a key or tag named like a secret,
+  becomes ``[redacted: looks like a credential]`` (:mod:`scanner.credentials`, the same detector
+  as the live collectors');
+- text that cannot be written as UTF-8 (a file name that is not UTF-8 reaches Python as lone
+  surrogates) shows its bytes as ``\\xNN``;
+- a float that is not finite (never JSON) becomes null.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from scanner.credentials import redact_named, redact_text, secret_name
+
+SENSITIVE = "(sensitive)"
+MIN_SENSITIVE = 4
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+@functools.lru_cache(maxsize=200_000)
+def _plain(text: str) -> str:
+    """UTF-8-safe and credential-free text."""
+    if _SURROGATES.search(text) is not None:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        text = _SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return redact_text(text)
+
+
+# Keys of the report schema: never secret, never rewritten (saves a lookup per key).
+_SCHEMA_KEYS = frozenset({
+    "id", "policy_id", "title", "severity", "status", "message", "resource", "location",
+    "evidence", "remediation", "savings", "suppression", "kind", "name", "address", "arn",
+    "account", "region", "tags", "file", "start_line", "end_line", "text", "terraform",
+    "cloudformation", "usd_month", "basis", "by", "reason", "expires", "path", "line",
+})
+
+
+class Redactor:
+    """Cleans strings and documents; ``sensitive`` are the marked values.
+
+    Reports repeat the same strings (policy titles, remediation, resource kinds, tag keys)
+    thousands of times: each string's verdict is remembered, and so is each remediation."""
+
+    def __init__(self, sensitive: Iterable[str] = ()) -> None:
+        values = sorted({s for s in sensitive if isinstance(s, str) and len(s) >= MIN_SENSITIVE},
+                        key=lambda s: (-len(s), s))
+        self._marked = (re.compile("|".join(re.escape(v) for v in values)) if values else None)
+        self._seen: dict[str, str] = {}
+        self._names: dict[str, bool] = {}
+        self._remediations: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def text(self, value: str) -> str:
+        out = self._seen.get(value)
+        if out is None:
+            out = value
+            if self._marked is not None and self._marked.search(out):
+                out = self._marked.sub(SENSITIVE, out)
+            out = _plain(out)
+            if len(self._seen) < 500_000:
+                self._seen[value] = out
+        return out
+
+    def named(self, key: str, value: str) -> str:
+        """The value of the key (or tag) ``key``."""
+        secret = self._names.get(key)
+        if secret is None:
+            secret = self._names[key] = key not in _SCHEMA_KEYS and secret_name(key)
+        if secret:
+            return redact_named(key, self.text(value))
+        return self.text(value)
+
+    def document(self, value: Any) -> Any:
+        """``value`` (dicts, lists, strings, numbers) cleaned in place; strings are immutable,
+        so a cleaned string is returned (and assigned by the caller)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return self._dict(value)
+        if isinstance(value, list):
+            for i, v in enumerate(value):
+                if type(v) is not int:
+                    cleaned = self.document(v)
+                    if cleaned is not v:
+                        value[i] = cleaned
+            return value
+        if isinstance(value, tuple):
+            return [self.document(v) for v in value]
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return value
+
+    def _dict(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        text = self.text
+        named = self.named
+        tag_key = value.get("Key") if "Value" in value else None
+        renamed: list[tuple[Any, Any]] = []
+        for k, v in value.items():
+            tv = type(v)
+            if tv is str:
+                if type(k) is not str:
+                    cleaned = text(v)
+                elif k == "Value" and type(tag_key) is str:
+                    cleaned = named(tag_key, v)  # a {Key, Value} tag
+                else:
+                    cleaned = named(k, v)
+            elif v is None or tv is int or tv is bool:
+                cleaned = v
+            elif k == "remediation" and tv is dict:
+                cleaned = self._remediation(v)
+            else:
+                cleaned = self.document(v)
+            if cleaned is not v:
+                value[k] = cleaned  # the same key: allowed while iterating
+            if k not in _SCHEMA_KEYS and type(k) is str:
+                ck = text(k)
+                if ck is not k:
+                    renamed.append((k, ck))
+        if renamed:  # a key that holds a secret (a tag key): rebuild in the same order
+            names = dict(renamed)
+            items = [(names.get(k, k), v) for k, v in value.items()]
+            value.clear()
+            value.update(items)
+        return value
+
+    def _remediation(self, value: dict[str, Any]) -> dict[str, Any]:
+        """A policy's remediation (the same for each of its findings): cleaned once."""
+        try:
+            key = tuple(sorted(value.items()))
+            hash(key)
+        except TypeError:
+            return self._dict(value)
+        cached = self._remediations.get(key)
+        if cached is None:
+            cached = self._remediations[key] = dict(self._dict(value))
+        return dict(cached)
+
+
+def redact_document(doc: dict[str, Any], sensitive: Iterable[str] = ()) -> dict[str, Any]:
+    """The report document with secrets and unwritable text taken out (see the module doc).
+    ``doc`` is cleaned in place (the report builder owns it) and returned."""
+    return Redactor(sensitive).document(doc)  # type: ignore[no-any-return]
