@@ -151,6 +151,8 @@ def render(doc: dict[str, Any], *, color: bool = False) -> str:
         for f in findings:
             out.append(_row(f, color))
             out.extend(wrap(reveal(f.get("message"))))
+            if f.get("also_reported_by"):
+                out.extend(wrap("also reported by " + reveal(", ".join(f["also_reported_by"]))))
             if f.get("status") == "SUPPRESSED":
                 out.extend(wrap("suppressed " + reveal(suppression_text(f.get("suppression")))))
     else:
@@ -211,4 +213,18 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         money_line += f". Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}."
         if cat.get("note"):
             money_line += f" Note: {cat['note']}."
-    return [line, money_line]
+    lines = [line, money_line]
+    checkov = summary.get("checkov")
+    if isinstance(checkov, dict):
+        lines.append(checkov_line(checkov))
+    return lines
+
+
+def checkov_line(checkov: dict[str, Any]) -> str:
+    """What `scan --with-checkov` added, and how long checkov took."""
+    version = f" {checkov['version']}" if checkov.get("version") else ""
+    took = f" in {checkov['seconds']:.1f} s" if isinstance(checkov.get("seconds"), int | float) \
+        else ""
+    return (f"checkov{version}: {checkov.get('failed', 0)} failed checks, "
+            f"{checkov.get('merged', 0)} of them merged into gpuaudit findings that say the "
+            f"same{took}.")

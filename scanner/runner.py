@@ -30,6 +30,9 @@ class ReportOptions:
     only_files: tuple[str, ...] | None = None  # report only findings declared in these files
     color: bool = False
     extra_errors: list[InputError] = field(default_factory=list)
+    # Another tool's run whose findings join the policies' (scan --with-checkov): an object with
+    # join(findings, config=, baseline=, deterministic=) -> .findings .errors .notices .summary
+    external: Any = None
 
 
 class UsageError(Exception):
@@ -94,11 +97,23 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
     from scanner.report import build_report
 
     errors = [*result.errors, *opts.extra_errors]
-    doc = build_report(evaluation.findings, errors=errors,
-                       notices=[*result.notices, *evaluation.notices], inputs=inputs,
+    notices = [*result.notices, *evaluation.notices]
+    summary: dict[str, Any] = {}
+    if opts.external is not None:
+        from scanner.engine import report_order
+
+        joined = opts.external.join(evaluation.findings, config=config, baseline=baseline,
+                                    deterministic=opts.deterministic)
+        evaluation.findings = sorted(joined.findings, key=lambda f: report_order(
+            f.location, f.policy_id, f.resource, f.id))
+        errors += joined.errors
+        notices += joined.notices
+        summary = joined.summary
+    doc = build_report(evaluation.findings, errors=errors, notices=notices, inputs=inputs,
                        catalog=default_catalog(), resources=len(result.resources),
                        coverage=result.coverage, deterministic=opts.deterministic,
                        unpriced_regions=_unpriced_regions(result), passed=evaluation.passed)
+    doc["summary"].update(summary)
     fail_on = opts.fail_on or config.fail_on or "high"
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on)
