@@ -223,8 +223,8 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
 def checkov_line(checkov: dict[str, Any]) -> str:
     """What `scan --with-checkov` added, and how long checkov took."""
     version = f" {checkov['version']}" if checkov.get("version") else ""
-    took = f" in {checkov['seconds']:.1f} s" if isinstance(checkov.get("seconds"), int | float) \
-        else ""
-    return (f"checkov{version}: {checkov.get('failed', 0)} failed checks, "
-            f"{checkov.get('merged', 0)} of them merged into gpuaudit findings that say the "
-            f"same{took}.")
+    took = f" took {checkov['seconds']:.1f} s" if isinstance(checkov.get("seconds"),
+                                                              int | float) else ""
+    return (f"checkov{version}{took}: {checkov.get('failed', 0)} failed checks, "
+            f"{checkov.get('merged', 0)} of them merged into the gpuaudit findings that say "
+            "the same.")
