@@ -195,3 +195,16 @@ def test_the_summary_says_how_long_checkov_took(with_checkov: dict[str, Any]) ->
     assert checkov["seconds"] > 0
     table = " ".join(with_checkov["table"].split())
     assert f"checkov {checkov['version']} took {checkov['seconds']:.1f} s: " in table
+
+
+def test_a_bad_gpuaudit_config_is_loud_in_checkov(CHECKOV: Path, tmp_path: Path) -> None:
+    (tmp_path / ".gpuaudit.yaml").write_text("policies:\n  SPOT-001:\n"
+                                             "    max_price_ratio: lots\n")
+    args = ["-d", str(FIXTURE), "--external-checks-dir", _checks_dir(), "-o", "json",
+            "--framework", "terraform", "--skip-download"]
+    out = subprocess.run([str(CHECKOV), *args], capture_output=True, text=True, cwd=tmp_path,
+                         env=ENV, timeout=600)
+    assert "policies.SPOT-001.max_price_ratio" in out.stderr
+    assert str(tmp_path / ".gpuaudit.yaml") in out.stderr
+    report = json.loads(out.stdout)
+    assert not [r for r in _results(report) if r[0].startswith("CKV_GPUAUDIT_")]
