@@ -30,7 +30,7 @@ demo: $(STAMP)
 
 test: $(STAMP) $(CHECKOV_STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench
-	GPUAUDIT_TEST_CHECKOV=$(CHECKOV_VENV)/bin/checkov $(PY) -m pytest
+	GPUAUDIT_TEST_CHECKOV=$(abspath $(CHECKOV_VENV))/bin/checkov $(PY) -m pytest
 
 lint: $(STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench

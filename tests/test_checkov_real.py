@@ -24,7 +24,7 @@ ENV = {**os.environ, "BC_SKIP_MAPPING": "TRUE", "LOG_LEVEL": "WARNING"}
 
 def _checkov() -> Path:
     given = os.environ.get("GPUAUDIT_TEST_CHECKOV")
-    path = Path(given) if given else ROOT / ".venv-checkov" / "bin" / "checkov"
+    path = (ROOT / given).resolve() if given else ROOT / ".venv-checkov" / "bin" / "checkov"
     if not path.is_file():
         if given:  # `make test` names it: it must be there
             pytest.fail(f"GPUAUDIT_TEST_CHECKOV={given} does not exist")
@@ -208,3 +208,25 @@ def test_a_bad_gpuaudit_config_is_loud_in_checkov(CHECKOV: Path, tmp_path: Path)
     assert str(tmp_path / ".gpuaudit.yaml") in out.stderr
     report = json.loads(out.stdout)
     assert not [r for r in _results(report) if r[0].startswith("CKV_GPUAUDIT_")]
+
+
+@pytest.mark.parametrize("estate", ["gpu_estate_a", "gpu_estate_b"])
+def test_on_real_terraform_plans_checkov_and_gpuaudit_agree(CHECKOV: Path, tmp_path: Path,
+                                                            estate: str) -> None:
+    """checkov's plan framework hands the checks plan values: every verdict the checks give
+    is gpuaudit's own on the whole plan (made by real terraform, tests/fixtures/terraform)."""
+    plan = ROOT / "tests" / "fixtures" / "terraform" / estate / "plan.json"
+    out = subprocess.run([str(CHECKOV), "-f", str(plan), "--external-checks-dir", _checks_dir(),
+                          "-o", "json", "--framework", "terraform_plan", "--skip-download"],
+                         capture_output=True, text=True, cwd=tmp_path, env=ENV, timeout=600)
+    got = {(cid, rid): result for cid, rid, result, _ in _results(json.loads(out.stdout))
+           if cid.startswith("CKV_GPUAUDIT_")}
+    scan = subprocess.run([*GPUAUDIT, "scan", str(plan), "--format", "json", "--include-passed",
+                           "--quiet", "--deterministic"], capture_output=True, text=True, cwd=ROOT)
+    ours = {(f["policy_id"], f["resource"]["id"]): f["status"]
+            for f in json.loads(scan.stdout)["findings"]}
+    words = {"PASSED": "PASS", "FAILED": "FAIL"}
+    assert len(got) >= 10 and "FAILED" in got.values() and "PASSED" in got.values()
+    for (check_id, rid), result in got.items():
+        pid = check_id.removeprefix("CKV_GPUAUDIT_").replace("_", "-")
+        assert ours.get((pid, rid)) == words[result], (pid, rid, result)
