@@ -84,9 +84,25 @@ def test_expression_text_becomes_a_reference_or_stays_literal(text: str, expecte
 @pytest.mark.parametrize("text", [
     "var.nodef", "local.types", "data.aws_ami.x.id", "each.value", "count.index",
     "${var.a}-x", "lookup(var.m, \"k\")", "var.on ? \"spot\" : null", "[for t in var.x : t]",
+    # dynamic block iterators and other providers' resources (seen in terraform-aws-modules)
+    "instances_distribution.value.spot_allocation_strategy", "ebs.value.encrypted",
+    "override.value[\"instance_type\"]", "random_id.suffix.hex",
 ])
 def test_unrendered_expressions_are_unknown(text: str) -> None:
     assert isinstance(terraform_values({"a": [text]})["a"], Unknown)
+
+
+def test_an_unrendered_dynamic_block_never_passes() -> None:
+    """terraform-aws-autoscaling: a dynamic distribution checkov could not expand leaves its
+    iterator's text; the strategy must not be read as a strategy (ASG-002 would pass)."""
+    conf = _asg(30, spot_allocation_strategy=[
+        "instances_distribution.value.spot_allocation_strategy"])
+    assert tf("ASG-002", "aws_autoscaling_group", conf)[0] is Status.UNKNOWN
+    conf = _asg(30)
+    conf["mixed_instances_policy"][0]["instances_distribution"][0][
+        "on_demand_percentage_above_base_capacity"] = [
+        "instances_distribution.value.on_demand_percentage_above_base_capacity"]
+    assert tf("ASG-001", "aws_autoscaling_group", conf)[0] is Status.UNKNOWN
 
 
 def test_hostile_configurations_are_unknown_not_errors() -> None:

@@ -22,11 +22,16 @@ from scanner.model import Provenance, Ref, Resource, SourceKind, Unknown
 
 # Terraform expression text that checkov did not evaluate.
 _RESOURCE_REF = re.compile(
-    r"^(?P<target>(?:module\.[\w-]+(?:\[[^\]]*\])?\.)*[a-z][a-z0-9]*_[\w-]+\.[\w-]+"
+    r"^(?P<target>(?:module\.[\w-]+(?:\[[^\]]*\])?\.)*aws_[\w-]+\.[\w-]+"
     r"(?:\[[^\]]*\])?)(?:\.(?P<attr>[\w-]+))?(?:[.\[].*)?$")
 _EXPRESSION = re.compile(
     r"^(?:var|local|module|data|each|count|self|path|terraform)\.|\$\{|%\{|"
-    r"^[a-z][a-z0-9_]*\(.*\)$|^\[\s*for\s|^\{\s*for\s|\?.*:")
+    r"^[a-z][a-z0-9_]*\(.*\)$|^\[\s*for\s|^\{\s*for\s|\?.*:|"
+    # a traversal from a name with an underscore: another provider's resource, or a dynamic
+    # block's iterator (``instances_distribution.value.on_demand_base_capacity``); literal
+    # values the policies read (instance types, strategies, prices, ARNs) never look like it
+    r"^[a-z][a-z0-9]*_[\w-]*(?:\[[^\]]*\])?(?:\.[\w-]+(?:\[[^\]]*\])?)+$|"
+    r"^[a-z][\w-]*\.(?:value|key)(?:\.|\[|$)")
 _TF_MARKERS = frozenset({"__start_line__", "__end_line__", "__address__", "__provider__",
                          "__resource_type__"})
 _CFN_MARKERS = frozenset({"__file__", "__startline__", "__endline__"})
