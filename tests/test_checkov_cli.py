@@ -136,9 +136,12 @@ def test_report_shapes_one_framework_several_and_hostile() -> None:
                 out)
     assert len(out.findings) == 1
     weird = Outcome()
-    read_report({"results": {"failed_checks": [{"check_id": "CKV_X", "file_line_range": "a"}]}},
+    read_report({"summary": {"checkov_version": 3},
+                 "results": {"failed_checks": [{"check_id": "CKV_X", "file_line_range": "a",
+                                                "check_result": "x", "details": "abc"}]}},
                 weird)
-    assert weird.findings[0].location is None
+    assert weird.findings[0].location is None and weird.version == "3"
+    assert weird.findings[0].message == "CKV_X (checkov CKV_X)"  # no name, no details
 
 
 def _ours(pid: str, rid: str, file: str, line: int, status: Status = Status.FAIL) -> Finding:

@@ -85,13 +85,15 @@ def to_finding(check: Mapping[str, Any], file: str | None) -> Finding:
     location = {"file": display_path(file), "start_line": start, "end_line": end} if file \
         else None
     name = str(check.get("check_name") or check_id)
-    details = [str(d) for d in check.get("details") or [] if d]
+    raw_details = check.get("details")
+    details = [str(d) for d in raw_details if d] if isinstance(raw_details, list) else []
     message = f"{name} (checkov {check_id})" + (": " + "; ".join(details) if details else "")
     evidence: dict[str, Any] = {"checkov_check_id": check_id}
     for key in ("bc_check_id", "guideline", "check_class"):
         if check.get(key):
             evidence[key] = str(check[key])
-    keys = (check.get("check_result") or {}).get("evaluated_keys")
+    result = check.get("check_result")
+    keys = result.get("evaluated_keys") if isinstance(result, dict) else None
     if isinstance(keys, list) and keys:
         evidence["evaluated_keys"] = [str(k) for k in keys]
     guideline = check.get("guideline")

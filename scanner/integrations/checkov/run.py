@@ -188,7 +188,8 @@ def read_report(report: Any, out: Outcome) -> None:
         if not isinstance(part, dict):
             continue
         summary = part.get("summary") if isinstance(part.get("summary"), dict) else {}
-        out.version = out.version or summary.get("checkov_version")
+        version = summary.get("checkov_version")
+        out.version = out.version or (str(version) if version else None)
         results = part.get("results") if isinstance(part.get("results"), dict) else {}
         for check in results.get("failed_checks") or []:
             if isinstance(check, dict):
