@@ -3,8 +3,13 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# checkov in a virtualenv of its own: checkov 3.3 pins boto3 1.35.49, which gpuaudit's own
+# environment must not be held to. gpuaudit is installed into it editable (the `checkov` extra),
+# so that the external checks checkov loads run the policies of this tree as it is now.
+CHECKOV_VENV ?= .venv-checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.installed
 
-.PHONY: demo test lint bench bench-live bench-html bench-telemetry docs fixtures clean
+.PHONY: demo test lint bench bench-live bench-html bench-telemetry docs fixtures clean checkov-venv
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -12,12 +17,20 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test,demo]'
 	touch $(STAMP)
 
+$(CHECKOV_STAMP): pyproject.toml
+	test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install -q --upgrade pip
+	$(CHECKOV_VENV)/bin/python -m pip install -q -e '.[checkov]'
+	touch $(CHECKOV_STAMP)
+
+checkov-venv: $(CHECKOV_STAMP)
+
 demo: $(STAMP)
 	$(VENV)/bin/gpuaudit demo --output-dir gpuaudit-report
 
-test: $(STAMP)
+test: $(STAMP) $(CHECKOV_STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench
-	$(PY) -m pytest
+	GPUAUDIT_TEST_CHECKOV=$(abspath $(CHECKOV_VENV))/bin/checkov $(PY) -m pytest
 
 lint: $(STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench
@@ -36,6 +49,7 @@ bench-html: $(STAMP)
 # docs/policies/ from the policy metadata (tests/test_report_sarif.py fails when it is stale)
 docs: $(STAMP)
 	$(PY) -m reports.policy_docs
+
 # CloudWatch right-sizing telemetry at fleet size against a fake client (1,000 x 4 GPUs x 14 days)
 bench-telemetry: $(STAMP)
 	$(PY) bench/bench_telemetry.py

@@ -204,6 +204,9 @@ def render(doc: dict[str, Any], *, color: bool = False, width: int | None = None
         for f, cells in zip(findings, rows, strict=True):
             out.extend(_row(cells, widths, f, color))
             out.extend(wrap(reveal(f.get("message")), width=width))
+            if f.get("also_reported_by"):
+                out.extend(wrap("also reported by " + reveal(", ".join(f["also_reported_by"])),
+                                width=width))
             if f.get("status") == "SUPPRESSED":
                 out.extend(wrap("suppressed " + reveal(suppression_text(f.get("suppression"))),
                                 width=width))
@@ -266,4 +269,17 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         out.append(f"Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}.")
         if cat.get("note"):
             out.append(f"Note: {cat['note']}.")
+    checkov = summary.get("checkov")
+    if isinstance(checkov, dict):
+        out.append(checkov_line(checkov))
     return out
+
+
+def checkov_line(checkov: dict[str, Any]) -> str:
+    """What `scan --with-checkov` added, and how long checkov took."""
+    version = f" {checkov['version']}" if checkov.get("version") else ""
+    took = f" took {checkov['seconds']:.1f} s" if isinstance(checkov.get("seconds"),
+                                                              int | float) else ""
+    return (f"checkov{version}{took}: {checkov.get('failed', 0)} failed checks, "
+            f"{checkov.get('merged', 0)} of them merged into the gpuaudit findings that say "
+            "the same.")

@@ -79,14 +79,26 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option("--utilization", multiple=True, metavar="FILE|KEY=FILE",
               help="GPU utilization history (a history JSON file, or KEY=FILE for one DCGM "
                    "scrape or nvidia-smi log); enables the right-sizing policies RS-*.")
+@click.option("--with-checkov", is_flag=True,
+              help="Run checkov's own checks on the same paths and add its failed checks to "
+                   "the report ($GPUAUDIT_CHECKOV, else checkov on PATH).")
 @report_options
 def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None,
          account_id: str | None, source_dir: Path | None, var_file: tuple[Path, ...],
-         tf_vars: tuple[str, ...], utilization: tuple[str, ...], **kwargs: Any) -> None:
+         tf_vars: tuple[str, ...], utilization: tuple[str, ...], with_checkov: bool,
+         **kwargs: Any) -> None:
     """Scan IaC: directories, .tf, .tf.json, plan JSON, CloudFormation templates."""
     from scanner.scan import ScanOptions, scan_paths
 
     opts = build_report_options(kwargs)
+    if with_checkov:  # started first: checkov works while gpuaudit reads the paths
+        from scanner.integrations.checkov.run import CheckovJob, CheckovNotFound, find_checkov
+
+        try:
+            opts.external = CheckovJob(find_checkov(), paths)
+        except CheckovNotFound as exc:
+            click.echo(f"gpuaudit: error: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
     scan_opts = ScanOptions(cfn_params=_pairs(cfn_param, "--cfn-param"), region=region,
                             account_id=account_id, source_dir=source_dir,
                             var_files=var_file, variables=_pairs(tf_vars, "--var"))
@@ -107,6 +119,16 @@ def _finish(result: Any, inputs: dict[str, Any], opts: Any) -> int:
     except UsageError as exc:
         click.echo(f"gpuaudit: error: {exc}", err=True)
         return EXIT_ERROR
+
+
+@cli.command("checkov-dir")
+def checkov_dir() -> None:
+    """Print the directory to pass to `checkov --external-checks-dir`: gpuaudit's policies as
+    checkov checks (CKV_GPUAUDIT_*), with the parameters of the gpuaudit config in the cwd or
+    $GPUAUDIT_CONFIG."""
+    from scanner.integrations.checkov import checks
+
+    click.echo(str(Path(checks.__file__).resolve().parent))
 
 
 @cli.group()

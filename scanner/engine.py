@@ -23,6 +23,7 @@ from scanner.model import (
     Notice,
     Resource,
     Result,
+    Skip,
     SourceKind,
     Status,
     Unknown,
@@ -123,7 +124,8 @@ def run(
                         out.passed[pol.id] += 1
                         continue
                     finding = with_capacity(_finding(pol, result), result.resource, index)
-                    out.findings.append(_suppress(finding, result.resource, mutes, baseline_ids))
+                    out.findings.append(_suppress(finding, result.resource.skips, mutes,
+                                                  baseline_ids))
         out.notices.extend(n for r, n in ctx.notices if only is None or _declared_in(r, only))
         out.findings.extend(_gap_errors(pol, holes, judged))
     out.findings.sort(key=_sort_key)
@@ -320,11 +322,20 @@ class _Mutes:
         return None, False
 
 
-def _suppress(finding: Finding, resource: Resource, mutes: _Mutes,
+def suppress_external(findings: Iterable[Finding], *, config: Config | None,
+                      baseline: Collection[str], today: dt.date | None = None) -> list[Finding]:
+    """The mute list and the baseline applied to findings no policy here made (checkov's):
+    their inline skips are the other tool's own business."""
+    config = config or Config()
+    mutes = _Mutes(config.mutes, today or dt.date.today(), [], config.path)
+    return [_suppress(f, (), mutes, set(baseline)) for f in findings]
+
+
+def _suppress(finding: Finding, skips: Sequence[Skip], mutes: _Mutes,
               baseline: set[str]) -> Finding:
     if finding.status is not Status.FAIL:
         return finding
-    for skip in resource.skips:
+    for skip in skips:
         if skip.policy_id in (finding.policy_id, "ALL") and skip.reason.strip():
             return _with(finding, {"by": skip.by, "reason": skip.reason,
                                    "expires": skip.expires, "kind": "inSource"})

@@ -284,8 +284,18 @@ class Finding:
     remediation: dict[str, Any]  # text, terraform, cloudformation
     savings: Savings | None
     suppression: dict[str, Any] | None  # by, reason, expires
+    source: str = "gpuaudit"  # the tool whose check made it: "gpuaudit" or "checkov"
+    also_reported_by: tuple[str, ...] = ()  # other tools' ids that report the same fact
 
     def as_dict(self) -> dict[str, Any]:
+        d = self._as_dict()
+        if self.source != "gpuaudit":
+            d["source"] = self.source
+        if self.also_reported_by:
+            d["also_reported_by"] = list(self.also_reported_by)
+        return d
+
+    def _as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "policy_id": self.policy_id,

@@ -34,6 +34,9 @@ class ReportOptions:
     repo_root: Path | None = None  # SARIF paths are relative to it (default: found from git)
     extra_errors: list[InputError] = field(default_factory=list)
     catalog_path: Path | None = None  # a catalogue written by `gpuaudit catalog refresh`
+    # Another tool's run whose findings join the policies' (scan --with-checkov): an object with
+    # join(findings, config=, baseline=, deterministic=) -> .findings .errors .notices .summary
+    external: Any = None
 
 
 class UsageError(Exception):
@@ -106,12 +109,24 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
     from scanner.report import build_report
 
     errors = [*result.errors, *opts.extra_errors]
-    doc = build_report(evaluation.findings, errors=errors,
-                       notices=[*result.notices, *evaluation.notices], inputs=inputs,
+    notices = [*result.notices, *evaluation.notices]
+    summary: dict[str, Any] = {}
+    if opts.external is not None:
+        from scanner.engine import report_order
+
+        joined = opts.external.join(evaluation.findings, config=config, baseline=baseline,
+                                    deterministic=opts.deterministic)
+        evaluation.findings = sorted(joined.findings, key=lambda f: report_order(
+            f.location, f.policy_id, f.resource, f.id))
+        errors += joined.errors
+        notices += joined.notices
+        summary = joined.summary
+    doc = build_report(evaluation.findings, errors=errors, notices=notices, inputs=inputs,
                        catalog=catalog, resources=_counted(result),
                        coverage=result.coverage, deterministic=opts.deterministic,
                        unpriced_regions=_unpriced_regions(result, catalog.regions),
                        passed=evaluation.passed, sensitive=result.sensitive)
+    doc["summary"].update(summary)
     fail_on = opts.fail_on or config.fail_on or "high"
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on, opts.fail_on_unknown)

@@ -194,6 +194,27 @@ def _text_of(data: bytes) -> str:
     return decode_head(data)
 
 
+def read_parsed_template(
+    data: Any,
+    where: str,
+    *,
+    params: Mapping[str, str] = {},
+    region: str | None = None,
+    account_id: str | None = None,
+) -> SourceResult:
+    """Read a template that another tool has parsed already (checkov hands its checks one
+    resource of it): the same evaluation, coercion and kinds as :func:`load_template`, without
+    line numbers. Never raises."""
+    result = SourceResult()
+    try:
+        _Reader(where, cfn_yaml.LoadedTemplate(data), params, region, account_id, result).read()
+    except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        result.errors.append(
+            InputError(where, f"internal error while reading template: {type(exc).__name__}: {exc}")
+        )
+    return result
+
+
 class _Reader:
     def __init__(
         self,

@@ -1,0 +1,200 @@
+"""`gpuaudit checkov-dir` and `scan --with-checkov` where checkov is missing or breaks, the
+reading of checkov's report, the merge, and the default install (no checkov, boto3 not held)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reports.schema import validate_report
+from scanner.integrations.checkov.findings import merge, severity_of, to_finding
+from scanner.integrations.checkov.run import Outcome, read_report
+from scanner.model import Finding, Severity, Status
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "fixtures" / "checkov"
+GPUAUDIT = [sys.executable, "-m", "scanner.cli"]
+
+
+def _run(args: list[str], env: dict[str, str] | None = None,
+         cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*GPUAUDIT, *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+def test_checkov_dir_is_the_checks_package() -> None:
+    out = _run(["checkov-dir"])
+    assert out.returncode == 0
+    folder = Path(out.stdout.strip())
+    assert folder.is_absolute() and (folder / "__init__.py").is_file()
+    assert (folder / "gpuaudit_checkov_checks.py").is_file()
+
+
+def test_missing_checkov_is_a_usage_error(tmp_path: Path) -> None:
+    out = _run(["scan", str(FIXTURE), "--with-checkov"],
+               env={"GPUAUDIT_CHECKOV": str(tmp_path / "no-such-checkov")})
+    assert out.returncode == 2
+    assert "GPUAUDIT_CHECKOV" in out.stderr and "Traceback" not in out.stderr
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = {"PATH": str(empty)}
+    out = subprocess.run([sys.executable, "-c", "import sys; sys.executable = '/nonexistent/py';"
+                          "from scanner.cli import main; main()", "scan", str(FIXTURE),
+                          "--with-checkov"], capture_output=True, text=True, cwd=ROOT,
+                         env={k: v for k, v in os.environ.items() if k != "GPUAUDIT_CHECKOV"}
+                         | env)
+    assert out.returncode == 2, out.stderr
+    assert "needs the checkov command" in out.stderr and "Traceback" not in out.stderr
+
+
+def _fake_checkov(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "checkov"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def test_a_failing_checkov_is_an_error_and_the_rest_is_reported(tmp_path: Path) -> None:
+    script = _fake_checkov(tmp_path, "echo 'something broke inside' >&2; exit 2")
+    out = _run(["scan", str(FIXTURE), "--with-checkov", "--format", "json", "--quiet"],
+               env={"GPUAUDIT_CHECKOV": str(script)})
+    assert out.returncode == 2
+    doc = json.loads(out.stdout)
+    assert validate_report(doc) == []
+    [error] = doc["errors"]
+    assert error["path"] == "checkov" and "something broke inside" in error["reason"]
+    assert any(f["policy_id"] == "EBS-001" and f["status"] == "FAIL" for f in doc["findings"])
+    assert not any(f.get("also_reported_by") for f in doc["findings"])
+
+
+def test_checkov_output_that_is_not_json_is_an_error(tmp_path: Path) -> None:
+    script = _fake_checkov(tmp_path, "echo '{not json'; exit 0")
+    out = _run(["scan", str(FIXTURE), "--with-checkov", "--format", "json", "--quiet"],
+               env={"GPUAUDIT_CHECKOV": str(script)})
+    assert out.returncode == 2
+    assert "checkov failed" in json.loads(out.stdout)["errors"][0]["reason"]
+
+
+def test_scan_without_the_option_imports_nothing_of_checkov(tmp_path: Path) -> None:
+    code = ("import sys\nfrom scanner.cli import cli\n"
+            "try:\n    cli.main(['scan', sys.argv[1], '--quiet'], standalone_mode=False)\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if 'checkov' in m or 'integrations' in m))")
+    out = subprocess.run([sys.executable, "-c", code, str(FIXTURE)], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
+
+
+# -- checkov's report → findings ---------------------------------------------------------------
+
+def _check(check_id: str, resource: str, file: str, lines: list[int], **extra: Any
+           ) -> dict[str, Any]:
+    return {"check_id": check_id, "check_name": f"name of {check_id}", "resource": resource,
+            "file_abs_path": file, "file_line_range": lines, "severity": None,
+            "check_result": {"result": "FAILED", "evaluated_keys": ["encrypted"]},
+            "code_block": [[1, 'password = "hunter2-secret"\n']], **extra}
+
+
+def test_failed_checks_become_findings_without_their_code(tmp_path: Path) -> None:
+    f = to_finding(_check("CKV_AWS_3", "AWS::EC2::Volume.Vol", str(tmp_path / "t.yaml"),
+                          [7, 12]), str(tmp_path / "t.yaml"))
+    d = f.as_dict()
+    assert (d["policy_id"], d["source"], d["status"]) == ("CKV_AWS_3", "checkov", "FAIL")
+    assert d["resource"]["id"] == "Vol" and d["resource"]["kind"] == "ec2.volume"
+    assert (d["location"]["start_line"], d["location"]["end_line"]) == (7, 12)
+    assert "hunter2" not in json.dumps(d)
+    t = to_finding(_check("CKV_AWS_79", "module.m.aws_launch_template.lt", "/x/m.tf", [1, 4]),
+                   "/x/m.tf")
+    assert t.resource["address"] == "module.m.aws_launch_template.lt"
+    assert t.resource["kind"] == "ec2.launch_template"
+
+
+def test_severity_mapping() -> None:
+    assert severity_of({"check_id": "CKV_AWS_3", "severity": "LOW"}) is Severity.LOW
+    assert severity_of({"check_id": "CKV_AWS_3", "severity": None}) is Severity.HIGH
+    assert severity_of({"check_id": "CKV_AWS_106"}) is Severity.MEDIUM
+    assert severity_of({"check_id": "CKV_AWS_999999", "severity": "bogus"}) is Severity.MEDIUM
+
+
+def test_report_shapes_one_framework_several_and_hostile() -> None:
+    one = {"check_type": "terraform", "summary": {"checkov_version": "3.3.30"},
+           "results": {"failed_checks": [_check("CKV_AWS_3", "aws_ebs_volume.v", "/a.tf",
+                                                [1, 3])], "parsing_errors": ["/bad.tf"]}}
+    out = Outcome()
+    read_report(one, out)
+    assert [f.policy_id for f in out.findings] == ["CKV_AWS_3"] and out.version == "3.3.30"
+    assert out.notices[0].path == "/bad.tf"
+    out = Outcome()
+    read_report([one, {"results": None}, "junk", {"results": {"failed_checks": ["x", None]}}],
+                out)
+    assert len(out.findings) == 1
+    weird = Outcome()
+    read_report({"summary": {"checkov_version": 3},
+                 "results": {"failed_checks": [{"check_id": "CKV_X", "file_line_range": "a",
+                                                "check_result": "x", "details": "abc"}]}},
+                weird)
+    assert weird.findings[0].location is None and weird.version == "3"
+    assert weird.findings[0].message == "CKV_X (checkov CKV_X)"  # no name, no details
+
+
+def _ours(pid: str, rid: str, file: str, line: int, status: Status = Status.FAIL) -> Finding:
+    return Finding(id=f"{pid}-{rid}", policy_id=pid, title="t", severity=Severity.HIGH,
+                   status=status, message="m", resource={"kind": "ec2.volume", "id": rid},
+                   location={"file": file, "start_line": line, "end_line": line + 3},
+                   evidence={}, remediation={"text": ""}, savings=None, suppression=None)
+
+
+def test_merge_only_the_same_fact_on_the_same_resource(tmp_path: Path) -> None:
+    a, b = str(tmp_path / "a.tf"), str(tmp_path / "b.tf")
+    ours = [_ours("EBS-001", "aws_ebs_volume.v", a, 1),
+            _ours("EBS-001", "aws_ebs_volume.w", a, 10, Status.UNKNOWN),
+            _ours("EBS-002", "aws_ebs_encryption_by_default.d", a, 20)]
+    theirs = [to_finding(_check("CKV_AWS_3", "aws_ebs_volume.v", a, [1, 4]), a),
+              to_finding(_check("CKV_AWS_3", "aws_ebs_volume.v", b, [1, 4]), b),  # other file
+              to_finding(_check("CKV_AWS_3", "aws_ebs_volume.w", a, [10, 13]), a),  # not FAIL
+              to_finding(_check("CKV_AWS_106", "aws_ebs_encryption_by_default.d", a, [20, 22]),
+                         a),
+              to_finding(_check("CKV_AWS_79", "aws_ebs_volume.v", a, [1, 4]), a)]  # no pair
+    out = merge(ours, theirs)
+    assert out.merged == 2
+    by = {(f.policy_id, f.resource["id"], (f.location or {}).get("file")): f
+          for f in out.findings}
+    assert by[("EBS-001", "aws_ebs_volume.v", a)].also_reported_by == ("CKV_AWS_3",)
+    assert by[("EBS-002", "aws_ebs_encryption_by_default.d", a)].also_reported_by == \
+        ("CKV_AWS_106",)
+    assert ("CKV_AWS_3", "aws_ebs_volume.v", b) in by
+    assert ("CKV_AWS_3", "aws_ebs_volume.w", a) in by
+    assert ("CKV_AWS_79", "aws_ebs_volume.v", a) in by
+    assert ("CKV_AWS_3", "aws_ebs_volume.v", a) not in by
+    assert len(out.findings) == 6
+
+
+# -- the default install ------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_the_default_install_pulls_no_checkov_and_does_not_hold_boto3(tmp_path: Path) -> None:
+    """pip resolves `gpuaudit` (no extras) as a user would install it: checkov and its pins
+    are not in it, boto3 resolves to a release newer than checkov 3.3's pin (1.35.49)."""
+    report = tmp_path / "report.json"
+    out = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
+                          "--ignore-installed", "--report", str(report), str(ROOT)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    installs = {i["metadata"]["name"].lower(): i["metadata"]
+                for i in json.loads(report.read_text())["install"]}
+    assert "gpuaudit" in installs
+    assert "checkov" not in installs and "bc-python-hcl2" not in installs
+    boto3 = tuple(int(p) for p in installs["boto3"]["version"].split(".")[:3])
+    assert boto3 > (1, 35, 49)
+    requires = installs["gpuaudit"].get("requires_dist", [])
+    plain = [r for r in requires if "extra ==" not in r]
+    assert not [r for r in plain if r.lower().startswith("checkov")]
+    assert [r for r in requires if r.startswith("boto3")] == ["boto3>=1.34"]
+    assert any(r.startswith("checkov") and 'extra == "checkov"' in r for r in requires)
