@@ -56,11 +56,11 @@ def _hcl_2000() -> list[str]:
 
 
 def _small_cfn() -> list[str]:
-    return ["scan", "examples/cloudformation/gpu-training.yaml", "--fail-on", "none"]
+    return ["scan", "scanner/demo/examples/cloudformation/gpu-training.yaml", "--fail-on", "none"]
 
 
 def _small_tf() -> list[str]:
-    return ["scan", "examples/terraform/main.tf", "--fail-on", "none"]
+    return ["scan", "scanner/demo/examples/terraform/main.tf", "--fail-on", "none"]
 
 
 BENCHES = [

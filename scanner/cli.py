@@ -256,16 +256,18 @@ def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: st
 @click.option("--output-dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("gpuaudit-report"), show_default=True)
 def demo(output_dir: Path) -> None:
-    """Scan the bundled examples and write report.html and report.json."""
-    from scanner.runner import ReportOptions
-    from scanner.scan import scan_paths
+    """A whole audit of a sandbox AWS account (moto, in this process; no AWS account needed)
+    and of the bundled IaC examples: writes report.html, report.json and report.sarif."""
+    from scanner.demo import DemoUnavailable, run_demo
 
-    examples = Path(__file__).resolve().parent.parent / "examples"
-    result = scan_paths([examples])
-    opts = ReportOptions(formats=("html", "json"), output_dir=output_dir, fail_on="none",
-                         include_passed=True)
-    code = _finish(result, {"paths": ["examples"]}, opts)
-    click.echo(f"\nreports written: {output_dir / 'report.html'}, {output_dir / 'report.json'}")
+    try:
+        code = run_demo(output_dir, echo=click.echo)
+    except DemoUnavailable as exc:
+        click.echo(f"gpuaudit: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except UsageError as exc:  # a report that cannot be written: the message names it
+        click.echo(f"gpuaudit: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
     sys.exit(code)
 
 

@@ -13,8 +13,8 @@ import pytest
 from reports.schema import validate_report
 
 ROOT = Path(__file__).resolve().parents[1]
-CFN_EXAMPLE = ROOT / "examples" / "cloudformation" / "gpu-training.yaml"
-TF_EXAMPLE = ROOT / "examples" / "terraform"
+CFN_EXAMPLE = ROOT / "scanner" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
+TF_EXAMPLE = ROOT / "scanner" / "demo" / "examples" / "terraform"
 
 
 def gpuaudit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
