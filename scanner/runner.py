@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,8 @@ class ReportOptions:
     quiet: bool = False
     include_passed: bool = False
     only_files: tuple[str, ...] | None = None  # report only findings declared in these files
+    # what to report of each finding (scanner.change_scope: what a change is answerable for)
+    narrow: Callable[[Any, Finding], Finding | None] | None = None
     color: bool = False
     extra_errors: list[InputError] = field(default_factory=list)
 
@@ -85,7 +87,8 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
         baseline = load_baseline(opts.baseline) if opts.baseline else set()
         evaluation = run(result.resources, config=config, policy_ids=opts.policy_ids or None,
                          skip_ids=opts.skip_ids, gaps=result.gaps, baseline=baseline,
-                         include_passed=opts.include_passed, only_files=opts.only_files)
+                         include_passed=opts.include_passed, only_files=opts.only_files,
+                         narrow=opts.narrow)
     except (ConfigError, UsageError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"gpuaudit: error: {message}", file=sys.stderr)
