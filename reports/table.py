@@ -206,6 +206,8 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         line += f" (failing: {severities})"
     line += f". Resources: {summary['resources']}." if "resources" in summary else "."
     cat = doc.get("catalog") or {}
+    if not summary.get("savings_usd_month"):
+        return [line]  # no money to show: no price note either
     money_line = f"Estimated saving: {money(summary.get('savings_usd_month') or 0)}/month"
     if cat:
         money_line += f". Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}."
