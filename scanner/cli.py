@@ -74,22 +74,38 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
               help="Terraform variables file (repeatable).")
 @click.option("--var", "tf_vars", multiple=True, metavar="NAME=VALUE",
               help="Terraform variable (repeatable).")
+@click.option("--diff-base", metavar="REF", default="HEAD", show_default=True,
+              help="With files named one by one (pre-commit, a pull request's changed files): "
+              "also report findings elsewhere in their root modules that are new since this "
+              "git commit.")
 @report_options
 def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None,
          account_id: str | None, source_dir: Path | None, var_file: tuple[Path, ...],
-         tf_vars: tuple[str, ...], **kwargs: Any) -> None:
-    """Scan IaC: directories, .tf, .tf.json, plan JSON, CloudFormation templates."""
+         tf_vars: tuple[str, ...], diff_base: str, **kwargs: Any) -> None:
+    """Scan IaC: directories, .tf, .tf.json, plan JSON, CloudFormation templates.
+
+    Files named one by one (the pre-commit hook) are evaluated with their whole module; the
+    findings reported are those of the named files and those the change caused elsewhere
+    (new since --diff-base)."""
     from scanner.scan import ScanOptions, scan_paths
 
     opts = build_report_options(kwargs)
     scan_opts = ScanOptions(cfn_params=_pairs(cfn_param, "--cfn-param"), region=region,
                             account_id=account_id, source_dir=source_dir,
                             var_files=var_file, variables=_pairs(tf_vars, "--var"))
-    result = scan_paths(list(paths), scan_opts)
-    if paths and all(p.is_file() for p in paths):
-        # files named one by one (pre-commit): their module is read, their findings reported
-        opts.only_files = tuple(str(p) for p in paths)
     inputs = {"paths": [p.as_posix() for p in paths]}
+    extra: list[Path] = []
+    if paths and all(p.is_file() for p in paths):
+        # files named one by one (pre-commit): their modules are read, and what the change
+        # is answerable for is reported (scanner.change_scope)
+        from scanner.change_scope import prepare
+
+        prepared = prepare(list(paths), var_files=var_file, variables=dict(scan_opts.variables),
+                           base_ref=diff_base, config_path=opts.config_path,
+                           policy_ids=opts.policy_ids or None, skip_ids=opts.skip_ids)
+        opts.narrow = prepared.scope.report
+        extra = prepared.extra_inputs
+    result = scan_paths([*paths, *extra], scan_opts)
     sys.exit(_finish(result, inputs, opts))
 
 

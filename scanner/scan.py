@@ -14,10 +14,12 @@ SNIFF_BYTES = 64 * 1024
 SKIP_DIRS = {".git", ".terraform", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
 TF_SUFFIXES = (".tf", ".tf.json")
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".template")
-# Said of a file named on the command line that no source recognised (not an error: pre-commit
-# hands gpuaudit every YAML and JSON file of a commit, most of which are not infrastructure).
-NOT_IAC = ("not scanned: not Terraform, a `terraform show -json` plan or a CloudFormation "
-           "template (no AWSTemplateFormatVersion or `Type: AWS::` in its first 64 KB)")
+# Files named on the command line that no source recognised are ignored quietly (pre-commit
+# hands gpuaudit every YAML and JSON file of a commit, most of which are not infrastructure);
+# only when none of the named files was IaC is it said, once.
+NOT_IAC = ("nothing scanned: none of the {n} file(s) named is Terraform, a `terraform show "
+           "-json` plan or a CloudFormation template (no AWSTemplateFormatVersion or "
+           "`Type: AWS::` in the first 64 KB)")
 
 
 @dataclass
@@ -82,7 +84,9 @@ def _read_head(path: Path) -> str | InputError:
 def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> SourceResult:
     opts = opts or ScanOptions()
     result = SourceResult()
+    paths = _tfvars_to_modules(paths, opts, result)
     tf_files, data_files = discover(paths, result.errors)
+    not_iac: list[Path] = []
     for path in data_files:
         head = _read_head(path)
         if isinstance(head, InputError):
@@ -93,10 +97,39 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
         if read is not None:
             result.extend(read)
         elif path in paths:
-            result.notices.append(Notice(str(path), NOT_IAC))
+            not_iac.append(path)
+    if not_iac and len(not_iac) == len(paths):
+        result.notices.append(Notice(", ".join(map(str, not_iac[:3])) +
+                                     (f" (+{len(not_iac) - 3} more)" if len(not_iac) > 3 else ""),
+                                     NOT_IAC.format(n=len(not_iac))))
     if tf_files:
         result.extend(_without_planned_roots(_read_terraform(tf_files, opts), result))
     return result
+
+
+def _tfvars_to_modules(paths: Sequence[Path], opts: ScanOptions,
+                       result: SourceResult) -> list[Path]:
+    """A Terraform variables file named by itself (pre-commit passes a changed
+    ``terraform.tfvars``) stands for the module of its directory, which reads it."""
+    from scanner.change_scope import TFVARS_SUFFIXES, is_auto_tfvars, module_file
+
+    out: list[Path] = []
+    given_vars = {os.path.realpath(f) for f in opts.var_files}
+    for path in paths:
+        if not path.name.lower().endswith(TFVARS_SUFFIXES) or not path.is_file():
+            out.append(path)
+            continue
+        module = module_file(path.parent)
+        if module is None:
+            result.notices.append(Notice(str(path), "not scanned: no Terraform module (.tf "
+                                                    "files) in its directory"))
+        elif not is_auto_tfvars(path.name) and os.path.realpath(path) not in given_vars:
+            result.notices.append(Notice(str(path), "terraform does not load this file by "
+                                         "itself (only terraform.tfvars and *.auto.tfvars): "
+                                         f"name it with --var-file {path} to scan with it"))
+        else:
+            out.append(module)
+    return list(dict.fromkeys(out))
 
 
 def _without_planned_roots(hcl: SourceResult, plans: SourceResult) -> SourceResult:
