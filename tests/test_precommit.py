@@ -5,11 +5,13 @@ infrastructure, and the README's snippet works as written."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -60,10 +62,58 @@ def _git(repo: Path, *args: str) -> str:
                           env=ENV).stdout
 
 
+RELEASE_FILES = ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml")
+PACKAGES = ("scanner", "policies", "reports")
+FIXED_DATES = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+               "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+
+
+def _release_files() -> list[Path]:
+    files = [ROOT / n for n in RELEASE_FILES]
+    for pkg in PACKAGES:
+        files += sorted(p for p in (ROOT / pkg).rglob("*")
+                        if p.is_file() and "__pycache__" not in p.parts)
+    return files
+
+
+def hook_repo() -> Path:
+    """This checkout as its users get it: a git repository of what the distribution is built
+    from (uncommitted changes included), tagged with the version as docs/releasing.md says.
+    Its path and commit follow from its content, so that every test (and every xdist worker)
+    uses one pre-commit environment, installed once (pre-commit keys them by repo and rev)."""
+    files = _release_files()
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
+    target = ROOT / ".cache" / f"hook-repo-{digest.hexdigest()[:16]}"
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix=".hook-repo-", dir=target.parent))
+    for f in files:
+        dest = build / f.relative_to(ROOT)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, dest)
+    env = {**ENV, **FIXED_DATES}
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "release"],
+                 ["tag", f"v{__version__}"]):
+        subprocess.run(["git", *args], cwd=build, env=env, check=True, capture_output=True)
+    try:
+        build.rename(target)  # atomic: another worker may have made the same one meanwhile
+    except OSError:
+        shutil.rmtree(build, ignore_errors=True)
+    return target
+
+
 def _try_repo(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`pre-commit try-repo` of this checkout (uncommitted changes included) on the staged
-    files of ``repo``, as a commit would run it."""
-    cmd = [*_pre_commit(), "try-repo", str(ROOT), "gpuaudit", *args]
+    """The hook of this checkout, at its release tag, run by `pre-commit run` on the staged
+    files of ``repo`` (all of them with --all-files), as a commit would run it. (Not
+    `pre-commit try-repo`: it installs a new environment on every call.)"""
+    config = repo / ".pre-commit-config.yaml"
+    config.write_text(f"repos:\n  - repo: {hook_repo()}\n    rev: v{__version__}\n"
+                      "    hooks:\n      - id: gpuaudit\n")
+    _git(repo, "add", config.name)  # pre-commit runs only with its config staged
+    cmd = [*_pre_commit(), "run", "gpuaudit", *args]
     return subprocess.run(cmd, cwd=repo, env=ENV, capture_output=True, text=True, timeout=900)
 
 
@@ -120,9 +170,9 @@ def test_hook_blocks_a_violation_caused_by_a_changed_file_elsewhere_in_the_modul
     assert f"caused by {changed}" in " ".join(out.split()), out
     assert "legacy_scratch" not in out  # there before this change: not this commit's doing
     # the same check passes once the change is undone and something harmless is committed
+    # (.pre-commit-config.yaml is staged too: YAML that is not infrastructure)
     _git(repo, "reset", "-q", "--hard")
     (repo / "gpu" / "README.md").write_text("notes\n")
-    (repo / ".pre-commit-config.yaml").write_text("repos: []\n")
     (repo / "gpu" / "values.yaml").write_text("replicas: 3\n")
     _git(repo, "add", ".")
     quiet = _try_repo(repo)
@@ -154,30 +204,22 @@ def test_readme_snippet_works_as_written(tmp_path: Path) -> None:
     """The snippet, unchanged but for the repository URL (a local copy of this checkout,
     released as docs/releasing.md says: the tag of the version), installed with
     `pre-commit install` and run by `git commit`."""
-    release = tmp_path / "gpuaudit"
-    release.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml"):
-        shutil.copy2(ROOT / name, release / name)
-    for pkg in ("scanner", "policies", "reports"):
-        shutil.copytree(ROOT / pkg, release / pkg,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    _git(release, "init", "-q")
-    _git(release, "add", ".")
-    _git(release, "commit", "-qm", "release")
-    _git(release, "tag", f"v{__version__}")
+    release = hook_repo()
     snippet = _readme_snippet()
     url = re.search(r"repo: (\S+)", snippet).group(1)
     repo = _module_repo(tmp_path)
     (repo / ".pre-commit-config.yaml").write_text(snippet.replace(url, str(release)))
+    assert snippet.replace(url, "") == (repo / ".pre-commit-config.yaml").read_text().replace(
+        str(release), "")  # nothing else changed
     subprocess.run([*_pre_commit(), "install"], cwd=repo, env=ENV, check=True,
                    capture_output=True, timeout=120)
     (repo / "gpu" / "terraform.tfvars").write_text("encrypt_root = false\n")
     _git(repo, "add", ".")
     blocked = subprocess.run(["git", "commit", "-m", "turn encryption off"], cwd=repo, env=ENV,
                              capture_output=True, text=True, timeout=900)
-    assert blocked.returncode == 1, blocked.stdout + blocked.stderr
-    assert "EBS-001" in blocked.stdout and "caused by gpu/terraform.tfvars" in " ".join(
-        blocked.stdout.split())
+    said = " ".join((blocked.stdout + blocked.stderr).split())  # git prints hooks on stderr
+    assert blocked.returncode == 1, said
+    assert "EBS-001" in said and "caused by gpu/terraform.tfvars" in said
     (repo / "gpu" / "terraform.tfvars").write_text("encrypt_root = true\n")
     _git(repo, "add", ".")
     passed = subprocess.run(["git", "commit", "-m", "keep encryption on"], cwd=repo, env=ENV,
