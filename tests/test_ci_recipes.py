@@ -148,3 +148,12 @@ def test_github_nightly_matrix_matches_its_shard_count() -> None:
     gitlab = yaml.safe_load((CI / "gitlab" / "gpuaudit-nightly.gitlab-ci.yml").read_text())
     assert isinstance(gitlab["gpuaudit:audit"]["parallel"], int)
     assert "${CI_NODE_INDEX}/${CI_NODE_TOTAL}" in " ".join(gitlab["gpuaudit:audit"]["script"])
+
+
+def test_every_gpuaudit_command_in_the_readme_exists() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sh\n(.*?)```", readme, re.S)
+    text = "\n".join(re.sub(r"#.*", "", b) for b in blocks).replace(".venv/bin/gpuaudit",
+                                                                     "gpuaudit")
+    found = {check_command(tokens) for tokens in commands(text)}
+    assert {"scan", "audit", "report merge", "report diff", "policies list"} <= found
