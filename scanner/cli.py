@@ -66,7 +66,10 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--cfn-param", multiple=True, metavar="NAME=VALUE",
               help="CloudFormation parameter value (repeatable).")
-@click.option("--region", help="Region for CloudFormation pseudo-parameters and prices.")
+@click.option("--region", help="The value of the CloudFormation pseudo-parameter AWS::Region "
+              "(and of AWS::Partition and AWS::URLSuffix, derived from it). Nothing else: "
+              "Terraform takes its region from its provider, and prices are the catalogue's "
+              "us-east-1 prices.")
 @click.option("--account-id", help="Account id for CloudFormation pseudo-parameters.")
 @click.option("--source-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where the .tf files of a plan JSON are (for file:line locations).")
@@ -106,6 +109,9 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
         opts.narrow = prepared.scope.report
         extra = prepared.extra_inputs
     result = scan_paths([*paths, *extra], scan_opts)
+    for error in result.errors:
+        if error.kind == "config":  # a bad option value (--cfn-param, --var): said, even with -q
+            click.echo(f"gpuaudit: error: {error.path}: {error.reason}", err=True)
     sys.exit(_finish(result, inputs, opts))
 
 

@@ -87,6 +87,7 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
     paths = _tfvars_to_modules(paths, opts, result)
     tf_files, data_files = discover(paths, result.errors)
     not_iac: list[Path] = []
+    templates: list[Path] = []
     for path in data_files:
         head = _read_head(path)
         if isinstance(head, InputError):
@@ -96,6 +97,8 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
         read = _read_data_file(path, head, opts)
         if read is not None:
             result.extend(read)
+            if opts.cfn_params and _is_template(head):
+                templates.append(path)
         elif path in paths:
             not_iac.append(path)
     if not_iac and len(not_iac) == len(paths):
@@ -104,7 +107,38 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
                                      NOT_IAC.format(n=len(not_iac))))
     if tf_files:
         result.extend(_without_planned_roots(_read_terraform(tf_files, opts), result))
+    if opts.cfn_params:
+        result.errors.extend(_unknown_cfn_params(opts.cfn_params, templates))
     return result
+
+
+def _is_template(head: str) -> bool:
+    from scanner.sources.cloudformation.reader import looks_like_cloudformation
+    from scanner.sources.terraform.plan.reader import looks_like_plan
+
+    return looks_like_cloudformation(head) and not looks_like_plan(head)
+
+
+def _unknown_cfn_params(params: Mapping[str, str], templates: list[Path]) -> list[InputError]:
+    """A --cfn-param that no scanned template declares is a usage error naming the parameters
+    the templates do declare (a typo would otherwise leave the default in place silently). Each
+    template is parsed a second time for this, only when --cfn-param is given."""
+    from scanner.sources.cloudformation import yaml_nodes
+
+    declared: set[str] = set()
+    for path in templates:
+        try:
+            data = yaml_nodes.load_bytes(path.read_bytes()).data
+        except (OSError, yaml_nodes.TemplateError):
+            continue  # already reported by the reader
+        section = data.get("Parameters") if isinstance(data, dict) else None
+        if isinstance(section, dict):
+            declared.update(str(k) for k in section)
+    where = (f"the scanned template(s) declare {', '.join(sorted(declared))}" if declared
+             else "the scanned template(s) declare no parameters" if templates
+             else "no CloudFormation template was scanned")
+    return [InputError(f"--cfn-param {name}", f"unknown parameter: {where}", kind="config")
+            for name in sorted(params) if name not in declared]
 
 
 def _tfvars_to_modules(paths: Sequence[Path], opts: ScanOptions,
