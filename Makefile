@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# pytest-xdist workers: most of the suite waits on moto, terraform and subprocesses, so more
+# workers than the 2 cores pay (measured in docs/test-suite.md)
+TEST_WORKERS ?= 4
 
 .PHONY: demo test lint bench bench-live fixtures clean
 
@@ -17,7 +20,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 lint: $(STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench
@@ -33,4 +36,4 @@ fixtures: $(STAMP)
 	bash tools/make_plan_fixtures.sh
 
 clean:
-	rm -rf gpuaudit-report bench/out .pytest_cache
+	rm -rf gpuaudit-report bench/out .pytest_cache .cache/hook-repo-* .cache/.hook-repo-*
