@@ -59,3 +59,19 @@ def test_a_development_machine_may_allow_skips(tmp_path: Path) -> None:
     proc = _run(tmp_path, GPUAUDIT_ALLOW_SKIP="1")
     assert proc.returncode == 0, proc.stdout
     assert "1 passed, 2 skipped, 1 xfailed" in proc.stdout, proc.stdout
+
+
+def test_no_test_reads_outside_the_checkout() -> None:
+    """A fresh clone alone runs every test: nothing under tests/ points at ../shared (the
+    corpora and the SARIF schema are vendored in tests/fixtures/ with their licences)."""
+    import re
+
+    pattern = re.compile(r"""["']shared["']|\.\./shared|parents\[2\]""")
+    offenders = [f"{p.name}:{n}" for p in sorted(HERE.glob("*.py"))
+                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                 if pattern.search(line) and p.name != "test_suite_rules.py"]
+    assert offenders == []
+    for vendored in ("corpora/terraform-aws-vpc/LICENSE", "corpora/terraform-aws-autoscaling/"
+                     "LICENSE", "corpora/aws-cloudformation-templates/LICENSE.txt",
+                     "sarif/NOTICE", "sarif/sarif-schema-2.1.0.json"):
+        assert (HERE / "fixtures" / vendored).is_file(), vendored
