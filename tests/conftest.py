@@ -4,7 +4,7 @@ Parallel runs (pytest-xdist, ``make test`` runs ``-n`` workers with ``--dist loa
 tests of a module that share a module-scoped fixture (a moto server, a terraform apply, a
 Chromium visit) run on one worker, so that the fixture is set up once; so do the tests that
 share one pre-commit environment (its install holds a lock the others would wait on). Every
-other test goes to whichever worker is free.
+other test goes to whichever worker is free, the slowest modules first.
 
 Every test runs: a skipped test is reported as a failure, because a skip hides exactly what
 the suite is for (a missing corpus, tool or browser would otherwise pass in silence). Set
@@ -15,7 +15,9 @@ the suite is for (a missing corpus, tool or browser would otherwise pass in sile
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,15 +30,59 @@ def skips_allowed() -> bool:
 
 
 SERIAL_MODULES = frozenset({"test_precommit.py"})
+# The longest tests (a terraform apply into moto, a fresh virtualenv, the pre-commit
+# environment, Chromium) start first, so that no worker begins one when the rest is done.
+SLOW_FIRST = ("test_parity_live.py", "test_demo.py", "test_precommit.py", "test_html_chromium.py")
+_SHARED_FIXTURE = re.compile(r"""scope=["'](module|package|class)["']|moto_server_module""")
+
+
+def grouped_modules(tests: Path) -> frozenset[str]:
+    """Test modules whose tests must share one worker: those with a module-scoped fixture of
+    their own or from tests/aws_helpers.py (read from the source: the xdist controller does
+    not collect), and SERIAL_MODULES."""
+    out = set(SERIAL_MODULES)
+    for path in tests.glob("test_*.py"):
+        if _SHARED_FIXTURE.search(path.read_text(encoding="utf-8")):
+            out.add(path.name)
+    return frozenset(out)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        defs = info.name2fixturedefs.values() if info is not None else ()
-        shared = any(d.scope in ("module", "class", "package") for ds in defs for d in ds)
-        if shared or item.path.name in SERIAL_MODULES:
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
+
+    items.sort(key=rank)  # stable: the order within each module is kept
+
+
+class _Scheduling:
+    """``--dist loadgroup``: one scope per test, except that a grouped module is one scope.
+    (xdist's own loadgroup reads ``xdist_group`` marks through item ids that pytest 9 no longer
+    lets it change; subclassing LoadScopeScheduling's ``_split_scope`` is xdist's documented
+    way to group.)"""
+
+    def __init__(self, grouped: frozenset[str]) -> None:
+        self.grouped = grouped
+
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if config.getvalue("dist") != "loadgroup":
+            return None
+        from xdist.scheduler import LoadScopeScheduling
+
+        grouped = self.grouped
+
+        class Scheduler(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                module = nodeid.split("::", 1)[0]
+                return module if Path(module).name in grouped else nodeid
+
+        return Scheduler(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        here = Path(__file__).resolve().parent
+        config.pluginmanager.register(_Scheduling(grouped_modules(here)), "gpuaudit-scheduling")
 
 
 def _fail_a_skip(report: Any) -> None:
