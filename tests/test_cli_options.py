@@ -90,3 +90,14 @@ def test_an_audit_without_any_credentials_says_so_in_one_line(tmp_path: Path) ->
     assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
     assert {e["reason"] for e in doc["errors"]} == {"no credentials found"}
+
+
+def test_the_price_note_is_printed_only_when_there_is_money_to_show(tmp_path: Path) -> None:
+    volume = tmp_path / "volume.tf"
+    volume.write_text('resource "aws_ebs_volume" "v" {\n  availability_zone = "a"\n'
+                      "  size = 1\n}\n")
+    res = CliRunner().invoke(cli, ["scan", str(volume)])
+    assert res.exit_code == 1 and "EBS-001" in res.stdout
+    assert "Estimated saving" not in res.stdout and "Prices:" not in res.stdout
+    res = CliRunner().invoke(cli, ["scan", str(CFN)])  # spot caps and the on-demand mix: money
+    assert "Estimated saving: $" in res.stdout and "Prices: " in res.stdout
