@@ -34,7 +34,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scanner.model import Finding, Resource, SourceKind, Status
@@ -335,14 +335,17 @@ def _before(
         inputs = [f for copy in copies.values() if (f := module_file(copy)) is not None]
         result = load_terraform_dir(inputs, var_files=old_vars, variables=variables)
         back = {_real(str(copy)): root for root, copy in copies.items()}
+        # each copy's resources are evaluated as the root they stand for, so that whatever a
+        # finding's identity includes of its root module is the same before and after
+        resources = [replace(r, scope=back.get(_real(r.scope), r.scope)) for r in result.resources]
         before: set[tuple[str, str, str]] = set()
 
         def note(resource: Resource, finding: Finding) -> None:
-            root = back.get(_real(resource.scope))
-            if root is not None and finding.status is not Status.PASS:
+            root = _real(resource.scope)
+            if root in roots and finding.status is not Status.PASS:
                 before.add((root, finding.id, finding.status.value))
             return None
 
-        run(result.resources, config=load_config(config_path), policy_ids=policy_ids,
+        run(resources, config=load_config(config_path), policy_ids=policy_ids,
             skip_ids=skip_ids, include_passed=True, narrow=note)
         return before

@@ -92,7 +92,10 @@ def run_demo(output_dir: Path, echo: Callable[[str], None] = print) -> int:
         parts = [Part("sandbox AWS account", read_report(live_json)),
                  Part("bundled IaC examples", read_report(iac_json))]
         doc = merge_reports(parts)
-    write_reports(doc, ReportOptions(formats=FORMATS, output_dir=output_dir, quiet=True))
+    opts = ReportOptions(formats=FORMATS, output_dir=output_dir, quiet=True)
+    if hasattr(opts, "repo_root"):  # SARIF paths relative to the examples, wherever installed
+        opts.repo_root = EXAMPLES.parent
+    write_reports(doc, opts)
     for line in totals(doc):
         echo(line)
     paths = [output_dir / f"report.{fmt}" for fmt in FORMATS]
