@@ -55,11 +55,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable: the order within each module is kept
 
 
+GROUP_CHUNK = 10  # a grouped module with more tests is split into chunks of about this many
+
+
 class _Scheduling:
-    """``--dist loadgroup``: one scope per test, except that a grouped module is one scope.
-    (xdist's own loadgroup reads ``xdist_group`` marks through item ids that pytest 9 no longer
-    lets it change; subclassing LoadScopeScheduling's ``_split_scope`` is xdist's documented
-    way to group.)"""
+    """``--dist loadgroup``: one scope per test, except that a grouped module is one scope, or,
+    when it has many tests (a module-scoped moto estate under 41 fault cases, say), a few
+    contiguous chunks, one per worker at most: the fixture is then set up once per chunk rather
+    than the whole module waiting on one worker. SERIAL_MODULES are never split. (xdist's own
+    loadgroup reads ``xdist_group`` marks through item ids that pytest 9 no longer lets it
+    change; subclassing LoadScopeScheduling's ``_split_scope`` is xdist's documented way.)"""
 
     def __init__(self, grouped: frozenset[str]) -> None:
         self.grouped = grouped
@@ -72,11 +77,30 @@ class _Scheduling:
         grouped = self.grouped
 
         class Scheduler(LoadScopeScheduling):
+            _scopes: dict[str, str] | None = None
+
             def _split_scope(self, nodeid: str) -> str:
-                module = nodeid.split("::", 1)[0]
-                return module if Path(module).name in grouped else nodeid
+                if self._scopes is None:
+                    self._scopes = _scopes(next(iter(self.registered_collections.values())),
+                                           grouped, self.numnodes)
+                return self._scopes.get(nodeid, nodeid)
 
         return Scheduler(config, log)
+
+
+def _scopes(collection: list[str], grouped: frozenset[str], workers: int) -> dict[str, str]:
+    by_module: dict[str, list[str]] = {}
+    for nodeid in collection:
+        module = nodeid.split("::", 1)[0]
+        if Path(module).name in grouped:
+            by_module.setdefault(module, []).append(nodeid)
+    out: dict[str, str] = {}
+    for module, ids in by_module.items():
+        parts = 1 if Path(module).name in SERIAL_MODULES else max(
+            1, min(workers, -(-len(ids) // GROUP_CHUNK)))
+        for i, nodeid in enumerate(ids):
+            out[nodeid] = f"{module}#{i * parts // len(ids)}"
+    return out
 
 
 def pytest_configure(config: pytest.Config) -> None:
