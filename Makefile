@@ -8,6 +8,9 @@ STAMP := $(VENV)/.installed
 # so that the external checks checkov loads run the policies of this tree as it is now.
 CHECKOV_VENV ?= .venv-checkov
 CHECKOV_STAMP := $(CHECKOV_VENV)/.installed
+# pytest-xdist workers: most of the suite waits on moto, terraform and subprocesses, so more
+# workers than the 2 cores pay (measured in docs/test-suite.md)
+TEST_WORKERS ?= 4
 
 .PHONY: demo test lint bench bench-live bench-html bench-telemetry docs fixtures clean checkov-venv
 
@@ -30,7 +33,7 @@ demo: $(STAMP)
 
 test: $(STAMP) $(CHECKOV_STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench
-	GPUAUDIT_TEST_CHECKOV=$(abspath $(CHECKOV_VENV))/bin/checkov $(PY) -m pytest
+	GPUAUDIT_TEST_CHECKOV=$(abspath $(CHECKOV_VENV))/bin/checkov $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 lint: $(STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench
@@ -58,4 +61,4 @@ fixtures: $(STAMP)
 	bash tools/make_plan_fixtures.sh
 
 clean:
-	rm -rf gpuaudit-report bench/out .pytest_cache
+	rm -rf gpuaudit-report bench/out .pytest_cache .cache/hook-repo-* .cache/.hook-repo-*

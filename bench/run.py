@@ -56,11 +56,15 @@ def _hcl_2000() -> list[str]:
 
 
 def _small_cfn() -> list[str]:
-    return ["scan", "examples/cloudformation/gpu-training.yaml", "--fail-on", "none"]
+    return ["scan", "scanner/demo/examples/cloudformation/gpu-training.yaml", "--fail-on", "none"]
 
 
 def _small_tf() -> list[str]:
-    return ["scan", "examples/terraform/main.tf", "--fail-on", "none"]
+    return ["scan", "scanner/demo/examples/terraform/main.tf", "--fail-on", "none"]
+
+
+def _demo() -> list[str]:
+    return ["demo", "--output-dir", str(OUT / "demo")]
 
 
 BENCHES = [
@@ -68,6 +72,7 @@ BENCHES = [
     Bench("tf-small", 0.5, _small_tf, "one small .tf file (pre-commit case)"),
     Bench("plan-50k", 5.0, _plan_50k, "plan JSON with 50,000 resources, all policies, JSON out"),
     Bench("hcl-2000", 3.0, _hcl_2000, "2,000 Terraform stacks x 8 resources, all policies"),
+    Bench("demo", 60.0, _demo, "gpuaudit demo: seed moto, audit 2 regions, scan examples"),
 ]
 
 

@@ -264,6 +264,12 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         line += f" (failing: {severities})"
     line += f". Resources: {summary['resources']}." if "resources" in summary else "."
     cat = doc.get("catalog") or {}
+    if not summary.get("savings_usd_month") and not summary.get("exposure_usd_month"):
+        out = [line]  # no money to show: no price note either
+        checkov = summary.get("checkov")
+        if isinstance(checkov, dict):
+            out.append(checkov_line(checkov))
+        return out
     out = [line, money_summary(summary)]
     if cat:
         out.append(f"Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}.")

@@ -68,7 +68,10 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--cfn-param", multiple=True, metavar="NAME=VALUE",
               help="CloudFormation parameter value (repeatable).")
-@click.option("--region", help="Region for CloudFormation pseudo-parameters and prices.")
+@click.option("--region", help="The value of the CloudFormation pseudo-parameter AWS::Region "
+              "(and of AWS::Partition and AWS::URLSuffix, derived from it). Nothing else: "
+              "Terraform takes its region from its provider, and prices are the catalogue's "
+              "us-east-1 prices.")
 @click.option("--account-id", help="Account id for CloudFormation pseudo-parameters.")
 @click.option("--source-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where the .tf files of a plan JSON are (for file:line locations).")
@@ -82,12 +85,20 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option("--with-checkov", is_flag=True,
               help="Run checkov's own checks on the same paths and add its failed checks to "
                    "the report ($GPUAUDIT_CHECKOV, else checkov on PATH).")
+@click.option("--diff-base", metavar="REF", default="HEAD", show_default=True,
+              help="With files named one by one (pre-commit, a pull request's changed files): "
+              "also report findings elsewhere in their root modules that are new since this "
+              "git commit.")
 @report_options
 def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None,
          account_id: str | None, source_dir: Path | None, var_file: tuple[Path, ...],
          tf_vars: tuple[str, ...], utilization: tuple[str, ...], with_checkov: bool,
-         **kwargs: Any) -> None:
-    """Scan IaC: directories, .tf, .tf.json, plan JSON, CloudFormation templates."""
+         diff_base: str, **kwargs: Any) -> None:
+    """Scan IaC: directories, .tf, .tf.json, plan JSON, CloudFormation templates.
+
+    Files named one by one (the pre-commit hook) are evaluated with their whole module; the
+    findings reported are those of the named files and those the change caused elsewhere
+    (new since --diff-base)."""
     from scanner.scan import ScanOptions, scan_paths
 
     opts = build_report_options(kwargs)
@@ -102,14 +113,25 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
     scan_opts = ScanOptions(cfn_params=_pairs(cfn_param, "--cfn-param"), region=region,
                             account_id=account_id, source_dir=source_dir,
                             var_files=var_file, variables=_pairs(tf_vars, "--var"))
-    result = scan_paths(list(paths), scan_opts)
+    inputs = {"paths": [p.as_posix() for p in paths]}
+    extra: list[Path] = []
+    if paths and all(p.is_file() for p in paths):
+        # files named one by one (pre-commit): their modules are read, and what the change
+        # is answerable for is reported (scanner.change_scope)
+        from scanner.change_scope import prepare
+
+        prepared = prepare(list(paths), var_files=var_file, variables=dict(scan_opts.variables),
+                           base_ref=diff_base, config_path=opts.config_path,
+                           policy_ids=opts.policy_ids or None, skip_ids=opts.skip_ids)
+        opts.narrow = prepared.scope.report
+        extra = prepared.extra_inputs
+    result = scan_paths([*paths, *extra], scan_opts)
     from scanner.rightsizing_inputs import with_utilization
 
     with_utilization(result, opts, utilization)
-    if paths and all(p.is_file() for p in paths):
-        # files named one by one (pre-commit): their module is read, their findings reported
-        opts.only_files = tuple(str(p) for p in paths)
-    inputs = {"paths": [p.as_posix() for p in paths]}
+    for error in result.errors:
+        if error.kind == "config":  # a bad option value (--cfn-param, --var): said, even with -q
+            click.echo(f"gpuaudit: error: {error.path}: {error.reason}", err=True)
     sys.exit(_finish(result, inputs, opts))
 
 
@@ -298,16 +320,18 @@ def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: st
 @click.option("--output-dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("gpuaudit-report"), show_default=True)
 def demo(output_dir: Path) -> None:
-    """Scan the bundled examples and write report.html and report.json."""
-    from scanner.runner import ReportOptions
-    from scanner.scan import scan_paths
+    """A whole audit of a sandbox AWS account (moto, in this process; no AWS account needed)
+    and of the bundled IaC examples: writes report.html, report.json and report.sarif."""
+    from scanner.demo import DemoUnavailable, run_demo
 
-    examples = Path(__file__).resolve().parent.parent / "examples"
-    result = scan_paths([examples])
-    opts = ReportOptions(formats=("html", "json"), output_dir=output_dir, fail_on="none",
-                         include_passed=True)
-    code = _finish(result, {"paths": ["examples"]}, opts)
-    click.echo(f"\nreports written: {output_dir / 'report.html'}, {output_dir / 'report.json'}")
+    try:
+        code = run_demo(output_dir, echo=click.echo)
+    except DemoUnavailable as exc:
+        click.echo(f"gpuaudit: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except UsageError as exc:  # a report that cannot be written: the message names it
+        click.echo(f"gpuaudit: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
     sys.exit(code)
 
 

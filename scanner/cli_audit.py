@@ -12,7 +12,7 @@ from typing import IO, Any
 
 import click
 
-from scanner.cli_options import build_report_options, report_options
+from scanner.cli_options import build_report_options, expand_policy_ids, report_options
 from scanner.runner import EXIT_ERROR, UsageError, finish
 
 # The whole audit's deadline by default (--timeout): a single account's enabled regions take
@@ -226,6 +226,13 @@ def audit(
     from scanner import progress as live_progress
 
     targets = plan(spec, factory, max_workers=max_workers)
+    no_credentials = _no_credentials(targets)
+    if no_credentials:
+        click.echo(f"gpuaudit: error: {no_credentials}", err=True)
+        if opts.output is None and opts.output_dir is None:
+            sys.exit(EXIT_ERROR)  # nothing was read: one line, not an ERROR per policy
+        opts.quiet = True  # the requested report files are still written, with the error
+        progress.enabled = False
     progress.start(len(targets))
     with live_progress.listening(progress.listener()):
         result = collect_targets(
@@ -242,6 +249,17 @@ def audit(
     sys.exit(code)
 
 
+def _no_credentials(targets: Collection[Any]) -> str | None:
+    """One sentence when no target could be reached for want of any credentials."""
+    if not targets or any(getattr(t, "failure", None) is None for t in targets):
+        return None
+    if {t.failure[0] for t in targets} != {"credentials"}:
+        return None
+    return ("no AWS credentials found (environment, --profile / AWS_PROFILE, ~/.aws/config "
+            "and credentials, SSO, container or instance role): configure some, or pass "
+            "--profile NAME; nothing was audited")
+
+
 def _die(message: str) -> None:
     click.echo(f"gpuaudit: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
@@ -252,9 +270,9 @@ def _die(message: str) -> None:
     "--policy",
     "policy_ids",
     multiple=True,
-    metavar="ID",
-    help="Only what these policies need (repeatable). Default: every policy, including "
-    "off-by-default ones.",
+    metavar="ID[,ID...]",
+    help="Only what these policies need (ids or globs, comma-separated or repeated). "
+    "Default: every policy, including off-by-default ones.",
 )
 def iam_policy(policy_ids: tuple[str, ...]) -> None:
     """Print the minimal read-only IAM policy for `gpuaudit audit`."""
@@ -265,9 +283,6 @@ def iam_policy(policy_ids: tuple[str, ...]) -> None:
         from policies import all_policies
 
         catalogue = all_policies()
-        wanted = [p.strip().upper() for p in policy_ids]
-        unknown = [p for p in wanted if p not in catalogue]
-        if unknown:
-            _die(f"unknown policy id {unknown[0]} (known: {', '.join(catalogue)})")
+        wanted = expand_policy_ids(policy_ids, "--policy")
         kinds = frozenset(k for p in wanted for k in catalogue[p].observed_needs)
     click.echo(render(kinds), nl=False)

@@ -62,10 +62,12 @@ def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--config", "config_path", type=click.Path(path_type=Path,
                                                                  dir_okay=False),
                      help=".gpuaudit.yaml or pyproject.toml (default: found in the cwd)."),
-        click.option("--policy", "policy_ids", multiple=True, metavar="ID",
-                     help="Run only these policies (repeatable; enables off-by-default ones)."),
-        click.option("--skip-policy", "skip_ids", multiple=True, metavar="ID",
-                     help="Do not run this policy (repeatable)."),
+        click.option("--policy", "policy_ids", multiple=True, metavar="ID[,ID...]",
+                     help="Run only these policies: ids or globs ('SPOT-*'), comma-separated "
+                     "or repeated; enables off-by-default ones."),
+        click.option("--skip-policy", "skip_ids", multiple=True, metavar="ID[,ID...]",
+                     help="Do not run these policies: ids or globs, comma-separated or "
+                     "repeated."),
         click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False),
                      help="A previous JSON report: only new failing findings fail."),
         click.option("--deterministic", is_flag=True,
@@ -81,12 +83,35 @@ def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return _apply(fn, decorators)
 
 
+def expand_policy_ids(values: tuple[str, ...] | list[str], option: str) -> tuple[str, ...]:
+    """Policy ids from repeated, comma-separated ids and globs (``SPOT-*``), in catalogue order;
+    a usage error names an id or glob that matches no policy."""
+    import fnmatch
+
+    from policies import all_policies
+
+    words = [w.strip().upper() for v in values for w in str(v).split(",") if w.strip()]
+    if not words:
+        return ()
+    catalogue = list(all_policies())
+    chosen: set[str] = set()
+    for word in words:
+        hits = [pid for pid in catalogue if fnmatch.fnmatchcase(pid, word)]
+        if not hits:
+            what = (f"{word!r} matches no policy" if any(c in word for c in "*?[")
+                    else f"unknown policy id {word}")
+            raise click.BadParameter(f"{what} (known: {', '.join(catalogue)})",
+                                     param_hint=option)
+        chosen.update(hits)
+    return tuple(pid for pid in catalogue if pid in chosen)
+
+
 def build_report_options(kwargs: dict[str, Any]) -> ReportOptions:
     formats = tuple(kwargs.get("formats", ()) or ())
     if kwargs.get("output") is not None and len(formats) > 1:  # checked before any scanning
         raise click.UsageError("--output takes one --format; use --output-dir for several")
-    policy_ids = tuple(p.strip().upper() for p in kwargs.pop("policy_ids", ()) or ())
-    skip_ids = tuple(p.strip().upper() for p in kwargs.pop("skip_ids", ()) or ())
+    policy_ids = expand_policy_ids(kwargs.pop("policy_ids", ()) or (), "--policy")
+    skip_ids = expand_policy_ids(kwargs.pop("skip_ids", ()) or (), "--skip-policy")
     return ReportOptions(
         formats=tuple(kwargs.pop("formats", ()) or ("table",)),
         output=kwargs.pop("output", None),

@@ -8,7 +8,7 @@ import functools
 import hashlib
 import os
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,12 +86,15 @@ def run(
     today: dt.date | None = None,
     include_passed: bool = True,
     only_files: Collection[str] | None = None,
+    narrow: Callable[[Resource, Finding], Finding | None] | None = None,
 ) -> Evaluation:
     """Evaluate; with include_passed False, PASS results are only counted (large estates).
 
     ``only_files``: report only results on HCL resources declared in these files (the
     pre-commit case: a changed .tf is evaluated with its whole module, but only its own
-    findings count)."""
+    findings count). ``narrow``: each finding (suppressions applied) and its resource; it
+    returns the finding to report, possibly reworded, or None to leave it out
+    (``scanner.change_scope``: what a change is answerable for)."""
     config = config or Config()
     catalog = catalog or default_catalog()
     policies = select_policies(config, policy_ids, skip_ids)
@@ -120,12 +123,20 @@ def run(
                     if hole is not None:
                         judged.add(hole.scope)
                         result = hole.unjudged(result)
-                    if result.status is Status.PASS and not include_passed:
+                    if result.status is Status.PASS and not include_passed and narrow is None:
                         out.passed[pol.id] += 1
                         continue
                     finding = with_capacity(_finding(pol, result), result.resource, index)
-                    out.findings.append(_suppress(finding, result.resource.skips, mutes,
-                                                  baseline_ids))
+                    finding = _suppress(finding, result.resource.skips, mutes, baseline_ids)
+                    if narrow is not None:
+                        kept = narrow(result.resource, finding)
+                        if kept is None:
+                            continue
+                        if kept.status is Status.PASS and not include_passed:
+                            out.passed[pol.id] += 1
+                            continue
+                        finding = kept
+                    out.findings.append(finding)
         out.notices.extend(n for r, n in ctx.notices if only is None or _declared_in(r, only))
         out.findings.extend(_gap_errors(pol, holes, judged))
     out.findings.sort(key=_sort_key)

