@@ -296,3 +296,17 @@ resource "aws_ebs_volume" "ok" {
 
     finite([vals for _, vals in out.values()])
     json.dumps([vals for _, vals in out.values()], default=str, allow_nan=False)
+
+
+def test_csvdecode_is_an_evaluation_error_or_a_bounded_value() -> None:
+    """Python's csv refused a field over 128 KiB with its own exception (an internal error that
+    lost the root module); a malformed CSV is terraform's error; a CSV of many short cells is
+    bounded by its cells, not its rows."""
+    scope = values.literal_scope()
+    long_field = "a" * 200_000
+    assert evaluate(parse_expression(f'csvdecode("h\\n{long_field}")'), scope) == [
+        {"h": long_field}]
+    with pytest.raises(values.EvalError, match="csvdecode"):
+        evaluate(parse_expression('csvdecode("a,\\"b\\n1")'), scope)
+    with pytest.raises(values.BudgetExceeded, match="collection too large"):
+        evaluate(parse_expression('csvdecode(join(",", range(100001)))'), scope)

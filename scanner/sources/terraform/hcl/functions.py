@@ -29,6 +29,7 @@ from scanner.sources.terraform.hcl.parse import NUMBER_TOO_LARGE
 from scanner.sources.terraform.hcl.values import (
     MAX_DECODE,
     MAX_ITEMS,
+    MAX_STRING,
     BudgetExceeded,
     EvalError,
     Lazy,
@@ -1034,9 +1035,15 @@ def f_csvdecode(s: Any) -> Any:
     import io
 
     rows = []
-    for row in csv.reader(io.StringIO(to_str(s))):
-        rows.append(row)
-        _size(len(rows))
+    cells = 0
+    csv.field_size_limit(MAX_STRING)  # one field may be as long as any string
+    try:
+        for row in csv.reader(io.StringIO(to_str(s), newline=""), strict=True):
+            rows.append(row)
+            cells += len(row)
+            _size(cells)  # every cell becomes a value: count cells, not rows
+    except csv.Error as exc:
+        raise EvalError(f"csvdecode: {exc}") from None
     if not rows:
         return []
     head = rows[0]
