@@ -10,6 +10,7 @@ from typing import Any
 
 from scanner.compute import registry
 from scanner.compute.launch import LaunchSpec, launch_spec
+from scanner.compute.ownership import capacity_owner
 from scanner.compute.view import ComputeView, TemplateUse
 from scanner.graph import ResourceIndex
 from scanner.model import Resource, Unknown
@@ -101,6 +102,11 @@ class Views:
         if key not in self._memo:
             self._memo[key] = build()
         return self._memo[key]
+
+    def owner_of(self, resource: Resource) -> Resource | None:
+        """Where the capacity of ``resource`` is judged and priced when not on itself: a member
+        instance's group (or that group's EKS node group), an EKS-owned group's node group."""
+        return capacity_owner(resource, self.index)
 
     def members_of(self, group: Resource) -> tuple[str, ...]:
         """Instance ids of a group's members: its own list (live) and the instances in its

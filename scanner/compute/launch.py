@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from scanner.compute.requirements import gpu_requirement
 from scanner.compute.values import iter_dicts, ordinal
-from scanner.compute.view import Attr, Device
+from scanner.compute.view import Attr, Device, GpuRequirement
 from scanner.graph import ResourceIndex
 from scanner.model import Ref, Unknown, dig
 
@@ -33,6 +34,7 @@ class LaunchSpec:
     spot_max_price: Attr  # InstanceMarketOptions.SpotOptions.MaxPrice
     zone: Any  # AvailabilityZone (or Placement.AvailabilityZone)
     where: str = ""  # " of the second launch specification" when there are several
+    requirement: GpuRequirement | None = None  # InstanceRequirements: types chosen by attributes
 
     @property
     def sets_root_device(self) -> bool:
@@ -105,6 +107,8 @@ def launch_spec(data: Any, prefix: str = "", where: str = "") -> LaunchSpec:
                             f"{prefix}InstanceMarketOptions.SpotOptions.MaxPrice"),
         zone=zone,
         where=where,
+        requirement=gpu_requirement(d.get("InstanceRequirements"),
+                                    f"{prefix}InstanceRequirements"),
     )
 
 
