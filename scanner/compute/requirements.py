@@ -5,7 +5,8 @@ The attributes are a conjunction: a type matches only when it matches every attr
 set. So the requirement asks for GPU (or Neuron) compute when an attribute that admits only
 accelerated types (``AcceleratorTypes``, ``AcceleratorManufacturers``, ``AcceleratorNames``,
 or ``AllowedInstanceTypes`` naming only GPU families) admits only GPU or Neuron accelerators;
-it excludes them with ``AcceleratorCount.Max`` 0 or with allowed types that are all CPU types.
+it excludes them with ``AcceleratorCount.Max`` 0 or with allowed types that name no GPU family
+(a wildcard such as ``t*`` that would also match ``trn1`` does not ask for it).
 ``AcceleratorCount.Min`` >= 1 alone asks for accelerators of any kind (GPU, Neuron, FPGA or
 media), and an attribute that admits both GPU and FPGA values does too: whether that is GPU
 compute is not known. A requirement that names no accelerator attribute does not ask for GPUs
@@ -112,19 +113,15 @@ def _allowed_types(value: Any, path: str) -> bool | Unknown | None:
         return True
     if verdicts == {False}:
         return False
-    return Unknown(f"{path} admits GPU and CPU types")
+    return Unknown(f"{path} names GPU and CPU types")
 
 
-def _pattern_is_gpu(pattern: str) -> bool | None:
-    """``g5.*``, ``p4d.24xlarge``, ``g*`` -> True; ``m5.*`` -> False; ``*``, ``i*`` -> None
-    (GPU and CPU families alike)."""
+def _pattern_is_gpu(pattern: str) -> bool:
+    """Does the pattern name GPU (or Neuron) types? ``g5.*``, ``p4d.24xlarge``, ``g*`` -> True;
+    ``m5.*`` -> False; ``t*`` or ``*`` -> False: they may match trn1 or g5 too, but they do not
+    ask for them (as a requirement without accelerator attributes does not)."""
     text = pattern.strip().lower()
     prefix = text.split("*", 1)[0].split("?", 1)[0]
     if is_gpu_type(prefix):
         return True
-    if "*" in text or "?" in text:
-        if prefix in _GPU_LETTERS:
-            return True
-        if any(letters.startswith(prefix) for letters in _GPU_LETTERS):
-            return None
-    return False
+    return ("*" in text or "?" in text) and prefix in _GPU_LETTERS

@@ -61,11 +61,10 @@ def eks_nodegroup(r: Resource, views: Views) -> ComputeView:
         types = [t for t in as_list(own) if t is not None]
     elif lt_spec is not None and lt_spec.instance_type.value is not None:
         types = [lt_spec.instance_type.value]
-    elif spec:
-        types = [Unknown("the instance type is its launch template's, and the template is "
-                         "not in the scan" if lt is None else "its launch template names no "
-                         "instance type")]
-    else:
+    elif spec and lt is None:
+        types = [Unknown("the instance type may be its launch template's, and the template is "
+                         "not in the scan")]
+    else:  # no type here nor in the template: EKS's default for the AMI type
         ami = r.get("AmiType")
         if isinstance(ami, Unknown):
             types = [Unknown(f"no instance type, and the AMI type is not known ({ami.reason})")]
