@@ -11,8 +11,11 @@ ASG-001 on a compute environment) must give no result at all.
 
 from __future__ import annotations
 
+import copy
+import json
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -342,3 +345,57 @@ def test_plan_reader_keeps_an_unknown_dynamic_block_unknown() -> None:
     statuses = table("plan", "awskinds_pass")[MLT.format("gpu_od")]
     assert statuses.get("EBS-003") is None and statuses["EBS-001"] == "UNKNOWN"
 
+
+
+# -- right-sizing a node group from IaC (scan --utilization) ----------------------------------
+
+def _samples(util: float, mem: float) -> list[list[Any]]:
+    return [[f"2026-01-{12 + h // 24:02d}T{h % 24:02d}:30:00Z", util + h % 3, mem]
+            for h in range(72)]
+
+
+def _usage(tmp_path: Path, keys: dict[str, tuple[float, float]]) -> Path:
+    doc = {"gpuaudit_utilization": 1, "end": "2026-01-15T00:00:00Z", "resources": {
+        key: {"gpus": [{"index": 0, "memory_total_mib": 15360, "samples": _samples(u, m)}]}
+        for key, (u, m) in keys.items()}}
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+RS_CASES = {
+    # (source, name): ({history key: (utilization %, memory MiB)}, {(policy, id): status})
+    ("hcl", "awskinds_pass"): (
+        {MNG.format("gpu_spot"): (20.0, 3000.0), f"{NG}.inference": (1.0, 300.0)},
+        {("RS-001", MNG.format("gpu_spot")): "FAIL",  # g4dn.xlarge fits: a T4 like g4dn.2xlarge
+         ("RS-002", MNG.format("gpu_spot")): "PASS", ("RS-003", MNG.format("gpu_spot")): "PASS",
+         ("RS-002", f"{NG}.inference"): "FAIL", ("RS-003", f"{NG}.inference"): "PASS"}),
+    ("plan", "awskinds_fail"): (
+        {MNG.format("gpu_spot"): (85.0, 20000.0)},
+        {("RS-001", MNG.format("gpu_spot")): "PASS",  # busy: nothing cheaper fits
+         ("RS-002", MNG.format("gpu_spot")): "PASS", ("RS-003", MNG.format("gpu_spot")): "PASS",
+         ("RS-003", MNG.format("gpu_lt")): "FAIL",  # no data
+         ("RS-003", f"{NG}.inference"): "FAIL"}),  # no data; training: desired 0, nothing runs
+    ("cfn", "eks_batch_fail.yaml"): (
+        {"GpuSpotNodegroup": (1.0, 300.0)},
+        {("RS-002", "GpuSpotNodegroup"): "FAIL", ("RS-003", "GpuSpotNodegroup"): "PASS"}),
+}
+
+
+@pytest.mark.parametrize(("source", "name"), sorted(RS_CASES))
+def test_rs_judges_node_groups_on_their_utilization(source: str, name: str,
+                                                    tmp_path: Path) -> None:
+    from scanner.model import SourceResult
+    from scanner.telemetry.history import attach, load_utilization
+
+    keys, expected = RS_CASES[(source, name)]
+    result = SourceResult(resources=[copy.copy(r) for r in _resources(source, name)])
+    attach(result, load_utilization([str(_usage(tmp_path, keys))], 14))
+    assert result.errors == []
+    found = {(f.policy_id, f.resource["id"]): f for f in evaluate(
+        result.resources, policy_ids=["RS-001", "RS-002", "RS-003"])
+        if f.resource["kind"] == "eks.nodegroup"}
+    assert {k: f.status.value for k, f in found.items()} == expected
+    for (_pid, rid), f in found.items():
+        if f.status.value == "FAIL" and f.savings is not None:
+            assert f.savings.capacity and f.savings.capacity[0].endswith(f"eks.nodegroup/{rid}")
