@@ -10,7 +10,6 @@ from typing import Any
 
 from scanner.compute import registry
 from scanner.compute.launch import LaunchSpec, launch_spec
-from scanner.compute.ownership import capacity_owner
 from scanner.compute.view import ComputeView, TemplateUse
 from scanner.graph import ResourceIndex
 from scanner.model import Resource, Unknown
@@ -106,6 +105,8 @@ class Views:
     def owner_of(self, resource: Resource) -> Resource | None:
         """Where the capacity of ``resource`` is judged and priced when not on itself: a member
         instance's group (or that group's EKS node group), an EKS-owned group's node group."""
+        from scanner.compute.ownership import capacity_owner
+
         return capacity_owner(resource, self.index)
 
     def members_of(self, group: Resource) -> tuple[str, ...]:

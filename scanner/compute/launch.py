@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.compute.requirements import gpu_requirement
 from scanner.compute.values import iter_dicts, ordinal
 from scanner.compute.view import Attr, Device, GpuRequirement
 from scanner.graph import ResourceIndex
@@ -107,9 +106,16 @@ def launch_spec(data: Any, prefix: str = "", where: str = "") -> LaunchSpec:
                             f"{prefix}InstanceMarketOptions.SpotOptions.MaxPrice"),
         zone=zone,
         where=where,
-        requirement=gpu_requirement(d.get("InstanceRequirements"),
-                                    f"{prefix}InstanceRequirements"),
+        requirement=_requirement(d.get("InstanceRequirements"), prefix),
     )
+
+
+def _requirement(value: Any, prefix: str) -> GpuRequirement | None:
+    if value is None:
+        return None
+    from scanner.compute.requirements import gpu_requirement  # rare: not on the import path
+
+    return gpu_requirement(value, f"{prefix}InstanceRequirements")
 
 
 def block_devices(value: Any, path: str, where: str = "") -> list[Device]:

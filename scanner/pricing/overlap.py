@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from scanner.compute.ownership import capacity_owner
 from scanner.graph import ResourceIndex
 from scanner.model import Finding, Resource, SourceKind, dig
 
@@ -49,6 +48,8 @@ def _display(path: str) -> str:
 
 
 def _template_users(template: Resource, index: ResourceIndex) -> list[Resource]:
+    from scanner.compute.ownership import capacity_owner
+
     users: list[Resource] = []
 
     def uses(spec: Any, r: Resource) -> bool:
@@ -76,6 +77,8 @@ def _template_users(template: Resource, index: ResourceIndex) -> list[Resource]:
 def capacity_of(resource: Resource, index: ResourceIndex) -> tuple[str, ...]:
     """The capacity keys of the money found on ``resource``."""
     if resource.kind in ("ec2.instance", "autoscaling.group"):
+        from scanner.compute.ownership import capacity_owner
+
         return (_key(capacity_owner(resource, index) or resource),)
     if resource.kind == "ec2.launch_template":
         users = _template_users(resource, index)

@@ -10,10 +10,8 @@ from typing import Any
 
 from scanner.compute.index import Views
 from scanner.compute.launch import decisive, placement, subnet_values
-from scanner.compute.ownership import owner_of_group
 from scanner.compute.purchase import group_split
 from scanner.compute.registry import GROUP, LAUNCHES, MEASURED, PLACES, SPOT, extractor
-from scanner.compute.requirements import gpu_requirement
 from scanner.compute.values import as_list, to_int, to_price
 from scanner.compute.view import (
     Attr,
@@ -35,9 +33,12 @@ DIST = f"{MIP}.InstancesDistribution"
 @extractor("autoscaling.group", provides=(LAUNCHES, PLACES, SPOT, GROUP, MEASURED),
            reads=("ec2.launch_template", "autoscaling.launch_configuration"), rank=4)
 def autoscaling_group(r: Resource, views: Views) -> ComputeView:
-    owner = owner_of_group(r, views.index)
-    if owner is not None:  # EKS's group for a node group: judged at the node group
-        return ComputeView(r, managed_by=owner, active=False, running=False)
+    if not r.declared:
+        from scanner.compute.ownership import owner_of_group
+
+        owner = owner_of_group(r, views.index)
+        if owner is not None:  # EKS's group for a node group: judged at the node group
+            return ComputeView(r, managed_by=owner, active=False, running=False)
     a = r.attrs
     lt = views.template(dig(a, f"{MIP}.LaunchTemplate.LaunchTemplateSpecification"), r.scope)
     if lt is None:
@@ -54,11 +55,7 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
     else:
         override_types = [o.get("InstanceType") for o in as_list(overrides)
                           if isinstance(o, dict) and o.get("InstanceType") is not None]
-        requirement = next((req for i, o in enumerate(as_list(overrides)) if isinstance(o, dict)
-                            and (req := gpu_requirement(
-                                o.get("InstanceRequirements"),
-                                f"{MIP}.LaunchTemplate.Overrides[{i}].InstanceRequirements"))
-                            is not None), None)
+        requirement = _override_requirement(overrides)
         types = list(override_types)
         if not types and requirement is None:
             if lt_spec is not None:
@@ -130,3 +127,16 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
     return ComputeView(r, types=Types(tuple(types), requirement), capacity=capacity,
                        purchase=purchase,
                        network=network, templates=tuple(uses), members=views.members_of(r))
+
+
+def _override_requirement(overrides: Any) -> Any:
+    """The GPU requirement of the first override that chooses types by attributes."""
+    for i, o in enumerate(as_list(overrides)):
+        if isinstance(o, dict) and o.get("InstanceRequirements") is not None:
+            from scanner.compute.requirements import gpu_requirement
+
+            req = gpu_requirement(o["InstanceRequirements"],
+                                  f"{MIP}.LaunchTemplate.Overrides[{i}].InstanceRequirements")
+            if req is not None:
+                return req
+    return None

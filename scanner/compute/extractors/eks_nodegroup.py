@@ -16,7 +16,6 @@ from typing import Any
 
 from scanner.compute.index import Views
 from scanner.compute.launch import decisive, placement, subnet_values
-from scanner.compute.ownership import groups_of, tagged_members
 from scanner.compute.purchase import group_split
 from scanner.compute.registry import DEVICES, GROUP, LAUNCHES, MEASURED, PLACES, extractor
 from scanner.compute.values import as_list, to_int
@@ -114,6 +113,8 @@ def eks_nodegroup(r: Resource, views: Views) -> ComputeView:
 
     members: list[str] = []
     if not r.declared:
+        from scanner.compute.ownership import groups_of, tagged_members
+
         for group in groups_of(r, views.index):
             members.extend(views.members_of(group))
         members.extend(tagged_members(r, views.index))

@@ -17,7 +17,6 @@ from typing import Any
 from scanner.compute.index import Views
 from scanner.compute.launch import subnet_values
 from scanner.compute.registry import DEVICES, DEVICES_LIVE, LAUNCHES, PLACES, extractor
-from scanner.compute.requirements import gpu_requirement
 from scanner.compute.values import as_list, iter_dicts, ordinal, to_int
 from scanner.compute.view import AWS_OWNED, Attr, Capacity, ComputeView, Device, Network, Types
 from scanner.model import Resource, Unknown
@@ -56,9 +55,11 @@ def sagemaker_cluster(r: Resource, views: Views) -> ComputeView:
             itype = g.get("InstanceType")
             if itype is not None:
                 types.append(ec2_type(itype))
-            req = gpu_requirement(g.get("InstanceRequirements"), f"{path}.InstanceRequirements")
-            if req is not None and itype is None:
-                requirement = requirement or req
+            if itype is None and g.get("InstanceRequirements") is not None:
+                from scanner.compute.requirements import gpu_requirement
+
+                requirement = requirement or gpu_requirement(g["InstanceRequirements"],
+                                                             f"{path}.InstanceRequirements")
             counts.append(to_int(next((g.get(k) for k in ("CurrentCount", "InstanceCount",
                                                           "TargetCount")
                                        if g.get(k) is not None), None)))
