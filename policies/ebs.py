@@ -15,11 +15,13 @@ from scanner.model import Resource, Result, Severity, Status, Unknown
 # The volumes and every kind whose view carries storage devices (block device mappings of
 # instances, launch templates, launch configurations, spot requests and fleets, node volumes of
 # EKS node groups and Batch compute environments in IaC; live, the volumes themselves carry the
-# state, so only they and the account defaults are read, and the kinds whose volumes are not in
-# the account at all: a SageMaker HyperPod cluster's configuration is all there is).
+# state, so only they and the account defaults are read). EBS-003 also reads, live, the kinds
+# whose volumes are not in the account at all (a SageMaker HyperPod cluster's configuration is
+# all there is; HyperPod always encrypts them, so EBS-001 has nothing to judge there).
 DEVICE_KINDS = kinds_with(DEVICES)
 AWS_MANAGED_KEYS = ("alias/aws/ebs",)
-OBSERVED = ("ec2.volume", "ec2.ebs_defaults", *kinds_with(DEVICES_LIVE))
+OBSERVED = ("ec2.volume", "ec2.ebs_defaults")
+OBSERVED_KEYS = (*OBSERVED, *kinds_with(DEVICES_LIVE), EBS_KMS_KEYS.name)
 
 
 def devices(resource: Resource, ctx: Context) -> tuple[Device, ...]:
@@ -177,7 +179,8 @@ def _storage_remediation(text: str, *, key: bool) -> Remediation:
         key=False),
 )
 def ebs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
-    devs = devices(resource, ctx)
+    # a volume the service always encrypts (HyperPod) has nothing to fail: EBS-003 judges its key
+    devs = tuple(d for d in devices(resource, ctx) if not d.service_encrypted)
     if not devs:
         return
     failing, unknown, evidence = [], [], {}
@@ -250,7 +253,7 @@ def _aws_managed(key: Any, dev: Device) -> bool | Unknown:
     severity=Severity.LOW,
     kinds=DEVICE_KINDS,
     needs=("ec2.ebs_defaults", EBS_KMS_KEYS.name),  # live: default key and key aliases
-    observed_needs=OBSERVED + (EBS_KMS_KEYS.name,),
+    observed_needs=OBSERVED_KEYS,
     description="Encrypted EBS storage must use a customer-managed KMS key (off by default).",
     remediation=_storage_remediation(
         "Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",

@@ -193,9 +193,8 @@ def test_every_policy_that_applies_judges_the_kinds_live(aws: None) -> None:
         ("SPOT-001", "gpu-low"): "PASS",
         ("SPOT-002", "gpu-low"): "FAIL",  # 10 % of on-demand
         ("ASG-002", "gpu-low"): "FAIL",  # one type, BEST_FIT
-        # HyperPod: its volumes from its configuration (an AWS owned key without
-        # VolumeKmsKeyId: EBS-003 FAIL)
-        ("EBS-001", "hp"): "PASS",
+        # HyperPod: its volumes' keys from its configuration (an AWS owned key without
+        # VolumeKmsKeyId: EBS-003 FAIL); EBS-001: HyperPod always encrypts, nothing to judge
         ("EBS-003", "hp"): "FAIL",
     }
     # With the fact EBS-003 reads live (the account's default key, GetEbsDefaultKmsKeyId,
@@ -239,7 +238,7 @@ def test_a_failed_node_group_read_is_no_verdict(aws: None, monkeypatch: pytest.M
         if f.policy_id in ("ASG-002", "VPC-004", "VPC-001", "VPC-002", "RS-001"):
             assert f.status.value == "ERROR", (f.policy_id, f.resource["id"], f.status)
     assert {f.policy_id for f in found if f.status.value in ("PASS", "FAIL")} >= {
-        "SPOT-001", "SPOT-002", "EBS-001"}  # they do not read node groups
+        "SPOT-001", "SPOT-002", "EBS-002"}  # they do not read node groups
 
 
 # -- one capacity, judged and priced once ------------------------------------------------------
@@ -331,8 +330,9 @@ def test_a_declared_group_with_eks_tags_is_the_user_s_own() -> None:
 
 def test_hyperpod_template_and_live_cluster_give_the_same_statuses(aws: None) -> None:
     """tests/fixtures/cfn/awskinds/hyperpod_fail.yaml scanned, and the same estate created in
-    moto and audited: the same statuses for EBS-001 and VPC-001/002/003 (EBS-003 live needs
-    GetEbsDefaultKmsKeyId, which moto lacks: tests/test_aws_live_faults.py judges it)."""
+    moto and audited: the same statuses for VPC-001/002/003, and no EBS-001 result on either
+    side (EBS-003 live needs GetEbsDefaultKmsKeyId, which moto lacks: tests/test_aws_live_faults.py
+    judges it)."""
     ec2 = client("ec2")
     tag = "gpuaudit:address"
 
@@ -364,7 +364,7 @@ def test_hyperpod_template_and_live_cluster_give_the_same_statuses(aws: None) ->
     seed.hyperpod_cluster(None, REGION, "TrainiumCluster", [other_subnet], sg, [
         {"InstanceGroupName": "trn", "InstanceType": "ml.trn1.32xlarge", "InstanceCount": 4}])
 
-    policies = ("EBS-001", "VPC-001", "VPC-002", "VPC-003")
+    policies = ("EBS-001", "VPC-001", "VPC-002", "VPC-003")  # EBS-001: none on clusters
     live = run()
     assert live.errors == []
     names = {r.id: r.tags.get(tag) or {"ml-cluster": "HyperPodCluster"}.get(r.id, r.id)

@@ -126,15 +126,15 @@ CFN_EXPECTED: dict[str, Table] = {
         "VPC": {"VPC-001": "PASS"},
     },
     "hyperpod_fail.yaml": {
-        "HyperPodCluster": {"EBS-001": "PASS", "EBS-003": "FAIL"},
+        "HyperPodCluster": {"EBS-003": "FAIL"},
         "OtherVPC": {"VPC-001": "FAIL"},
         "PrivateSubnet": {"VPC-002": "FAIL"},
         "S3Endpoint": {"VPC-003": "FAIL"},
-        "TrainiumCluster": {"EBS-001": "PASS", "EBS-003": "FAIL"},
+        "TrainiumCluster": {"EBS-003": "FAIL"},
         "VPC": {"VPC-001": "PASS"},
     },
     "hyperpod_pass.yaml": {
-        "HyperPodCluster": {"EBS-001": "PASS", "EBS-003": "PASS"},
+        "HyperPodCluster": {"EBS-003": "PASS"},
         "PrivateSubnet": {"VPC-002": "PASS"},
         "S3Endpoint": {"VPC-003": "PASS"},
         "VPC": {"VPC-001": "PASS"},
@@ -257,9 +257,11 @@ def test_each_policy_that_applies_fails_and_passes_on_each_kind(source: str, kin
         assert got == {"PASS", "FAIL"}
 
 
-def test_hyperpod_ebs_001_always_passes() -> None:
-    """HyperPod encrypts every EBS volume it attaches: EBS-001 has nothing to fail there."""
-    assert _verdicts("cfn", "sagemaker.cluster", "EBS-001") == {"PASS"}
+def test_hyperpod_volumes_are_not_judged_by_ebs_001() -> None:
+    """HyperPod encrypts every EBS volume it attaches: EBS-001 has nothing to fail there, so it
+    gives no result (EBS-003 judges the key)."""
+    assert _verdicts("cfn", "sagemaker.cluster", "EBS-001") == set()
+    assert _verdicts("cfn", "sagemaker.cluster", "EBS-003") == {"PASS", "FAIL"}
 
 
 def test_what_does_not_apply_gives_no_result() -> None:

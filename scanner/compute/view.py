@@ -184,6 +184,9 @@ class Device:
     # fact ec2.ebs_kms_keys: "AWS" | "CUSTOMER" | Unknown | None; "AWS owned" where the
     # service encrypts with its own key (SageMaker HyperPod without VolumeKmsKeyId)
     key_manager: Any = None
+    # The service encrypts it whatever its configuration says (SageMaker HyperPod's volumes):
+    # there is no unencrypted setting to fail, only the key to judge.
+    service_encrypted: bool = False
 
 
 # -- network ---------------------------------------------------------------------------------

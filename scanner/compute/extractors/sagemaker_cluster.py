@@ -2,12 +2,12 @@
 the subnets its VPC config places them in, and their EBS volumes.
 
 The instances run in a service account: only the cluster's configuration is visible, live as
-in IaC, so its volumes are judged from it live too (``DEVICES_LIVE``). HyperPod encrypts every
-EBS volume it attaches, with an AWS owned key unless ``VolumeKmsKeyId`` names one: EBS-001
-passes, EBS-003 asks for the customer-managed key. A SageMaker type ``ml.p5.48xlarge`` is the
-EC2 type ``p5.48xlarge`` for the GPU fact. There is no spot option and no public-IP setting
-(VPC-004 has nothing to judge); without a VPC config the cluster runs in a SageMaker-owned VPC
-(no subnet of the account's).
+in IaC, so its volumes' keys are judged from it live too (``DEVICES_LIVE``). HyperPod encrypts
+every EBS volume it attaches, with an AWS owned key unless ``VolumeKmsKeyId`` names one: EBS-001
+has nothing to judge (``service_encrypted``), EBS-003 asks for the customer-managed key. A
+SageMaker type ``ml.p5.48xlarge`` is the EC2 type ``p5.48xlarge`` for the GPU fact. There is no
+spot option and no public-IP setting (VPC-004 has nothing to judge); without a VPC config the
+cluster runs in a SageMaker-owned VPC (no subnet of the account's).
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ def sagemaker_cluster(r: Resource, views: Views) -> ComputeView:
         groups = r.get(key)
         if isinstance(groups, Unknown):
             types.append(groups)
-            devices.append(Device(key, f"the EBS volumes of every {key} entry", groups))
+            devices.append(Device(key, f"the EBS volumes of every {key} entry", True, groups,
+                                  service_encrypted=True))
             counts.append(groups)
             continue
         for i, g in iter_dicts(groups):
@@ -90,7 +91,7 @@ def _volumes(configs: Any, path: str, label: str) -> list[Device]:
     config marked RootVolume, else an AWS owned key). All are encrypted."""
     if isinstance(configs, Unknown):
         return [Device(f"{path}.InstanceStorageConfigs", f"the EBS volumes of {label}", True,
-                       configs)]
+                       configs, service_encrypted=True)]
     out: list[Device] = []
     root = False
     for j, c in iter_dicts(configs):
@@ -104,9 +105,10 @@ def _volumes(configs: Any, path: str, label: str) -> list[Device]:
         what = "root volume" if is_root else "EBS volume at /opt/sagemaker"
         out.append(Device(where, f"the {what} of {label}", True,
                           key if key is not None else AWS_OWNED_KEY,
-                          key_manager=AWS_OWNED if key is None else None))
+                          key_manager=AWS_OWNED if key is None else None,
+                          service_encrypted=True))
     if not root:
         out.insert(0, Device(f"{path}.InstanceStorageConfigs(root)",
                              f"the root volume of {label}", True, AWS_OWNED_KEY,
-                             key_manager=AWS_OWNED))
+                             key_manager=AWS_OWNED, service_encrypted=True))
     return out
