@@ -28,7 +28,9 @@ ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations gro
                 "(the default) only GPU groups are judged; a group whose instance types are not "
                 "known is judged, and gets UNKNOWN rather than FAIL. A group whose size can "
                 "never hold a split inside the band (MaxSize 1 or 2 for 20-40%) gets a notice, "
-                "not a verdict.",
+                "not a verdict. EKS managed node groups and AWS Batch compute environments buy "
+                "one option by construction (CapacityType, Type: all on-demand or all spot, the "
+                "mix is made across them) and are not judged.",
     remediation=Remediation(
         text="Use a mixed instances policy with OnDemandPercentageAboveBaseCapacity inside the "
              "band (30 for the 70/30 mix) and a small OnDemandBaseCapacity.",
@@ -48,6 +50,8 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
     view = ctx.compute.of(asg)
     if view is None:
         return
+    if view.purchase.fixed_market:
+        return  # one purchase option by construction (a node group, a compute environment)
     gpu = view.types.gpu()
     gpu_only = bool(ctx.params["gpu_only"])
     if gpu_only and gpu is False:
@@ -144,7 +148,11 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     kinds=GROUP_KINDS,
     needs=ASG_NEEDS,
     description="A group with spot capacity needs at least min_instance_types instance types and "
-                "an allocation strategy other than lowest-price (the default when absent).",
+                "an allocation strategy other than lowest-price (the default when absent). A "
+                "SPOT EKS node group is judged on its instance types (EKS picks a "
+                "capacity-aware strategy); a SPOT Batch compute environment on its types (a "
+                "family stands for its sizes) and its allocation strategy (BEST_FIT, the "
+                "default, and BEST_FIT_PROGRESSIVE pick the lowest price first).",
     remediation=Remediation(
         text="Add override instance types of similar size (e.g. g5.2xlarge, g6.2xlarge) and use "
              "price-capacity-optimized allocation.",
@@ -152,7 +160,23 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
                   'override { instance_type = "g6.2xlarge" }\n'
                   'spot_allocation_strategy = "price-capacity-optimized"',
         cloudformation="Overrides:\n  - InstanceType: g5.2xlarge\n  - InstanceType: g6.2xlarge\n"
-                       "SpotAllocationStrategy: price-capacity-optimized"),
+                       "SpotAllocationStrategy: price-capacity-optimized",
+        by_kind={
+            "eks.nodegroup": Remediation(
+                text="List several instance types of similar size in the SPOT node group "
+                     "(EKS then spreads it over their spot pools).",
+                terraform='instance_types = ["g5.2xlarge", "g6.2xlarge", "g4dn.2xlarge"]',
+                cloudformation="InstanceTypes: [g5.2xlarge, g6.2xlarge, g4dn.2xlarge]"),
+            "batch.compute_environment": Remediation(
+                text="Use SPOT_PRICE_CAPACITY_OPTIMIZED allocation and several instance types "
+                     "(or families) in the SPOT compute environment.",
+                terraform='compute_resources {\n'
+                          '  allocation_strategy = "SPOT_PRICE_CAPACITY_OPTIMIZED"\n'
+                          '  instance_type       = ["g5", "g6"]\n}',
+                cloudformation="ComputeResources:\n"
+                               "  AllocationStrategy: SPOT_PRICE_CAPACITY_OPTIMIZED\n"
+                               "  InstanceTypes: [g5, g6]"),
+        }),
     params={"min_instance_types": 2},
 )
 def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
@@ -178,20 +202,30 @@ def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
     if isinstance(strategy, Unknown):
         yield ctx.result(asg, Status.UNKNOWN, f"allocation strategy not known: {strategy.reason}")
         return
-    strategy = strategy or "lowest-price"
+    strategy = strategy or view.purchase.default_strategy
     minimum = int(ctx.params["min_instance_types"])
-    evidence = {"instance_types": distinct, "spot_allocation_strategy": strategy,
-                "spot_units": cap.desired - cap.on_demand}
+    evidence: dict[str, Any] = {"instance_types": distinct, "spot_allocation_strategy": strategy,
+                                "spot_units": cap.desired - cap.on_demand}
+    # Types chosen by attributes, or a name that stands for several types (a Batch family,
+    # "optimal"): diversified by construction.
+    several = view.types.requirement is not None and not distinct
+    several = several or bool(view.types.families & set(distinct))
+    if several:
+        evidence["several_types"] = sorted(view.types.families & set(distinct)) or \
+            "chosen by attributes (InstanceRequirements)"
     problems = []
-    if len(distinct) < minimum:
+    if len(distinct) < minimum and not several:
         problems.append(f"{len(distinct)} instance type{'s' if len(distinct) != 1 else ''} "
                         f"(at least {minimum} needed)")
-    if strategy == "lowest-price":
-        problems.append("allocation strategy lowest-price"
+    if strategy in view.purchase.price_first:
+        problems.append(f"allocation strategy {strategy}"
                         + ("" if configured.value else " (the default)"))
     if problems:
         yield ctx.result(asg, Status.FAIL, "spot pools not diversified: " + "; ".join(problems),
                          path=view.purchase.pools_path, evidence=evidence)
     else:
-        yield ctx.result(asg, Status.PASS, f"{len(distinct)} instance types, {strategy}",
-                         evidence=evidence)
+        count = "instance types chosen by attributes" if several and not distinct else \
+            f"{len(distinct)} instance type{'s' if len(distinct) != 1 else ''}" + (
+                f" ({', '.join(sorted(view.types.families & set(distinct)))} "
+                "stands for several)" if several else "")
+        yield ctx.result(asg, Status.PASS, f"{count}, {strategy}", evidence=evidence)

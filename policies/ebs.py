@@ -7,16 +7,21 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from scanner.compute import DEVICES, Device, kinds_with
+from scanner.compute import DEVICES, DEVICES_LIVE, Device, kinds_with
+from scanner.compute.view import AWS_OWNED
 from scanner.kinds.facts import EBS_KMS_KEYS
 from scanner.model import Resource, Result, Severity, Status, Unknown
 
 # The volumes and every kind whose view carries storage devices (block device mappings of
-# instances, launch templates, launch configurations, spot requests and fleets in IaC; live,
-# the volumes themselves carry the state, so only they and the account defaults are read).
+# instances, launch templates, launch configurations, spot requests and fleets, node volumes of
+# EKS node groups and Batch compute environments in IaC; live, the volumes themselves carry the
+# state, so only they and the account defaults are read). EBS-003 also reads, live, the kinds
+# whose volumes are not in the account at all (a SageMaker HyperPod cluster's configuration is
+# all there is; HyperPod always encrypts them, so EBS-001 has nothing to judge there).
 DEVICE_KINDS = kinds_with(DEVICES)
 AWS_MANAGED_KEYS = ("alias/aws/ebs",)
 OBSERVED = ("ec2.volume", "ec2.ebs_defaults")
+OBSERVED_KEYS = (*OBSERVED, *kinds_with(DEVICES_LIVE), EBS_KMS_KEYS.name)
 
 
 def devices(resource: Resource, ctx: Context) -> tuple[Device, ...]:
@@ -86,6 +91,20 @@ _TF = {
                          '  root_block_device {{\n    {enc4}\n  }}\n}}'),
     "ec2.spot_fleet": ('resource "aws_spot_fleet_request" "x" {{\n  launch_specification {{\n'
                        '    root_block_device {{\n      {enc6}\n    }}\n  }}\n}}'),
+    "eks.nodegroup": ('resource "aws_launch_template" "nodes" {{\n'
+                      '  block_device_mappings {{\n    device_name = "/dev/xvda"\n'
+                      '    ebs {{\n      {enc6}\n    }}\n  }}\n}}\n'
+                      'resource "aws_eks_node_group" "x" {{\n  launch_template {{\n'
+                      '    id      = aws_launch_template.nodes.id\n'
+                      '    version = aws_launch_template.nodes.latest_version\n  }}\n}}'),
+    "batch.compute_environment": ('resource "aws_launch_template" "nodes" {{\n'
+                                  '  block_device_mappings {{\n    device_name = "/dev/xvda"\n'
+                                  '    ebs {{\n      {enc6}\n    }}\n  }}\n}}\n'
+                                  'resource "aws_batch_compute_environment" "x" {{\n'
+                                  '  compute_resources {{\n    launch_template {{\n'
+                                  '      launch_template_id = aws_launch_template.nodes.id\n'
+                                  '    }}\n  }}\n}}'),
+    "sagemaker.cluster": "",  # no Terraform resource in the AWS provider
 }
 _CFN = {
     "ec2.volume": "Properties:\n  Encrypted: true{key}",
@@ -99,7 +118,26 @@ _CFN = {
     "ec2.spot_fleet": "Properties:\n  SpotFleetRequestConfigData:\n    LaunchSpecifications:\n"
                       "      - BlockDeviceMappings:\n          - DeviceName: /dev/xvda\n"
                       "            Ebs: {ebs}",
+    "eks.nodegroup": "NodesTemplate:  # AWS::EC2::LaunchTemplate\n  Properties:\n"
+                     "    LaunchTemplateData:\n      BlockDeviceMappings:\n"
+                     "        - DeviceName: /dev/xvda\n          Ebs: {ebs}\n"
+                     "# and on the AWS::EKS::Nodegroup:\n"
+                     "#   LaunchTemplate: {{Id: !Ref NodesTemplate}}",
+    "batch.compute_environment": "NodesTemplate:  # AWS::EC2::LaunchTemplate\n  Properties:\n"
+                                 "    LaunchTemplateData:\n      BlockDeviceMappings:\n"
+                                 "        - DeviceName: /dev/xvda\n          Ebs: {ebs}\n"
+                                 "# and in the compute environment's ComputeResources:\n"
+                                 "#   LaunchTemplate: {{LaunchTemplateId: !Ref NodesTemplate}}",
+    # HyperPod encrypts its volumes itself: only the key can be chosen (EBS-003)
+    "sagemaker.cluster": "{hyperpod}",
 }
+
+
+_HYPERPOD_KEYS = ("Properties:\n  InstanceGroups:\n    - InstanceStorageConfigs:\n"
+                  "        - EbsVolumeConfig:\n"
+                  "            {RootVolume: true, VolumeKmsKeyId: !GetAtt EbsKey.Arn}\n"
+                  "        - EbsVolumeConfig:\n"
+                  "            {VolumeSizeInGB: 500, VolumeKmsKeyId: !GetAtt EbsKey.Arn}")
 
 
 def _storage_remediation(text: str, *, key: bool) -> Remediation:
@@ -112,10 +150,12 @@ def _storage_remediation(text: str, *, key: bool) -> Remediation:
 
     by_kind = {}
     for kind, tf in _TF.items():
-        terraform = tf.format(enc=enc(2), enc4=enc(4), enc6=enc(6)) + ("" if key else _DEFAULTS_TF)
+        terraform = tf.format(enc=enc(2), enc4=enc(4), enc6=enc(6)) + (
+            "" if key or not tf else _DEFAULTS_TF)
         cfn = _CFN[kind].format(
             key="\n  KmsKeyId: !GetAtt EbsKey.Arn" if key else "",
-            ebs="{Encrypted: true, KmsKeyId: !GetAtt EbsKey.Arn}" if key else "{Encrypted: true}")
+            ebs="{Encrypted: true, KmsKeyId: !GetAtt EbsKey.Arn}" if key else "{Encrypted: true}",
+            hyperpod=_HYPERPOD_KEYS if key else "")
         by_kind[kind] = Remediation(text=text, terraform=terraform, cloudformation=cfn)
     volume = by_kind["ec2.volume"]
     return Remediation(text=text, terraform=volume.terraform,
@@ -139,7 +179,8 @@ def _storage_remediation(text: str, *, key: bool) -> Remediation:
         key=False),
 )
 def ebs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
-    devs = devices(resource, ctx)
+    # a volume the service always encrypts (HyperPod) has nothing to fail: EBS-003 judges its key
+    devs = tuple(d for d in devices(resource, ctx) if not d.service_encrypted)
     if not devs:
         return
     failing, unknown, evidence = [], [], {}
@@ -203,7 +244,7 @@ def _aws_managed(key: Any, dev: Device) -> bool | Unknown:
     manager = dev.key_manager
     if isinstance(manager, Unknown):
         return manager
-    return manager == "AWS" if isinstance(manager, str) else False
+    return manager in ("AWS", AWS_OWNED) if isinstance(manager, str) else False
 
 
 @policy(
@@ -212,7 +253,7 @@ def _aws_managed(key: Any, dev: Device) -> bool | Unknown:
     severity=Severity.LOW,
     kinds=DEVICE_KINDS,
     needs=("ec2.ebs_defaults", EBS_KMS_KEYS.name),  # live: default key and key aliases
-    observed_needs=OBSERVED + (EBS_KMS_KEYS.name,),
+    observed_needs=OBSERVED_KEYS,
     description="Encrypted EBS storage must use a customer-managed KMS key (off by default).",
     remediation=_storage_remediation(
         "Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",
@@ -235,9 +276,10 @@ def ebs_003(resource: Resource, ctx: Context) -> Iterator[Result]:
     if not checked:
         return
     if failing:
+        owned = [d for d in failing if d.key_manager == AWS_OWNED]
+        which = "an AWS owned key" if len(owned) == len(failing) else "the AWS-managed key"
         yield ctx.result(resource, Status.FAIL,
-                         "encrypted with the AWS-managed key: "
-                         + ", ".join(d.name for d in failing),
+                         f"encrypted with {which}: " + ", ".join(d.name for d in failing),
                          path=failing[0].path, evidence={"KmsKeyId": checked})
     elif unknown:
         dev, u = unknown[0]

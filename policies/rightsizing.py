@@ -1,16 +1,18 @@
 """GPU right-sizing from utilization history: oversized (RS-001), idle (RS-002), not measured
 (RS-003).
 
-RS-* judge running instances and Auto Scaling groups of NVIDIA GPU compute, only in a scope
-where utilization was looked for (a ``telemetry.coverage`` marker: a live audit read CloudWatch
-there, or ``scan --utilization`` was given). A group is judged on its members' utilization
+RS-* judge running instances, Auto Scaling groups and EKS managed node groups of NVIDIA GPU
+compute (the kinds whose view is MEASURED), only in a scope where utilization was looked for
+(a ``telemetry.coverage`` marker: a live audit read CloudWatch there, or ``scan --utilization``
+was given). A group is judged on its members' utilization
 together (members are never judged on their own, so no saving is counted twice) and priced at
 its desired capacity, on-demand and spot units at their own prices. RS-002 replaces RS-001 on
 the same resource; where utilization is missing or too short, RS-003 says so and RS-001/RS-002
 give no result.
 
-The functions at the top are the only ones that read ``ec2.instance`` / ``autoscaling.group``
-attributes (types, capacity, spot, members): the place to swap for a typed compute view.
+A member is judged where its capacity is configured: an instance of a group at the group, an
+instance or group EKS runs for a node group at the node group (``Views.owner_of``); the group EKS
+runs has an empty view, so the node group's capacity is priced once.
 """
 
 from __future__ import annotations
@@ -22,14 +24,16 @@ from typing import Any
 from policies.base import Context, Remediation, policy
 from policies.recommend import Demand, Options, recommend
 from scanner.catalog import InstanceSpec, is_gpu_type
+from scanner.compute import MEASURED, kinds_with, reads_of
 from scanner.model import Resource, Result, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
 from scanner.pricing.prices import ON_DEMAND, SPOT, SPOT_PRICE_RATIO, Price, price
 from scanner.telemetry import COVERAGE, TELEMETRY
 
-KINDS = ("ec2.instance", "autoscaling.group")
-NEEDS = ("ec2.launch_template", "autoscaling.launch_configuration", TELEMETRY, COVERAGE)
-OBSERVED = ("ec2.instance", "autoscaling.group", "ec2.launch_template", TELEMETRY, COVERAGE)
+KINDS = kinds_with(MEASURED)  # instances, Auto Scaling groups, EKS managed node groups
+NEEDS = (*reads_of(KINDS), TELEMETRY, COVERAGE)
+# live: a node group's members are its group's and its tagged instances (read with the kinds)
+OBSERVED = (*KINDS, "ec2.launch_template", TELEMETRY, COVERAGE)
 USED_MEMORY_MIB = 1024.0  # a GPU holding more than this is in use even at 0 % utilization
 MAX_MEMBERS_SHOWN = 20
 
@@ -51,12 +55,9 @@ class Capacity:
 
 
 def is_member(resource: Resource, ctx: Context) -> bool:
-    """An instance launched by an Auto Scaling group that is in the scope (judged there)."""
-    if resource.kind != "ec2.instance":
-        return False
-    name = resource.get("AutoScalingGroupName")
-    return isinstance(name, str) and ctx.index.resolve(
-        name, resource.scope, "autoscaling.group") is not None
+    """Capacity judged elsewhere: an instance of a group (or node group) in the scope, or the
+    group EKS runs for a node group."""
+    return ctx.compute.owner_of(resource) is not None
 
 
 def is_running(resource: Resource, ctx: Context) -> bool:
@@ -142,7 +143,7 @@ def usage_of(resource: Resource, ctx: Context) -> Usage | str | None:
         if name in unreadable:
             return f"utilization for {name} could not be read: {unreadable[name]}"
     records = [by_target[n] for n in _names(resource) if n in by_target][:1]
-    if not records and resource.kind == "autoscaling.group":
+    if not records:  # a group: its members' utilization together
         records = [by_target[i] for i in member_ids(resource, ctx) if i in by_target]
     members = [m for r in records for m in r.get("Members") or []]
     trends = [r.get("Trend") for r in records if isinstance(r.get("Trend"), dict)]
@@ -324,7 +325,12 @@ RECOMMENDATION = (
              "launch template's type or the override types), after checking host CPU and memory "
              "needs.",
         terraform='instance_type = "g4dn.xlarge"  # the recommended type',
-        cloudformation="InstanceType: g4dn.xlarge  # the recommended type"),
+        cloudformation="InstanceType: g4dn.xlarge  # the recommended type",
+        by_kind={"eks.nodegroup": Remediation(
+            text="Move the node group to the recommended instance type, after checking host "
+                 "CPU and memory needs of the pods it runs.",
+            terraform='instance_types = ["g4dn.xlarge"]  # the recommended type',
+            cloudformation="InstanceTypes: [g4dn.xlarge]  # the recommended type")}),
     params={**COMMON_PARAMS, "idle_util_percent": 5, "memory_headroom": 20,
             "compute_headroom": 20, "min_saving_usd_month": 50, "allow_arch_change": False,
             "allow_vendor_change": False, "families": [], "spot_price_ratio": SPOT_PRICE_RATIO},
@@ -410,7 +416,13 @@ def _capacity_evidence(subj: Subject) -> dict[str, Any]:
         text="Stop or terminate the idle capacity (for a group: lower its desired and minimum "
              "capacity, or schedule it to zero outside working hours).",
         terraform="desired_capacity = 0  # or remove the instance",
-        cloudformation="DesiredCapacity: 0  # or remove the instance"),
+        cloudformation="DesiredCapacity: 0  # or remove the instance",
+        by_kind={"eks.nodegroup": Remediation(
+            text="Scale the idle node group down (desired and minimum size 0, or a cluster "
+                 "autoscaler / Karpenter that scales GPU nodes to zero).",
+            terraform="scaling_config {\n  desired_size = 0\n  min_size     = 0\n"
+                      "  max_size     = 4\n}",
+            cloudformation="ScalingConfig:\n  DesiredSize: 0\n  MinSize: 0\n  MaxSize: 4")}),
     params={**COMMON_PARAMS, "idle_util_percent": 5, "spot_price_ratio": SPOT_PRICE_RATIO},
     sources="HPCL",
 )
@@ -467,8 +479,9 @@ def rs_003(resource: Resource, ctx: Context) -> Iterator[Result]:
     if isinstance(usage, str):
         yield ctx.result(resource, Status.UNKNOWN, usage)
         return
-    if resource.kind == "autoscaling.group" and capacity_of(resource, ctx) is None:
-        return
+    view = ctx.compute.of(resource)
+    if view is not None and view.capacity is not None and capacity_of(resource, ctx) is None:
+        return  # a group at desired capacity 0: nothing runs
     minimum = int(ctx.params["min_hours_of_data"])
     evidence = {"hours_of_data": usage.hours, "min_hours_of_data": minimum,
                 "lookback_days": usage.lookback_days,

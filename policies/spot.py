@@ -44,13 +44,20 @@ def _offer_rows(offers: tuple[SpotOffer, ...], ctx: Context) -> list[dict[str, A
     kinds=SPOT_KINDS,
     description="A spot max price may be at most max_price_ratio x the on-demand price of the "
                 "instance type (every override type of a group). With require_explicit_cap, no "
-                "max price counts as the on-demand price (AWS's default).",
+                "max price counts as the on-demand price (AWS's default). A SPOT Batch compute "
+                "environment's BidPercentage is that share of each type's on-demand price "
+                "(absent: 100 %). A SPOT EKS node group has no max price to set: not judged.",
     remediation=Remediation(
         text="Set the spot max price to at most max_price_ratio x on-demand. " + ADVICE,
         terraform='instance_market_options {\n  market_type = "spot"\n  spot_options {\n'
                   '    max_price = "0.70"  # <= 0.7 x on-demand of the type\n  }\n}',
         cloudformation="InstanceMarketOptions:\n  MarketType: spot\n  SpotOptions:\n"
-                       '    MaxPrice: "0.70"'),
+                       '    MaxPrice: "0.70"',
+        by_kind={"batch.compute_environment": Remediation(
+            text="Set the compute environment's bid percentage to at most max_price_ratio x 100. "
+                 + ADVICE,
+            terraform="compute_resources {\n  bid_percentage = 70\n}",
+            cloudformation="ComputeResources:\n  BidPercentage: 70")}),
     params={"max_price_ratio": 0.7, "require_explicit_cap": True},
 )
 def spot_001(resource: Resource, ctx: Context) -> Iterator[Result]:
@@ -191,7 +198,12 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
         text="Raise the max price to at least min_price_ratio x on-demand, or remove it if the "
              "organisation allows (then the on-demand price applies).",
         terraform='spot_options {\n  max_price = "0.40"\n}',
-        cloudformation='SpotOptions:\n  MaxPrice: "0.40"'),
+        cloudformation='SpotOptions:\n  MaxPrice: "0.40"',
+        by_kind={"batch.compute_environment": Remediation(
+            text="Raise the compute environment's bid percentage to at least min_price_ratio x "
+                 "100.",
+            terraform="compute_resources {\n  bid_percentage = 40\n}",
+            cloudformation="ComputeResources:\n  BidPercentage: 40")}),
     params={"min_price_ratio": 0.25},
 )
 def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:

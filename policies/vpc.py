@@ -334,7 +334,7 @@ def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
 )
 def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
     view = ctx.compute.of(resource)
-    if view is None or view.network is None:
+    if view is None or view.network is None or not view.network.public_ip_applies:
         return
     gpu = view.types.gpu()
     if gpu is False:

@@ -3,8 +3,10 @@ and answers chosen AWS operations the way they fail in the field.
 
 gpuaudit talks to the proxy exactly as it would to AWS (``--endpoint-url``); the proxy reads
 each request's operation (``Action=`` of the query body for EC2, Auto Scaling and STS; the
-``X-Amz-Target`` header for the JSON services, KMS and Organizations) and its region (the
-SigV4 credential scope), and either forwards it upstream or injects a fault:
+``X-Amz-Target`` header for the JSON services, KMS, Organizations and SageMaker; the method and
+path, matched against the service model's request URIs, for the REST-JSON services EKS and
+Batch) and its region (the SigV4 credential scope), and either forwards it upstream or injects
+a fault:
 
 =========  ==================================================================================
 deny       403 with the service's own access-denied error (UnauthorizedOperation, AccessDenied,
@@ -20,8 +22,9 @@ empty      200 with an empty body
 stall      the request is read and never answered (until ``release()`` or the proxy stops)
 =========  ==================================================================================
 
-``answer(operation, body)`` serves a fixed answer for an operation the emulator lacks (moto has
-no GetEbsDefaultKmsKeyId): a fake only where no real part exists.
+An operation is named alone (``ListClusters``: in every service that has it) or with its service
+(``eks:ListClusters``). ``answer(operation, body)`` serves a fixed answer for an operation the
+emulator lacks (moto has no GetEbsDefaultKmsKeyId): a fake only where no real part exists.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ FAULTS = ("deny", "throttle", "500", "close", "truncate", "garbage", "html", "em
 _SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
 # The wire protocol of each service gpuaudit calls (botocore's service models say the same).
 PROTOCOLS = {"ec2": "ec2", "autoscaling": "query", "sts": "query", "kms": "json",
-             "organizations": "json"}
+             "organizations": "json", "sagemaker": "json", "eks": "rest-json",
+             "batch": "rest-json"}
 # Well-formed (XHTML, as many portals serve): an XML parser reads it without complaint.
 HTML_PAGE = (b"<html><head><title>Sign in to the guest network</title></head>"
              b"<body><form action=\"/login\"><input name=\"user\"/></form></body></html>\n")
@@ -60,6 +64,10 @@ def _error(protocol: str, fault: str, operation: str) -> tuple[int, str, bytes]:
         "json": {"deny": (400, "AccessDeniedException", f"not authorized to perform {operation}"),
                  "throttle": (400, "ThrottlingException", "Rate exceeded"),
                  "500": (500, "InternalFailure", "An internal error has occurred.")},
+        "rest-json": {"deny": (403, "AccessDeniedException",
+                               f"not authorized to perform {operation}"),
+                      "throttle": (429, "ThrottlingException", "Rate exceeded"),
+                      "500": (500, "InternalFailure", "An internal error has occurred.")},
     }
     status, code, message = codes[protocol][fault]
     if protocol == "ec2":
@@ -72,7 +80,8 @@ def _error(protocol: str, fault: str, operation: str) -> tuple[int, str, bytes]:
                 "</Message></Error><RequestId>f4ul7-1</RequestId></ErrorResponse>")
         return status, "text/xml", body.encode()
     body = f'{{"__type":"{code}","message":"{message}"}}'
-    return status, "application/x-amz-json-1.1", body.encode()
+    ctype = "application/json" if protocol == "rest-json" else "application/x-amz-json-1.1"
+    return status, ctype, body.encode()
 
 
 class FaultProxy:
@@ -119,6 +128,9 @@ class FaultProxy:
     def fail(self, operation: str, fault: str, *, region: str | None = None) -> None:
         if fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r} (known: {', '.join(FAULTS)})")
+        service, sep, name = operation.rpartition(":")
+        if sep:  # boto3's service name as the request's credential scope spells it
+            operation = f"{_signing_name(service)}:{name}"
         with self._lock:
             self._faults[(region, operation)] = fault
 
@@ -152,12 +164,16 @@ class FaultProxy:
         m = _SCOPE.search(h.headers.get("Authorization") or "")
         if m:
             region, service = m.group(1), m.group(2)
-        operation = _operation(h, body)
+        operation = _operation(h, body, service)
         with self._lock:
             self.seen[(region, service, operation)] += 1
-            fault = self._faults.get((region, operation)) or self._faults.get((None, operation))
+            fault, named = None, operation
+            for named in (f"{service}:{operation}", operation):  # "eks:ListClusters" first
+                fault = self._faults.get((region, named)) or self._faults.get((None, named))
+                if fault:
+                    break
             if fault:
-                self.injected[(region, operation, fault)] += 1
+                self.injected[(region, named, fault)] += 1
             canned = self._answers.get(operation)
             released = self._released
         protocol = PROTOCOLS.get(service, "query")
@@ -175,9 +191,10 @@ class FaultProxy:
             return _send(h, 200, "text/html; charset=utf-8", HTML_PAGE)
         if fault == "empty":
             return _send(h, 200, "text/xml", b"")
-        if canned is not None:
-            return _send(h, 200, canned[0], canned[1])
-        status, headers, answer = self._forward(h, body)
+        if canned is not None:  # what the emulator lacks, faulted like a real answer
+            status, headers, answer = 200, {"Content-Type": canned[0]}, canned[1]
+        else:
+            status, headers, answer = self._forward(h, body)
         if fault == "truncate":
             _send(h, status, headers.get("Content-Type", "text/xml"), answer[: len(answer) // 2],
                   length=len(answer))
@@ -221,7 +238,7 @@ class FaultProxy:
         self.stop()
 
 
-def _operation(h: BaseHTTPRequestHandler, body: bytes) -> str:
+def _operation(h: BaseHTTPRequestHandler, body: bytes, service: str = "?") -> str:
     target = h.headers.get("X-Amz-Target")
     if target:
         return target.rsplit(".", 1)[-1]
@@ -230,7 +247,44 @@ def _operation(h: BaseHTTPRequestHandler, body: bytes) -> str:
         action = urllib.parse.parse_qs(source).get("Action")
         if action:
             return action[0]
-    return f"{h.command} {urllib.parse.urlsplit(h.path).path}"
+    path = urllib.parse.urlsplit(h.path).path
+    return _rest_operation(service, h.command, path) or f"{h.command} {path}"
+
+
+def _signing_name(service: str) -> str:
+    """``cloudwatch`` -> ``monitoring``: the name in a request's SigV4 credential scope."""
+    import botocore.session
+
+    try:
+        meta = botocore.session.get_session().get_service_model(service).metadata
+    except Exception:
+        return service
+    return str(meta.get("signingName") or meta.get("endpointPrefix") or service)
+
+
+_REST: dict[str, list[tuple[str, re.Pattern[str], int, str]]] = {}
+
+
+def _rest_operation(service: str, method: str, path: str) -> str | None:
+    """A REST service's operation from its method and path (the service model's request URIs,
+    ``/clusters/{name}/node-groups``); the most literal match wins."""
+    if PROTOCOLS.get(service) != "rest-json":
+        return None
+    routes = _REST.get(service)
+    if routes is None:
+        import botocore.session
+
+        model = botocore.session.get_session().get_service_model(service)
+        routes = []
+        for name in model.operation_names:
+            http = model.operation_model(name).http
+            uri = str(http.get("requestUri", "")).split("?", 1)[0]
+            pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(uri))
+            routes.append((str(http.get("method")), re.compile(f"^{pattern}/?$"),
+                           len(re.sub(r"\{[^}]+\}", "", uri)), name))
+        _REST[service] = routes
+    hits = sorted((-n, name) for m, rx, n, name in routes if m == method and rx.match(path))
+    return hits[0][1] if hits else None
 
 
 def _send(h: BaseHTTPRequestHandler, status: int, ctype: str, payload: bytes,

@@ -721,6 +721,9 @@ def test_every_collector_runs_for_all_kinds(aws: None, kinds: Any) -> None:
         "launch_templates",
         "autoscaling",
         "spot",
+        "eks",
+        "batch",
+        "sagemaker",
         "vpc",
         "spot_prices",
     } | utilization

@@ -29,6 +29,7 @@ from scanner.aws.clients import ALWAYS_ALLOWED
 from scanner.aws.collectors.base import Call
 from scanner.aws.registry import COLLECTORS, declared_operations
 from scanner.cli import cli
+from tests import awskinds_seed
 from tests.aws_helpers import ACCOUNT, AMI, declared_only  # noqa: F401 - fixture
 from tests.fault_proxy import FAULTS, FaultProxy
 from tests.live_server import MotoProcess, clean_aws_env
@@ -56,8 +57,9 @@ def seed(url: str) -> dict[str, str]:
     (main table) and a public one (its own table, 0.0.0.0/0 to an internet gateway, public IPs
     on launch); a GPU instance in the private subnet; a GPU group launched by a template into
     the public subnet; a spot template, a launch configuration, a spot request; volumes
-    unencrypted, encrypted with the default key, and with a customer-managed key. us-west-2: a
-    GPU instance in the default VPC, encryption by default."""
+    unencrypted, encrypted with the default key, and with a customer-managed key; an EKS SPOT
+    node group, a Batch SPOT compute environment and a HyperPod cluster. us-west-2: a GPU
+    instance in the default VPC, encryption by default."""
     ec2 = boto3.client("ec2", endpoint_url=url, region_name=EAST)
     asg = boto3.client("autoscaling", endpoint_url=url, region_name=EAST)
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
@@ -101,6 +103,18 @@ def seed(url: str) -> dict[str, str]:
                                   LaunchConfigurationName="gpu-lc", VPCZoneIdentifier=private)
     ec2.request_spot_instances(SpotPrice="0.90", InstanceCount=1, LaunchSpecification={
         "ImageId": AMI, "InstanceType": "g5.xlarge", "SubnetId": private})
+    # issue 13's kinds: a SPOT GPU node group in the public subnet, a SPOT compute environment
+    # without a bid cap, a HyperPod cluster in the private subnet
+    sg = ec2.create_security_group(GroupName="gpu", Description="gpu", VpcId=vpc)["GroupId"]
+    awskinds_seed.eks_cluster(url, EAST, "ml", [public, private])
+    awskinds_seed.eks_nodegroup(url, EAST, "ml", "gpu-spot", [public], capacityType="SPOT",
+                                instanceTypes=["g5.xlarge"],
+                                scalingConfig={"minSize": 0, "maxSize": 4, "desiredSize": 2})
+    awskinds_seed.batch_environment(url, EAST, "gpu-spot", [private], sg, type="SPOT",
+                                    instanceTypes=["g5.xlarge", "g6.xlarge"])
+    awskinds_seed.hyperpod_cluster(url, EAST, "hp", [private], sg, [
+        {"InstanceGroupName": "workers", "InstanceType": "ml.p5.48xlarge", "InstanceCount": 2,
+         "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}]}])
     encrypted = ec2.create_volume(Size=10, AvailabilityZone="us-east-1a",
                                   Encrypted=True)["VolumeId"]
     key = boto3.client("kms", endpoint_url=url, region_name=EAST).create_key()["KeyMetadata"]
@@ -233,6 +247,11 @@ def test_the_fault_free_audit_judges_every_policy_in_the_faulted_region(
     assert ("VPC-004", "gpu-public", "FAIL") in east  # public subnet routing to an IGW
     assert ("VPC-004", ids["instance"], "PASS") in east
     assert ("EBS-003", ids["volume"], "PASS") not in east  # unencrypted: EBS-001's business
+    # each kind of issue 13 has verdicts to lose when its calls fail
+    assert {("VPC-004", "ml/gpu-spot", "FAIL"), ("ASG-002", "ml/gpu-spot", "FAIL"),
+            ("SPOT-001", "gpu-spot", "FAIL"), ("ASG-002", "gpu-spot", "FAIL"),
+            ("VPC-004", "gpu-spot", "PASS"),
+            ("EBS-003", "hp", "FAIL")} <= east
 
 
 # -- one operation at a time -----------------------------------------------------------------------
@@ -262,14 +281,16 @@ def test_every_declared_operation_failed_alone(
         assert all(f"{operation}: " in f["message"] for f in doc["findings"])
         return
     call = declared(operation)
-    proxy.fail(name, fault, region=EAST)
+    proxy.fail(operation, fault, region=EAST)  # "eks:ListClusters", not sagemaker's
     code, doc = audit(proxy.url, tmp_path)
     if not readers(call.kinds):
         # no enabled policy reads what it feeds: it is not even called
         assert operation not in proxy.calls()
         assert (code, results(doc)) == (1, results(baseline))
         return
-    assert proxy.injected[(EAST, name, fault)] >= 1, f"{operation} was not called"
+    assert sum(n for (r, op, f), n in proxy.injected.items()
+               if (r, op.rsplit(":", 1)[-1], f) == (EAST, name, fault)) >= 1, \
+        f"{operation} was not called"
     assert code == 2
     assert_no_verdict_where_data_is_missing(doc, baseline, call)
 
@@ -352,8 +373,9 @@ def test_ebs_003_tells_the_aws_managed_key_with_the_default_key_read(
                if f["policy_id"] == "EBS-003" and f["resource"]["region"] == EAST}
     # the encrypted volume uses the default key, alias/aws/ebs: AWS-managed; the unencrypted
     # one is EBS-001's finding, not EBS-003's
+    # (and the HyperPod cluster's volumes, on an AWS owned key without VolumeKmsKeyId)
     assert {(r, s) for r, s, _ in ebs_003} == {(ids["encrypted"], "FAIL"),
-                                              (ids["custom"], "PASS")}, ebs_003
+                                              (ids["custom"], "PASS"), ("hp", "FAIL")}, ebs_003
 
 
 # -- a stalled call and the audit's deadline ------------------------------------------------

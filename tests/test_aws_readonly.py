@@ -19,6 +19,7 @@ from scanner.aws.collect import collect, plan
 from scanner.aws.iam_policy import all_actions, policy_document
 from scanner.aws.registry import ALL_KINDS, COLLECTORS, declared_calls, declared_operations
 from scanner.aws.targets import DISCOVERY_CALLS, TargetSpec
+from tests import awskinds_seed
 from tests.aws_helpers import (  # noqa: F401 - fixtures
     AMI,
     RECORDER,
@@ -126,6 +127,12 @@ def test_iam_policy_is_exactly_the_declared_operations() -> None:
     assert [a for a in reads["Action"] if a.startswith("cloudwatch:")] == [
         "cloudwatch:GetMetricData", "cloudwatch:ListMetrics"]
     assert "ec2:DescribeVolumes" in reads["Action"]
+    # issue 13's kinds: exactly these reads, and no other action of their services
+    assert [a for a in reads["Action"] if a.startswith(("eks:", "batch:", "sagemaker:"))] == [
+        "batch:DescribeComputeEnvironments", "eks:DescribeNodegroup", "eks:ListClusters",
+        "eks:ListNodegroups", "sagemaker:DescribeCluster", "sagemaker:ListClusters"]
+    assert policy_document({"eks.nodegroup"})["Statement"][0]["Action"] == [
+        "eks:DescribeNodegroup", "eks:ListClusters", "eks:ListNodegroups"]
     assert "ec2:GetEbsDefaultKmsKeyId" in reads["Action"]
     assert not any(a.startswith(("ssm:", "secretsmanager:")) for a in reads["Action"])
     assert not any(":Get" in a and "Password" in a for a in reads["Action"])
@@ -149,6 +156,14 @@ def test_every_declared_operation_is_exercised_and_every_sent_one_declared(aws: 
     client("cloudwatch").put_metric_data(Namespace="CWAgent", MetricData=[{
         "MetricName": "nvidia_smi_utilization_gpu", "Value": 3.0,
         "Dimensions": [{"Name": "InstanceId", "Value": gpu}, {"Name": "index", "Value": "0"}]}])
+    # an EKS node group and a HyperPod cluster: ListNodegroups, DescribeNodegroup, DescribeCluster
+    vpc = client("ec2").create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    subnet = client("ec2").create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24")["Subnet"]["SubnetId"]
+    sg = client("ec2").create_security_group(GroupName="g", Description="g", VpcId=vpc)["GroupId"]
+    awskinds_seed.eks_cluster(None, REGION, "ml", [subnet])
+    awskinds_seed.eks_nodegroup(None, REGION, "ml", "gpu", [subnet], instanceTypes=["g5.xlarge"])
+    awskinds_seed.hyperpod_cluster(None, REGION, "hp", [subnet], sg, [
+        {"InstanceGroupName": "w", "InstanceType": "ml.g5.xlarge", "InstanceCount": 1}])
     mark = RECORDER.mark()
     collect(TargetSpec(regions=(REGION,)), kinds=ALL_KINDS)
     plan(TargetSpec(regions=("all",), org=True, role_name="Audit"), ClientFactory())

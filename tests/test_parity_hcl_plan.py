@@ -23,8 +23,26 @@ CASES = sorted(p.parent.name for p in FIXTURES.glob("*/plan.json"))
 
 # (case) -> {(policy, resource id): why the HCL and plan results must differ}.
 # A data source other than aws_iam_policy_document is read by terraform at plan time: the plan
-# knows it, the HCL source says UNKNOWN. None of the committed fixtures needs an entry today.
-EXPECTED: dict[str, dict[tuple[str, str], str]] = {}
+# knows it, the HCL source says UNKNOWN. The other way round, the plan alone cannot know what
+# only the .tf holds (a local's value behind each.value, a dynamic block's unknown for_each).
+_EACH_VALUE = ("subnet_ids come through each.value of a module for_each over a local map: a plan "
+               "keeps the references, not the local's value (HCL evaluates it)")
+_DYNAMIC = ("a dynamic block_device_mappings whose for_each holds a KMS key ARN known only after "
+            "apply is missing from the plan (HCL follows aws_kms_key.ebs.arn)")
+EXPECTED: dict[str, dict[tuple[str, str], str]] = {
+    "awskinds_fail": {
+        ("VPC-004", 'module.eks_managed_node_group["gpu_lt"].aws_eks_node_group.this'):
+            _EACH_VALUE,
+        ("VPC-004", 'module.eks_managed_node_group["gpu_spot"].aws_eks_node_group.this'):
+            _EACH_VALUE,
+    },
+    "awskinds_pass": {
+        ("EBS-001", 'module.eks_managed_node_group["gpu_od"].aws_launch_template.this[0]'):
+            _DYNAMIC,
+        ("EBS-003", 'module.eks_managed_node_group["gpu_od"].aws_launch_template.this[0]'):
+            _DYNAMIC,
+    },
+}
 
 Results = dict[tuple[str, str], Status]
 

@@ -28,7 +28,10 @@ def ec2_arn(ctx: RegionContext, resource_type: str, resource_id: str) -> str:
 
 
 def tags_of(items: Any) -> dict[str, str]:
-    """AWS ``[{Key, Value}]`` tags as a plain dict (credential-looking values redacted)."""
+    """AWS ``[{Key, Value}]`` tags (or a plain ``{key: value}`` map, as EKS and Batch give them)
+    as a plain dict (credential-looking values redacted)."""
+    if isinstance(items, dict):
+        items = [{"Key": k, "Value": v} for k, v in items.items()]
     out: dict[str, str] = {}
     for item in items or []:
         if isinstance(item, dict) and "Key" in item:
@@ -108,3 +111,15 @@ def make(
 
 def without(item: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k not in keys}
+
+
+def pascal_keys(value: Any, keep: frozenset[str] = frozenset({"tags", "labels"})) -> Any:
+    """A camelCase API answer (EKS, Batch) with the model's PascalCase keys
+    (``scalingConfig.desiredSize`` -> ``ScalingConfig.DesiredSize``); the values of ``keep``
+    (user maps: tags, labels) are left as they are."""
+    if isinstance(value, dict):
+        return {(k[:1].upper() + k[1:] if isinstance(k, str) else k):
+                (v if k in keep else pascal_keys(v, keep)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [pascal_keys(v, keep) for v in value]
+    return value

@@ -7,10 +7,13 @@ from collections.abc import Collection
 
 from scanner.aws.collectors import (
     autoscaling,
+    batch,
     cloudwatch,
     ebs,
+    eks,
     instances,
     launch_templates,
+    sagemaker,
     spot,
     spot_prices,
     vpc,
@@ -24,6 +27,9 @@ COLLECTORS: tuple[Collector, ...] = (
     launch_templates.COLLECTOR,
     autoscaling.COLLECTOR,
     spot.COLLECTOR,
+    eks.COLLECTOR,
+    batch.COLLECTOR,
+    sagemaker.COLLECTOR,
     vpc.COLLECTOR,
     cloudwatch.COLLECTOR,  # GPU utilization: only when a right-sizing policy is enabled
     spot_prices.COLLECTOR,  # last: it prices the types the others found

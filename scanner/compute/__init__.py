@@ -16,8 +16,10 @@ from __future__ import annotations
 from scanner.compute.index import Placement, Views, views
 from scanner.compute.registry import (
     DEVICES,
+    DEVICES_LIVE,
     GROUP,
     LAUNCHES,
+    MEASURED,
     PLACES,
     SPOT,
     extractor,
@@ -41,8 +43,10 @@ from scanner.compute.view import (
 
 __all__ = [
     "DEVICES",
+    "DEVICES_LIVE",
     "GROUP",
     "LAUNCHES",
+    "MEASURED",
     "PLACES",
     "SPOT",
     "Attr",

@@ -102,6 +102,13 @@ class Views:
             self._memo[key] = build()
         return self._memo[key]
 
+    def owner_of(self, resource: Resource) -> Resource | None:
+        """Where the capacity of ``resource`` is judged and priced when not on itself: a member
+        instance's group (or that group's EKS node group), an EKS-owned group's node group."""
+        from scanner.compute.ownership import capacity_owner
+
+        return capacity_owner(resource, self.index)
+
     def members_of(self, group: Resource) -> tuple[str, ...]:
         """Instance ids of a group's members: its own list (live) and the instances in its
         scope that name it (the ``aws:autoscaling:groupName`` tag, live)."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scanner.compute.values import iter_dicts, ordinal
-from scanner.compute.view import Attr, Device
+from scanner.compute.view import Attr, Device, GpuRequirement
 from scanner.graph import ResourceIndex
 from scanner.model import Ref, Unknown, dig
 
@@ -33,6 +33,7 @@ class LaunchSpec:
     spot_max_price: Attr  # InstanceMarketOptions.SpotOptions.MaxPrice
     zone: Any  # AvailabilityZone (or Placement.AvailabilityZone)
     where: str = ""  # " of the second launch specification" when there are several
+    requirement: GpuRequirement | None = None  # InstanceRequirements: types chosen by attributes
 
     @property
     def sets_root_device(self) -> bool:
@@ -105,7 +106,16 @@ def launch_spec(data: Any, prefix: str = "", where: str = "") -> LaunchSpec:
                             f"{prefix}InstanceMarketOptions.SpotOptions.MaxPrice"),
         zone=zone,
         where=where,
+        requirement=_requirement(d.get("InstanceRequirements"), prefix),
     )
+
+
+def _requirement(value: Any, prefix: str) -> GpuRequirement | None:
+    if value is None:
+        return None
+    from scanner.compute.requirements import gpu_requirement  # rare: not on the import path
+
+    return gpu_requirement(value, f"{prefix}InstanceRequirements")
 
 
 def block_devices(value: Any, path: str, where: str = "") -> list[Device]:

@@ -21,7 +21,13 @@ PLACES = "places"  # launches capacity into subnets (a template or configuration
 SPOT = "spot"  # may request spot capacity with a max price
 GROUP = "group"  # a group with a desired size and an on-demand/spot split
 DEVICES = "devices"  # storage devices judged for encryption (IaC; live: the volumes themselves)
-CAPABILITIES = frozenset({LAUNCHES, PLACES, SPOT, GROUP, DEVICES})
+# Its devices' keys are judged live too (EBS-003): the volumes are not in the account (a
+# SageMaker HyperPod cluster's), so the configuration is all there is to judge.
+DEVICES_LIVE = "devices_live"
+# Its running capacity is measured for right-sizing (RS-*): an instance, or a group judged on
+# its member instances' utilization.
+MEASURED = "measured"
+CAPABILITIES = frozenset({LAUNCHES, PLACES, SPOT, GROUP, DEVICES, DEVICES_LIVE, MEASURED})
 
 # (resource, scanner.compute.index.Views) -> scanner.compute.view.ComputeView; typed loosely here
 # because the index imports this registry.

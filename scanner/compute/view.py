@@ -56,6 +56,9 @@ class Types:
 
     values: tuple[Any, ...] = ()
     requirement: GpuRequirement | None = None
+    # Values that stand for several instance types the catalogue does not list one by one
+    # (AWS Batch's "optimal", a family name): diversified by themselves.
+    families: frozenset[str] = frozenset()
 
     def gpu(self) -> bool | Unknown:
         """True if any type is GPU compute (or the requirement asks for GPUs); an Unknown if
@@ -155,9 +158,18 @@ class Purchase:
     current_spot_prices: dict[str, Any] | None = None
     split_path: str = ""  # where the split is configured (an instances distribution)
     pools_path: str = ""  # where the spot pools are configured (types and strategy)
+    # One purchase option for the whole resource by construction (an EKS node group's
+    # CapacityType, a Batch compute environment's type): there is no split to configure.
+    fixed_market: bool = False
+    # What an absent spot allocation strategy means, and the strategies that pick spot pools by
+    # price alone (ASG-002's "not diversified"), in the resource's own spelling.
+    default_strategy: str = "lowest-price"
+    price_first: tuple[str, ...] = ("lowest-price",)
 
 
 # -- storage ---------------------------------------------------------------------------------
+
+AWS_OWNED = "AWS owned"  # a Device's key manager when the service encrypts with its own key
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,7 +181,12 @@ class Device:
     name: str  # the device name, or its position in words ("the first block device mapping")
     encrypted: Any
     kms_key: Any = None
-    key_manager: Any = None  # fact ec2.ebs_kms_keys: "AWS" | "CUSTOMER" | Unknown | None
+    # fact ec2.ebs_kms_keys: "AWS" | "CUSTOMER" | Unknown | None; "AWS owned" where the
+    # service encrypts with its own key (SageMaker HyperPod without VolumeKmsKeyId)
+    key_manager: Any = None
+    # The service encrypts it whatever its configuration says (SageMaker HyperPod's volumes):
+    # there is no unencrypted setting to fail, only the key to judge.
+    service_encrypted: bool = False
 
 
 # -- network ---------------------------------------------------------------------------------
@@ -202,6 +219,9 @@ class Network:
     inherited_public_ip: tuple[Attr, ...] = ()
     observed: Observed | None = None
     attached_interface: bool = False  # launches with an existing network interface
+    # False when the capacity has no public-IP setting and does not take the subnet's (the
+    # network interfaces a SageMaker HyperPod cluster places in your subnets): nothing to judge.
+    public_ip_applies: bool = True
 
 
 # -- templates -------------------------------------------------------------------------------
@@ -239,6 +259,10 @@ class ComputeView:
     on_spot: bool | Unknown = False
     # Members of a group by instance id (live: the group's own list), judged at the group.
     members: tuple[str, ...] = ()
+    # The resource that declares this capacity and is judged for it (live: the EKS node group
+    # of the Auto Scaling group EKS created; a string when that node group was not read). A
+    # view with an owner is empty: nothing is judged or priced twice.
+    managed_by: Any = None
 
     @property
     def launch_template(self) -> Resource | None:

@@ -6,6 +6,7 @@ from scanner.kinds.facts import SPOT_PRICES
 from scanner.kinds.schema import CloudFormation, Kind, Terraform
 from scanner.kinds.shapes import (
     BLOCK_DEVICE_MAPPINGS,
+    INSTANCE_REQUIREMENTS,
     LAUNCH_TEMPLATE_SPECIFICATION,
     SUBNET,
     TERRAFORM_DEVICE_BLOCKS,
@@ -61,7 +62,7 @@ KINDS = (
                         "InstanceType": Str(),
                         "WeightedCapacity": Num(),
                         "LaunchTemplateSpecification": LAUNCH_TEMPLATE_SPECIFICATION,
-                        "InstanceRequirements": AsGiven(),
+                        "InstanceRequirements": INSTANCE_REQUIREMENTS,
                     })),
                 }),
             }),
@@ -81,6 +82,9 @@ KINDS = (
                                        "spot_allocation_strategy", "spot_max_price"),
             "launch_template_specification": ("launch_template_id", "launch_template_name"),
             "override": ("instance_type", "weighted_capacity"),
+            "instance_requirements": ("accelerator_types", "accelerator_manufacturers",
+                                      "accelerator_names", "allowed_instance_types"),
+            "accelerator_count": ("min", "max"),
             "tag": ("value",)}),),
         cloudformation=(CloudFormation("AWS::AutoScaling::AutoScalingGroup",
                                        name_property="AutoScalingGroupName"),),

@@ -145,8 +145,8 @@ def render(s: Schema | None = None) -> str:
         out.append(f"| `{f.name}` | `{f.attribute}`: {f.doc} | {to} | {fills} |")
     out += ["", COMPUTE.rstrip("\n")]
     for kind, ext in registry.registered().items():
-        provides = ", ".join(c for c in ("launches", "places", "spot", "group", "devices")
-                             if c in ext.provides)
+        provides = ", ".join(c for c in ("launches", "places", "spot", "group", "devices",
+                                         "devices_live", "measured") if c in ext.provides)
         reads = ", ".join(f"`{r}`" for r in ext.reads) or "—"
         out.append(f"| `{kind}` | {provides} | {reads} |")
     return "\n".join(out) + "\n"

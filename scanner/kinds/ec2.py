@@ -6,6 +6,7 @@ from scanner.kinds.facts import SPOT_PRICES
 from scanner.kinds.schema import CloudFormation, Kind, Terraform
 from scanner.kinds.shapes import (
     BLOCK_DEVICE_MAPPINGS,
+    INSTANCE_REQUIREMENTS,
     INSTANCE_SPECIFICATION,
     LAUNCH_TEMPLATE_SPECIFICATION,
     MARKET_OPTIONS,
@@ -30,7 +31,7 @@ _TEMPLATE_DATA = Obj({
     "NetworkInterfaces": NETWORK_INTERFACES,
     "IamInstanceProfile": Obj({"Arn": Str(), "Name": Str()}),
     "Placement": Obj({"AvailabilityZone": Str(), "GroupName": Str(), "Tenancy": Str()}),
-    "InstanceRequirements": AsGiven(),
+    "InstanceRequirements": INSTANCE_REQUIREMENTS,
 })
 
 _SPOT_FLEET_SPECIFICATION = Obj({
@@ -83,7 +84,10 @@ KINDS = (
         terraform=(Terraform("aws_launch_template", blocks={
             "block_device_mappings": ("device_name",), "ebs": ("encrypted", "kms_key_id"),
             "network_interfaces": ("associate_public_ip_address", "subnet_id"),
-            **TERRAFORM_MARKET_BLOCKS}),),
+            **TERRAFORM_MARKET_BLOCKS,
+            "instance_requirements": ("accelerator_types", "accelerator_manufacturers",
+                                      "accelerator_names", "allowed_instance_types"),
+            "accelerator_count": ("min", "max")}),),
         cloudformation=(CloudFormation("AWS::EC2::LaunchTemplate",
                                        name_property="LaunchTemplateName"),),
         live="DescribeLaunchTemplates, DescribeLaunchTemplateVersions",

@@ -1,5 +1,5 @@
 """Nested shapes several kinds share: block device mappings, network interfaces, launch
-template specifications, market options, launch specifications."""
+template specifications, market options, launch specifications, instance requirements."""
 
 from __future__ import annotations
 
@@ -45,6 +45,30 @@ LAUNCH_TEMPLATE_SPECIFICATION = Obj({
     "LaunchTemplateName": Ref(kinds=("ec2.launch_template",)),
     "Version": Str(),
 })
+
+def _range() -> Obj:
+    return Obj({"Min": Num(), "Max": Num()})
+
+
+# Instance types chosen by attributes (EC2 attribute-based instance type selection): the
+# accelerator attributes decide the GPU fact (scanner.compute.requirements); the others are
+# carried for the evidence.
+INSTANCE_REQUIREMENTS = Obj({
+    "AcceleratorTypes": List(Str(), doc="gpu, fpga, inference, media"),
+    "AcceleratorManufacturers": List(Str(), doc="nvidia, amd, amazon-web-services, habana, "
+                                                "xilinx"),
+    "AcceleratorNames": List(Str(), doc="a100, h100, t4, inferentia, trainium, …"),
+    "AcceleratorCount": Obj({"Min": Int(), "Max": Int()}, doc="Max 0 excludes accelerators"),
+    "AcceleratorTotalMemoryMiB": _range(),
+    "AllowedInstanceTypes": List(Str(), doc="names or patterns (g5.*, p4d.24xlarge)"),
+    "ExcludedInstanceTypes": List(Str()),
+    "VCpuCount": _range(),
+    "MemoryMiB": _range(),
+    "InstanceGenerations": List(Str()),
+    "CpuManufacturers": List(Str()),
+    "BareMetal": Str(),
+    "BurstablePerformance": Str(),
+}, doc="attribute-based selection: the accelerator attributes decide the GPU fact")
 
 MARKET_OPTIONS = Obj({
     "MarketType": Str(doc='"spot"'),

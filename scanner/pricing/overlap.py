@@ -2,11 +2,12 @@
 
 Each amount carries the capacity keys it is about (filled in by the engine from the resource):
 
-- an Auto Scaling group: the group;
+- an Auto Scaling group: the group, or (live) the EKS managed node group it runs;
 - an instance that is a member of a group in the same scope: the group (its capacity is the
-  group's; RS-* evaluate members at the group and never on their own);
-- a launch template: every group and instance in the scope that launches it (the template's
-  money is the money of the capacity it launches), or the template itself when nothing does;
+  group's; RS-* evaluate members at the group and never on their own), or the group's node group;
+- a launch template: every group, node group, Batch compute environment and instance in the
+  scope that launches it (the template's money is the money of the capacity it launches), or
+  the template itself when nothing does;
 - anything else: itself.
 
 The totals add the two classes apart (a saving and an exposure are never added together) and,
@@ -46,32 +47,39 @@ def _display(path: str) -> str:
     return path if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
-def _group_of(instance: Resource, index: ResourceIndex) -> Resource | None:
-    name = instance.get("AutoScalingGroupName")
-    if not isinstance(name, str) or not name:
-        return None
-    return index.resolve(name, instance.scope, "autoscaling.group")
-
-
 def _template_users(template: Resource, index: ResourceIndex) -> list[Resource]:
+    from scanner.compute.ownership import capacity_owner
+
     users: list[Resource] = []
+
+    def uses(spec: Any, r: Resource) -> bool:
+        return bool(spec) and index.launch_template_of(spec, r.scope) is template
+
     for group in index.of_kind("autoscaling.group", template.scope):
         specs = (dig(group.attrs, "MixedInstancesPolicy.LaunchTemplate."
                                   "LaunchTemplateSpecification"), group.get("LaunchTemplate"))
-        if any(index.launch_template_of(s, group.scope) is template for s in specs if s):
-            users.append(group)
+        if any(uses(s, group) for s in specs):
+            users.append(capacity_owner(group, index) or group)
+    for ng in index.of_kind("eks.nodegroup", template.scope):
+        spec = ng.get("LaunchTemplate")
+        if isinstance(spec, dict) and uses({"LaunchTemplateId": spec.get("Id"),
+                                            "LaunchTemplateName": spec.get("Name")}, ng):
+            users.append(ng)
+    for env in index.of_kind("batch.compute_environment", template.scope):
+        if uses(dig(env.attrs, "ComputeResources.LaunchTemplate"), env):
+            users.append(env)
     for instance in index.of_kind("ec2.instance", template.scope):
-        spec = instance.get("LaunchTemplate")
-        if spec and index.launch_template_of(spec, instance.scope) is template:
-            users.append(_group_of(instance, index) or instance)
+        if uses(instance.get("LaunchTemplate"), instance):
+            users.append(capacity_owner(instance, index) or instance)
     return users
 
 
 def capacity_of(resource: Resource, index: ResourceIndex) -> tuple[str, ...]:
     """The capacity keys of the money found on ``resource``."""
-    if resource.kind == "ec2.instance":
-        group = _group_of(resource, index)
-        return (_key(group or resource),)
+    if resource.kind in ("ec2.instance", "autoscaling.group"):
+        from scanner.compute.ownership import capacity_owner
+
+        return (_key(capacity_owner(resource, index) or resource),)
     if resource.kind == "ec2.launch_template":
         users = _template_users(resource, index)
         return tuple(sorted({_key(u) for u in users})) or (_key(resource),)

@@ -32,7 +32,6 @@ from scanner.telemetry.aggregate import (
 from scanner.telemetry.files import Members, TelemetryFileError, parse_file, read_text
 
 SCHEMA_FILE = Path(__file__).with_name("history.schema.json")
-TARGET_KINDS = ("ec2.instance", "autoscaling.group")
 MAX_SAMPLES = 5_000_000  # budget over all inline samples of one file
 
 
@@ -223,13 +222,18 @@ def load_utilization(specs: Sequence[str], lookback_days: float) -> Loaded:
 def attach(result: SourceResult, loaded: Loaded) -> None:
     """Telemetry resources beside the IaC resources they are about, and the coverage marker of
     every scope (RS-* judge only where utilization was looked for)."""
+    from scanner.compute import MEASURED, kinds_with
+
+    # what a history key names: the kinds right-sizing measures (instances, Auto Scaling
+    # groups, EKS node groups)
+    targets = frozenset(kinds_with(MEASURED))
     scopes: dict[str, Resource] = {}
     matched: set[str] = set()
     keys = set(loaded.records) | set(loaded.unreadable)
     unreadable_only = not loaded.records and not loaded.unreadable and loaded.errors
     for r in list(result.resources):
         scopes.setdefault(r.scope, r)
-        if r.kind not in TARGET_KINDS:
+        if r.kind not in targets:
             continue
         names = [n for n in (r.id, r.name, *r.aliases) if isinstance(n, str)]
         key = next((n for n in names if n in keys), None)
@@ -253,7 +257,7 @@ def attach(result: SourceResult, loaded: Loaded) -> None:
             sample.provenance, scope, declared=False))
     for key in sorted(keys - matched):
         result.notices.append(Notice(loaded.files[0] if loaded.files else "--utilization",
-                                     f"utilization for {key!r} matches no instance or Auto "
-                                     "Scaling group scanned"))
+                                     f"utilization for {key!r} matches no instance, Auto "
+                                     "Scaling group or node group scanned"))
     result.errors.extend(loaded.errors)
     result.notices.extend(loaded.notices)

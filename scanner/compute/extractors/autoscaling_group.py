@@ -1,7 +1,8 @@
 """``autoscaling.group``: capacity, the mixed instances policy (types, on-demand base and
 percentage, spot allocation strategy and max price), subnets, and the launch template or
 configuration it launches from. Spot requested through a launch template alone is the
-template's offer (reported there), not the group's."""
+template's offer (reported there), not the group's. The group EKS runs a managed node group in
+(live) has an empty view: the node group is judged (scanner.compute.ownership)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from scanner.compute.index import Views
 from scanner.compute.launch import decisive, placement, subnet_values
 from scanner.compute.purchase import group_split
-from scanner.compute.registry import GROUP, LAUNCHES, PLACES, SPOT, extractor
+from scanner.compute.registry import GROUP, LAUNCHES, MEASURED, PLACES, SPOT, extractor
 from scanner.compute.values import as_list, to_int, to_price
 from scanner.compute.view import (
     Attr,
@@ -29,9 +30,15 @@ MIP = "MixedInstancesPolicy"
 DIST = f"{MIP}.InstancesDistribution"
 
 
-@extractor("autoscaling.group", provides=(LAUNCHES, PLACES, SPOT, GROUP),
+@extractor("autoscaling.group", provides=(LAUNCHES, PLACES, SPOT, GROUP, MEASURED),
            reads=("ec2.launch_template", "autoscaling.launch_configuration"), rank=4)
 def autoscaling_group(r: Resource, views: Views) -> ComputeView:
+    if not r.declared:
+        from scanner.compute.ownership import owner_of_group
+
+        owner = owner_of_group(r, views.index)
+        if owner is not None:  # EKS's group for a node group: judged at the node group
+            return ComputeView(r, managed_by=owner, active=False, running=False)
     a = r.attrs
     lt = views.template(dig(a, f"{MIP}.LaunchTemplate.LaunchTemplateSpecification"), r.scope)
     if lt is None:
@@ -42,20 +49,25 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
 
     overrides = dig(a, f"{MIP}.LaunchTemplate.Overrides")
     override_types: list[Any] = []
+    requirement = None
     if isinstance(overrides, Unknown):
         types: list[Any] = [overrides]
     else:
         override_types = [o.get("InstanceType") for o in as_list(overrides)
                           if isinstance(o, dict) and o.get("InstanceType") is not None]
+        requirement = _override_requirement(overrides)
         types = list(override_types)
-        if not types:
+        if not types and requirement is None:
             if lt_spec is not None:
                 types = [lt_spec.instance_type.value]
+                if types == [None] and lt_spec.requirement is not None:
+                    types, requirement = [], lt_spec.requirement
             elif lc_spec is not None:
                 types = [lc_spec.instance_type.value]
             else:
                 types = [Unknown("launch template or configuration not found")]
-    types = [t for t in types if t is not None] or [Unknown("no instance type")]
+    types = [t for t in types if t is not None] or (
+        [] if requirement is not None else [Unknown("no instance type")])
 
     capacity = Capacity(
         desired=Attr(to_int(r.get("DesiredCapacity")), "DesiredCapacity"),
@@ -82,8 +94,10 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
             spot = split
         elif split is not None and split.spot > 0:
             price = dig(a, f"{DIST}.SpotMaxPrice")
+            offered = types or [Unknown("instance types chosen by attributes "
+                                        "(InstanceRequirements)")]
             spot = tuple(SpotOffer(t, price, f"{DIST}.SpotMaxPrice", split.spot)
-                         for t in dict.fromkeys(types))
+                         for t in dict.fromkeys(offered))
 
     inherited: tuple[Attr, ...] = ()
     for template, tspec in ((lt, lt_spec), (lc, lc_spec)):
@@ -110,5 +124,19 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
         maybe_spot=bool(mip) or (lt_spec is not None and lt_spec.spot_market is not False),
         current_spot_prices=prices if isinstance(prices, dict) else None,
         split_path=DIST, pools_path=MIP)
-    return ComputeView(r, types=Types(tuple(types)), capacity=capacity, purchase=purchase,
+    return ComputeView(r, types=Types(tuple(types), requirement), capacity=capacity,
+                       purchase=purchase,
                        network=network, templates=tuple(uses), members=views.members_of(r))
+
+
+def _override_requirement(overrides: Any) -> Any:
+    """The GPU requirement of the first override that chooses types by attributes."""
+    for i, o in enumerate(as_list(overrides)):
+        if isinstance(o, dict) and o.get("InstanceRequirements") is not None:
+            from scanner.compute.requirements import gpu_requirement
+
+            req = gpu_requirement(o["InstanceRequirements"],
+                                  f"{MIP}.LaunchTemplate.Overrides[{i}].InstanceRequirements")
+            if req is not None:
+                return req
+    return None

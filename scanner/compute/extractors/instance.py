@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from scanner.compute.index import Views
 from scanner.compute.launch import decisive, launch_spec, placement, subnet_values
-from scanner.compute.registry import DEVICES, LAUNCHES, PLACES, SPOT, extractor
+from scanner.compute.registry import DEVICES, LAUNCHES, MEASURED, PLACES, SPOT, extractor
 from scanner.compute.view import (
     Attr,
     ComputeView,
@@ -25,7 +25,7 @@ from scanner.model import Resource, Unknown
 GONE = ("terminated", "shutting-down")
 
 
-@extractor("ec2.instance", provides=(LAUNCHES, PLACES, SPOT, DEVICES),
+@extractor("ec2.instance", provides=(LAUNCHES, PLACES, SPOT, DEVICES, MEASURED),
            reads=("ec2.launch_template",), rank=1)
 def instance(r: Resource, views: Views) -> ComputeView:
     a = r.attrs

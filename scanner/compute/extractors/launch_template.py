@@ -1,9 +1,11 @@
 """``ec2.launch_template``: what it says itself, completed by its consumers.
 
 A template without an instance type launches the types its consumers name (a group's overrides,
-an instance's type). Its root volume comes from the AMI when it maps no device; that fact is
-decided here, unless every consumer sets its own root device (then it is decided, and reported,
-on each consumer). Live, the volumes themselves carry the encryption state.
+an instance's type), or the types its ``InstanceRequirements`` choose by attributes (then the
+types stay unknown and the requirement carries the GPU fact). Its root volume comes from the AMI
+when it maps no device; that fact is decided here, unless every consumer sets its own root
+device (then it is decided, and reported, on each consumer). Live, the volumes themselves carry
+the encryption state.
 """
 
 from __future__ import annotations
@@ -28,8 +30,11 @@ def launch_template(r: Resource, views: Views) -> ComputeView:
     else:
         types = [t for _view, use in uses for t in use.types if t is not None]
 
+    requirement = spec.requirement if own_type is None else None
     if spec.spot_market is True:
-        offered = types or [Unknown("no instance type in the template")]
+        offered = types or [Unknown("instance types chosen by attributes (InstanceRequirements)"
+                                    if requirement is not None
+                                    else "no instance type in the template")]
         spot: tuple[SpotOffer, ...] | Unknown = tuple(
             SpotOffer(t, spec.spot_max_price.value, spec.spot_max_price.path, None)
             for t in dict.fromkeys(offered))
@@ -47,7 +52,7 @@ def launch_template(r: Resource, views: Views) -> ComputeView:
 
     prices = r.get(SPOT_PRICES.attribute)
     return ComputeView(
-        r, types=Types(tuple(types)),
+        r, types=Types(tuple(types), requirement),
         purchase=Purchase(spot=spot, maybe_spot=spec.spot_market is not False,
                           current_spot_prices=prices if isinstance(prices, dict) else None),
         devices=devices, network=Network(placed=False, public_ip=spec.public_ip))

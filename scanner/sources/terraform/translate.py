@@ -425,14 +425,47 @@ def _launch_template(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, 
         ("availability_zone", "AvailabilityZone"),
         ("group_name", "GroupName"),
         ("tenancy", "Tenancy"))))
-    if v.get("instance_requirements"):
-        data["InstanceRequirements"] = v.get("instance_requirements")
+    _put(data, "InstanceRequirements", _instance_requirements(v.get("instance_requirements")))
     a: Attrs = {"LaunchTemplateData": data}
     name = _s(v.get("name"))
     _put(a, "LaunchTemplateName", name)
     _put(a, "DefaultVersionNumber", _int(v.get("default_version")))
     _put(a, "LatestVersionNumber", _int(v.get("latest_version")))
     return "ec2.launch_template", a, name, ()
+
+
+_RANGES = (
+    ("accelerator_count", "AcceleratorCount"),
+    ("accelerator_total_memory_mib", "AcceleratorTotalMemoryMiB"),
+    ("vcpu_count", "VCpuCount"),
+    ("memory_mib", "MemoryMiB"),
+)
+_REQUIREMENT_LISTS = (
+    ("accelerator_types", "AcceleratorTypes"),
+    ("accelerator_manufacturers", "AcceleratorManufacturers"),
+    ("accelerator_names", "AcceleratorNames"),
+    ("allowed_instance_types", "AllowedInstanceTypes"),
+    ("excluded_instance_types", "ExcludedInstanceTypes"),
+    ("instance_generations", "InstanceGenerations"),
+    ("cpu_manufacturers", "CpuManufacturers"),
+)
+
+
+def _instance_requirements(value: Any) -> Any:
+    """An ``instance_requirements`` block: the accelerator attributes decide the GPU fact."""
+    block = _one(value)
+    if block is None or isinstance(block, Unknown):
+        return block
+    out: Attrs = {}
+    for tf_key, aws_key in _REQUIREMENT_LISTS:
+        items = _list(block.get(tf_key))
+        if items:
+            out[aws_key] = items
+    for tf_key, aws_key in _RANGES:
+        _put(out, aws_key, _sub(block.get(tf_key), (("min", "Min"), ("max", "Max"))))
+    _pairs(out, block, (("bare_metal", "BareMetal"),
+                        ("burstable_performance", "BurstablePerformance")))
+    return out or None
 
 
 def _launch_configuration(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
@@ -497,8 +530,8 @@ def _mixed_policy(value: Any) -> Any:
                                      ("weighted_capacity", "WeightedCapacity")))
                 _put(row, "LaunchTemplateSpecification",
                      _lt_spec(o.get("launch_template_specification")))
-                if o.get("instance_requirements"):
-                    row["InstanceRequirements"] = o.get("instance_requirements")
+                _put(row, "InstanceRequirements",
+                     _instance_requirements(o.get("instance_requirements")))
                 rows.append(row)
             lt_out["Overrides"] = rows
         out["LaunchTemplate"] = lt_out
@@ -640,6 +673,70 @@ def _ec2_fleet(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     return "ec2.fleet", a, None, ()
 
 
+def _eks_node_group(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (
+        ("node_group_name", "NodegroupName"),
+        ("cluster_name", "ClusterName"),
+        ("capacity_type", "CapacityType"),
+        ("ami_type", "AmiType"),
+        ("subnet_ids", "Subnets"),
+        ("disk_size", "DiskSize"),
+        ("node_role_arn", "NodeRole"),
+        ("labels", "Labels"),
+        ("version", "Version"),
+        ("release_version", "ReleaseVersion"),
+    ))
+    types = _list(v.get("instance_types"))
+    if types:
+        a["InstanceTypes"] = types
+    _put(a, "ScalingConfig", _sub(v.get("scaling_config"), (
+        ("desired_size", "DesiredSize"), ("min_size", "MinSize"), ("max_size", "MaxSize"))))
+    _put(a, "LaunchTemplate", _sub(v.get("launch_template"), (
+        ("id", "Id"), ("name", "Name"), ("version", "Version"))))
+    _put(a, "RemoteAccess", _sub(v.get("remote_access"), (
+        ("ec2_ssh_key", "Ec2SshKey"), ("source_security_group_ids", "SourceSecurityGroups"))))
+    name = _s(v.get("node_group_name"))
+    return "eks.nodegroup", a, name, ()
+
+
+def _batch_compute_environment(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (
+        ("compute_environment_name", "ComputeEnvironmentName"),
+        ("type", "Type"),
+        ("state", "State"),
+        ("service_role", "ServiceRole"),
+    ))
+    block = _one(v.get("compute_resources"))
+    if isinstance(block, Unknown):
+        a["ComputeResources"] = block
+    elif block is not None:
+        cr = _pairs({}, block, (
+            ("type", "Type"),
+            ("allocation_strategy", "AllocationStrategy"),
+            ("bid_percentage", "BidPercentage"),
+            ("min_vcpus", "MinvCpus"),
+            ("max_vcpus", "MaxvCpus"),
+            ("desired_vcpus", "DesiredvCpus"),
+            ("subnets", "Subnets"),
+            ("security_group_ids", "SecurityGroupIds"),
+            ("instance_role", "InstanceRole"),
+            ("image_id", "ImageId"),
+            ("placement_group", "PlacementGroup"),
+            ("spot_iam_fleet_role", "SpotIamFleetRole"),
+            ("ec2_key_pair", "Ec2KeyPair"),
+        ))
+        types = _list(block.get("instance_type"))
+        if types:
+            cr["InstanceTypes"] = types
+        _put(cr, "LaunchTemplate", _lt_spec(block.get("launch_template")))
+        ec2 = _blocks(block.get("ec2_configuration"))
+        if ec2:
+            cr["Ec2Configuration"] = ec2
+        a["ComputeResources"] = cr
+    name = _s(v.get("compute_environment_name"))
+    return "batch.compute_environment", a, name, ()
+
+
 def _vpc(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     a = _pairs({}, v, (
         ("cidr_block", "CidrBlock"),
@@ -773,6 +870,8 @@ _TRANSLATORS: dict[str, Translator] = {
     "aws_spot_instance_request": _spot_instance_request,
     "aws_spot_fleet_request": _spot_fleet_request,
     "aws_ec2_fleet": _ec2_fleet,
+    "aws_eks_node_group": _eks_node_group,
+    "aws_batch_compute_environment": _batch_compute_environment,
     "aws_vpc": _vpc,
     "aws_subnet": _subnet,
     "aws_route_table": _route_table,

@@ -1085,6 +1085,12 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
             ctx = _Ctx(module, r.get("index"), rcfg.get("for_each_expression"),
                        block.dynamic if block else {}, tf_type)
             plan.fill(values, exprs if isinstance(exprs, dict) else _NO_EXPRESSIONS, ctx, address)
+            for dyn in ctx.dynamic:
+                # a `dynamic` block missing from the planned values (terraform writes known
+                # blocks, even none, as a list): its for_each is known only after apply
+                if dyn not in values:
+                    plan._set(values, dyn, Unknown(f"the {dyn} blocks are made by a dynamic "
+                                                   "block known only after apply"), address)
         if block is not None:
             prov = Provenance(SourceKind.TERRAFORM_PLAN, str(block.file), block.start_line,
                               block.end_line, module)
