@@ -17,8 +17,9 @@ TF_SUFFIXES = (".tf", ".tf.json")
 DATA_SUFFIXES = (".json", ".yaml", ".yml", ".template")
 # Said of a file named on the command line that no source recognised (not an error: pre-commit
 # hands gpuaudit every YAML and JSON file of a commit, most of which are not infrastructure).
-NOT_IAC = ("not scanned: not Terraform, a `terraform show -json` plan or a CloudFormation "
-           "template (no AWSTemplateFormatVersion or `Type: AWS::` in its first 64 KB)")
+NOT_IAC = ("not scanned: not Terraform, a `terraform show -json` plan, a CloudFormation "
+           "template, a Karpenter manifest, an eksctl ClusterConfig or a ParallelCluster "
+           "configuration (none of their marks in its first 64 KB)")
 LINK_OUT = ("not read: a symbolic link to a file outside the scanned tree (links that leave the "
             "tree are not followed)")
 
@@ -162,7 +163,9 @@ def _without_planned_roots(hcl: SourceResult, plans: SourceResult) -> SourceResu
 
 
 def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | None:
-    """The plan or template in ``path``; None when it is neither."""
+    """The plan, template or configuration in ``path``; None when it is none of them. Each
+    format's text sniff is cheap and its reader is imported only when the sniff says so; the
+    reader then decides by the structure (None: the text matched, the structure did not)."""
     from scanner.sources.terraform.plan.reader import looks_like_plan
 
     if looks_like_plan(head):
@@ -174,9 +177,32 @@ def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | 
     if looks_like_cloudformation(head):
         from scanner.sources.cloudformation.reader import read_if_template
 
-        # None: the text mentions `Type: AWS::` but the structure is not a template
-        return read_if_template(path, params=opts.cfn_params, region=opts.region,
-                                account_id=opts.account_id)
+        found = read_if_template(path, params=opts.cfn_params, region=opts.region,
+                                 account_id=opts.account_id)
+        if found is not None:
+            return found
+    from scanner.sources.karpenter.sniff import looks_like_karpenter
+
+    if looks_like_karpenter(head):
+        from scanner.sources.karpenter.reader import read_if_manifests
+
+        found = read_if_manifests(path)
+        if found is not None:
+            return found
+    from scanner.sources.eksctl.sniff import looks_like_eksctl
+
+    if looks_like_eksctl(head):
+        from scanner.sources.eksctl.reader import read_if_cluster_config
+
+        found = read_if_cluster_config(path)
+        if found is not None:
+            return found
+    from scanner.sources.parallelcluster.sniff import looks_like_parallelcluster
+
+    if looks_like_parallelcluster(head):
+        from scanner.sources.parallelcluster.reader import read_if_cluster_configuration
+
+        return read_if_cluster_configuration(path)
     return None  # YAML/JSON that is not IaC
 
 
