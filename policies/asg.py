@@ -7,13 +7,17 @@ from typing import Any
 
 from policies.base import Context, Remediation, policy
 from policies.common import rate
-from scanner.compute import GROUP, kinds_with, reads_of
+from scanner.compute import GROUP, POOLS, SpotPools, kinds_with, reads_of
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
 from scanner.pricing.prices import SPOT, price
 
 GROUP_KINDS = kinds_with(GROUP)  # every kind with an on-demand / spot split
 ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations groups read
+# ASG-002 also judges spot pools without a group split (a NodePool, a managed node group, a
+# ParallelCluster queue): every kind whose view can hold SpotPools.
+POOL_KINDS = tuple(dict.fromkeys(GROUP_KINDS + kinds_with(POOLS)))
+POOL_NEEDS = reads_of(POOL_KINDS)
 
 
 @policy(
@@ -141,10 +145,13 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     id="ASG-002",
     title="Spot pools of an Auto Scaling group are not diversified",
     severity=Severity.LOW,
-    kinds=GROUP_KINDS,
-    needs=ASG_NEEDS,
+    kinds=POOL_KINDS,
+    needs=POOL_NEEDS,
     description="A group with spot capacity needs at least min_instance_types instance types and "
-                "an allocation strategy other than lowest-price (the default when absent).",
+                "an allocation strategy other than lowest-price (the default when absent). The "
+                "same holds for spot pools without a group split (a Karpenter NodePool whose "
+                "types are chosen by requirements counts the types they admit; a service that "
+                "chooses the strategy itself, such as Karpenter, passes on the strategy).",
     remediation=Remediation(
         text="Add override instance types of similar size (e.g. g5.2xlarge, g6.2xlarge) and use "
              "price-capacity-optimized allocation.",
@@ -158,6 +165,9 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
 def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
     view = ctx.compute.of(asg)
     if view is None:
+        return
+    if view.purchase.pools:
+        yield from _pools_002(asg, ctx, view.purchase.pools)
         return
     cap = view.purchase.split
     if cap is None:
@@ -195,3 +205,60 @@ def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
     else:
         yield ctx.result(asg, Status.PASS, f"{len(distinct)} instance types, {strategy}",
                          evidence=evidence)
+
+
+def _pools_002(resource: Resource, ctx: Context, pools: tuple[SpotPools, ...]) -> Iterator[Result]:
+    """ASG-002 on spot pools judged on their own (no group split)."""
+    minimum = int(ctx.params["min_instance_types"])
+    failing: list[tuple[SpotPools, list[str]]] = []
+    unknown: list[str] = []
+    rows: list[dict[str, Any]] = []
+    for pool in pools:
+        if pool.spot is False:
+            continue
+        label = f"{pool.name}: " if pool.name else ""
+        if isinstance(pool.spot, Unknown):
+            unknown.append(f"{label}whether it requests spot capacity is not known: "
+                           f"{pool.spot.reason}")
+            continue
+        named = [t for t in pool.types if isinstance(t, str)]
+        all_named = bool(pool.types) and len(named) == len(pool.types)
+        fewest = pool.fewest if pool.fewest is not None else \
+            (len(set(named)) if all_named else None)
+        most = pool.most if pool.most is not None else (len(set(named)) if all_named else None)
+        strategy = pool.strategy.value
+        rows.append({"pool": pool.name or None, "instance_types": sorted(set(named)),
+                     "at_least": fewest, "at_most": most,
+                     "spot_allocation_strategy": strategy if isinstance(strategy, str)
+                     else pool.default_strategy if strategy is None else None})
+        problems: list[str] = []
+        if most is not None and most < minimum:
+            problems.append(f"at most {most} instance type{'s' if most != 1 else ''} (at least "
+                            f"{minimum} needed)")
+        elif fewest is None or fewest < minimum:
+            unknown.append(f"{label}how many instance types it can draw from is not known "
+                           f"(at least {minimum} needed; {fewest or 0} certain)")
+        if isinstance(strategy, Unknown):
+            unknown.append(f"{label}allocation strategy not known: {strategy.reason}")
+        elif not pool.chosen_by_service and (strategy or pool.default_strategy) == \
+                "lowest-price":
+            problems.append("allocation strategy lowest-price"
+                            + ("" if strategy else " (the default)"))
+        if problems:
+            failing.append((pool, problems))
+    if not rows and not unknown:
+        return
+    evidence: dict[str, Any] = {"pools": rows}
+    if failing:
+        pool, problems = failing[0]
+        label = f"{pool.name}: " if pool.name else ""
+        note = f" ({pool.note})" if pool.note else ""
+        yield ctx.result(resource, Status.FAIL, f"{label}spot pools not diversified{note}: "
+                         + "; ".join(problems), path=pool.path, evidence=evidence)
+    elif unknown:
+        yield ctx.result(resource, Status.UNKNOWN, unknown[0], evidence=evidence)
+    else:
+        chosen = [p.strategy.note for p in pools if p.chosen_by_service and p.strategy.note]
+        yield ctx.result(resource, Status.PASS, "at least "
+                         f"{min(r['at_least'] for r in rows)} instance types"
+                         + (f"; {chosen[0]}" if chosen else ""), evidence=evidence)

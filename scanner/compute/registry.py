@@ -21,7 +21,8 @@ PLACES = "places"  # launches capacity into subnets (a template or configuration
 SPOT = "spot"  # may request spot capacity with a max price
 GROUP = "group"  # a group with a desired size and an on-demand/spot split
 DEVICES = "devices"  # storage devices judged for encryption (IaC; live: the volumes themselves)
-CAPABILITIES = frozenset({LAUNCHES, PLACES, SPOT, GROUP, DEVICES})
+POOLS = "pools"  # draws spot capacity from pools of types without a group split (SpotPools)
+CAPABILITIES = frozenset({LAUNCHES, PLACES, SPOT, GROUP, DEVICES, POOLS})
 
 # (resource, scanner.compute.index.Views) -> scanner.compute.view.ComputeView; typed loosely here
 # because the index imports this registry.

@@ -115,6 +115,8 @@ def _kind(k: Kind, s: Schema) -> list[str]:
         meta.append("CloudFormation: " + ", ".join(
             f"`{c.type}`" + (f" (`{'`, `'.join(f'{a}` → `{b}' for a, b in c.renames.items())}`)"
                              if c.renames else "") for c in k.cloudformation))
+    if k.formats:
+        meta.append(k.formats)
     if k.live:
         meta.append(f"Live: {k.live}")
     if k.facts:
@@ -145,7 +147,8 @@ def render(s: Schema | None = None) -> str:
         out.append(f"| `{f.name}` | `{f.attribute}`: {f.doc} | {to} | {fills} |")
     out += ["", COMPUTE.rstrip("\n")]
     for kind, ext in registry.registered().items():
-        provides = ", ".join(c for c in ("launches", "places", "spot", "group", "devices")
+        provides = ", ".join(c for c in ("launches", "places", "spot", "group", "pools",
+                                         "devices")
                              if c in ext.provides)
         reads = ", ".join(f"`{r}`" for r in ext.reads) or "—"
         out.append(f"| `{kind}` | {provides} | {reads} |")
