@@ -79,8 +79,10 @@ def select(terms: Any, scope: str, index: ResourceIndex) -> tuple[Any, ...]:
     chosen = _by_tags(tag_terms, scope, index) if tag_terms else []
     if isinstance(chosen, Unknown):
         return (*by_id, chosen) if by_id else (chosen,)
-    out = list(dict.fromkeys([*by_id, *chosen]))
-    return tuple(out)
+    out: dict[Any, Any] = {}
+    for item in [*by_id, *chosen]:  # Resources compare by value: dedupe by identity
+        out.setdefault(id(item) if isinstance(item, Resource) else item, item)
+    return tuple(out.values())
 
 
 def _by_tags(terms: list[dict[str, Any]], scope: str,

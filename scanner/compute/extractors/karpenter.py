@@ -65,7 +65,8 @@ def node_pool(r: Resource, views: Views) -> ComputeView:
     else:
         terms = node_class.get("SubnetSelectorTerms")
         flag = node_class.get("AssociatePublicIpAddress")
-        inherited = (Attr(flag, f"{node_class.id}: AssociatePublicIpAddress"),) \
+        inherited = (Attr(flag, f"{node_class.id}: AssociatePublicIpAddress",
+                          note="its EC2NodeClass sets associatePublicIPAddress: true"),) \
             if flag is not None else ()
         network = Network(
             placed=True, subnets_path=f"{node_class.id}: SubnetSelectorTerms",

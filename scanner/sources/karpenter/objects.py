@@ -171,19 +171,21 @@ def _line_of(value: Any, lines: Lines, default: int | None) -> int | None:
 
 
 def _mapping(value: Any, what: str, problems: Problems, lines: Lines,
-             line: int | None) -> dict[str, Any] | Unknown | None:
-    """A part that must be a mapping: None when absent, an error when it is something else."""
+             line: int | None, near: Any = None) -> dict[str, Any] | Unknown | None:
+    """A part that must be a mapping: None when absent, an error when it is something else
+    (on its line, else on the line of the mapping ``near`` that holds it)."""
     if value is None or isinstance(value, dict | Unknown):
         return value
-    problems.error(f"{what} is not a mapping", _line_of(value, lines, line))
+    problems.error(f"{what} is not a mapping",
+                   _line_of(value, lines, _line_of(near, lines, line)))
     raise _Malformed
 
 
 def _list(value: Any, what: str, problems: Problems, lines: Lines,
-          line: int | None) -> list[Any] | Unknown | None:
+          line: int | None, near: Any = None) -> list[Any] | Unknown | None:
     if value is None or isinstance(value, list | Unknown):
         return value
-    problems.error(f"{what} is not a list", _line_of(value, lines, line))
+    problems.error(f"{what} is not a list", _line_of(value, lines, _line_of(near, lines, line)))
     raise _Malformed
 
 
@@ -195,13 +197,13 @@ def _node_pool(spec: dict[str, Any], attrs: dict[str, Any], where: str, problems
                lines: Lines, line: int | None) -> bool:
     try:
         template = _mapping(spec.get("template"), f"{where}: spec.template", problems, lines,
-                            line)
+                            line, spec)
         tspec: Any = None
         if isinstance(template, Unknown):
             tspec = template
         elif isinstance(template, dict):
             tspec = _mapping(template.get("spec"), f"{where}: spec.template.spec", problems,
-                             lines, line)
+                             lines, line, template)
         if "_unknown" in spec:
             tspec = spec["_unknown"]
         if isinstance(tspec, Unknown):
@@ -209,13 +211,14 @@ def _node_pool(spec: dict[str, Any], attrs: dict[str, Any], where: str, problems
             attrs["NodeClassRef"] = tspec
         elif isinstance(tspec, dict):
             reqs = _list(tspec.get("requirements"),
-                         f"{where}: spec.template.spec.requirements", problems, lines, line)
+                         f"{where}: spec.template.spec.requirements", problems, lines, line,
+                         tspec)
             if isinstance(reqs, list):
                 attrs["Requirements"] = [_requirement(r) for r in reqs]
             elif reqs is not None:
                 attrs["Requirements"] = reqs
             ref = _mapping(tspec.get("nodeClassRef"), f"{where}: nodeClassRef", problems,
-                           lines, line)
+                           lines, line, tspec)
             if isinstance(ref, dict):
                 attrs["NodeClassRef"] = {_cap(k): v for k, v in ref.items()
                                          if k in ("group", "kind", "name", "apiVersion")}
@@ -252,17 +255,17 @@ def _node_class(spec: dict[str, Any], attrs: dict[str, Any], where: str, problem
             if key in spec:
                 attrs[_cap(key)] = spec[key]
         if "tags" in spec:
-            tags = _mapping(spec["tags"], f"{where}: spec.tags", problems, lines, line)
+            tags = _mapping(spec["tags"], f"{where}: spec.tags", problems, lines, line, spec)
             attrs["Tags"] = tags
         terms = _list(spec.get("subnetSelectorTerms"), f"{where}: spec.subnetSelectorTerms",
-                      problems, lines, line)
+                      problems, lines, line, spec)
         if isinstance(terms, list):
             attrs["SubnetSelectorTerms"] = [_subnet_term(t) for t in terms]
         elif terms is not None:
             attrs["SubnetSelectorTerms"] = terms
         if "blockDeviceMappings" in spec:
             maps = _list(spec["blockDeviceMappings"], f"{where}: spec.blockDeviceMappings",
-                         problems, lines, line)
+                         problems, lines, line, spec)
             attrs["BlockDeviceMappings"] = [_mapping_of(m) for m in maps] \
                 if isinstance(maps, list) else maps
     except _Malformed:
