@@ -86,7 +86,7 @@ APPLIES = {"EBS-001", "EBS-003", "ASG-002", "VPC-001", "VPC-002", "VPC-003", "VP
 def test_every_policy_that_applies_has_a_failing_and_a_passing_case() -> None:
     failing = {pid for _, exp in CASES for pid, _, status in exp if status is F}
     passing = {pid for _, exp in CASES for pid, _, status in exp if status is P}
-    assert APPLIES <= failing and APPLIES <= passing
+    assert failing >= APPLIES and passing >= APPLIES
     # and the others never judge a Karpenter object
     judged = {pid for _, exp in CASES for pid, rid, _ in exp
               if "NodePool" in rid or "NodeClass" in rid or "manifest" in rid}
