@@ -259,6 +259,9 @@ def _pools_002(resource: Resource, ctx: Context, pools: tuple[SpotPools, ...]) -
         yield ctx.result(resource, Status.UNKNOWN, unknown[0], evidence=evidence)
     else:
         chosen = [p.strategy.note for p in pools if p.chosen_by_service and p.strategy.note]
+        configured = sorted({str(r["spot_allocation_strategy"]) for r in rows
+                             if r["spot_allocation_strategy"]})
+        how = chosen[0] if chosen else ", ".join(configured)
         yield ctx.result(resource, Status.PASS, "at least "
                          f"{min(r['at_least'] for r in rows)} instance types"
-                         + (f"; {chosen[0]}" if chosen else ""), evidence=evidence)
+                         + (f"; {how}" if how else ""), evidence=evidence)

@@ -100,7 +100,8 @@ def queue(r: Resource, views: Views) -> ComputeView:
     if not subnets:
         subnets = (Unknown("the queue names no subnet"),)
     assign = dig(net, "AssignPublicIp") if isinstance(net, dict) else None
-    flags = (Attr(assign, "Networking.AssignPublicIp"),) if assign is not None else ()
+    flags = (Attr(assign, "Networking.AssignPublicIp", note="AssignPublicIp is true"),) \
+        if assign is not None else ()
     network = Network(placed=True, subnets=subnets, subnets_path="Networking.SubnetIds",
                       public_ip=flags)
     return ComputeView(r, types=Types(tuple(types)),

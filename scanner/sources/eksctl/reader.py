@@ -78,7 +78,7 @@ def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult) -> Non
         if groups is None:
             continue
         if not isinstance(groups, list):
-            line = (file.lines_of(groups) or span)[0]
+            line = file.line(groups, cfg, section, span[0])
             result.errors.append(InputError(where, f"ClusterConfig {cluster_name}: {section} "
                                                    "is not a list", line))
             continue
@@ -87,7 +87,7 @@ def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult) -> Non
             if not isinstance(ng, dict):
                 result.errors.append(InputError(
                     where, f"ClusterConfig {cluster_name}: {section}[{i}] is not a mapping",
-                    ng_span[0]))
+                    file.line(ng, groups, i, span[0])))
                 continue
             _node_group(ng, i, section, managed, shared, cluster_name, ng_span, where, result)
 

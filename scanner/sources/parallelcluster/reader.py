@@ -63,8 +63,9 @@ class _Reader:
         self.region = region
         self.cluster_tags = cluster_tags
 
-    def error(self, message: str, value: Any, default: tuple[int, int]) -> None:
-        line = (self.file.lines_of(value) or default)[0]
+    def error(self, message: str, value: Any, default: tuple[int, int], parent: Any = None,
+              key: str | int | None = None) -> None:
+        line = self.file.line(value, parent, key, default[0])
         self.result.errors.append(InputError(self.file.where, message, line))
 
     def add(self, kind: str, rid: str, attrs: dict[str, Any], span: tuple[int, int],
@@ -109,7 +110,7 @@ def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult) -> Non
         attrs = {k: head[k] for k in ("InstanceType", "Networking", "LocalStorage") if k in head}
         reader.add(HEAD_NODE, "HeadNode", attrs, file.lines_of(head) or span, {}, None)
     elif head is not None:
-        reader.error("HeadNode is not a mapping", head, span)
+        reader.error("HeadNode is not a mapping", head, span, cfg, "HeadNode")
     scheduling = cfg["Scheduling"]
     scheduler = scheduling.get("Scheduler")
     for section in ("SlurmQueues", "AwsBatchQueues"):
@@ -117,12 +118,13 @@ def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult) -> Non
         if queues is None:
             continue
         if not isinstance(queues, list):
-            reader.error(f"Scheduling.{section} is not a list", queues, span)
+            reader.error(f"Scheduling.{section} is not a list", queues, span, scheduling,
+                         section)
             continue
         for i, q in enumerate(queues):
             q_span = file.lines_of(q) or span
             if not isinstance(q, dict):
-                reader.error(f"Scheduling.{section}[{i}] is not a mapping", q, span)
+                reader.error(f"Scheduling.{section}[{i}] is not a mapping", q, span, queues, i)
                 continue
             name = q.get("Name")
             shown = name if isinstance(name, str) and name else f"#{i}"
@@ -132,17 +134,17 @@ def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult) -> Non
             crs = attrs.get("ComputeResources")
             if crs is not None and not isinstance(crs, list):
                 reader.error(f"Scheduling.{section}[{i}].ComputeResources is not a list", crs,
-                             q_span)
+                             q_span, q, "ComputeResources")
                 continue
             reader.add(QUEUE, f"Scheduling/{section}/{shown}", attrs, q_span,
                        _tags(q.get("Tags")), name if isinstance(name, str) else None)
     storages = cfg.get("SharedStorage")
     if storages is not None and not isinstance(storages, list):
-        reader.error("SharedStorage is not a list", storages, span)
+        reader.error("SharedStorage is not a list", storages, span, cfg, "SharedStorage")
         storages = []
     for i, st in enumerate(storages or []):
         if not isinstance(st, dict):
-            reader.error(f"SharedStorage[{i}] is not a mapping", st, span)
+            reader.error(f"SharedStorage[{i}] is not a mapping", st, span, storages, i)
             continue
         if st.get("StorageType") != "Ebs":
             continue  # EFS and FSx are not EBS volumes

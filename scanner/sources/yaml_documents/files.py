@@ -31,6 +31,20 @@ class ConfigFile:
     def lines_of(self, value: Any) -> tuple[int, int] | None:
         return self.loaded.lines_of(value) if self.loaded is not None else None
 
+    def line(self, value: Any, parent: Any = None, key: str | int | None = None,
+             default: int = 1) -> int:
+        """The line of ``value``: its own span, else the line of its key in ``parent`` (or of
+        its item), else ``default``."""
+        span = self.lines_of(value)
+        if span is not None:
+            return span[0]
+        if self.loaded is not None and parent is not None:
+            found = self.loaded.line_of_key(parent, key) if isinstance(key, str) else \
+                self.loaded.line_of_item(parent, key) if isinstance(key, int) else None
+            if found is not None:
+                return found
+        return default
+
 
 def read_config_file(path: Path, *, clearly: Callable[[str], bool],
                      is_config: Callable[[Any], bool]) -> ConfigFile | None:

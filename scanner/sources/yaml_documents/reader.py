@@ -80,10 +80,21 @@ class Loaded:
     documents: list[Document] = field(default_factory=list)
     error: YamlError | None = None
     spans: dict[int, tuple[int, int]] = field(default_factory=dict)  # id(dict|list) -> lines
+    # the line of each key of a mapping, and of each item of a list (for scalars, which have
+    # no identity of their own)
+    key_lines: dict[int, dict[str, int]] = field(default_factory=dict)
+    item_lines: dict[int, list[int]] = field(default_factory=dict)
 
     def lines_of(self, value: Any) -> tuple[int, int] | None:
         """The line span of a mapping or list read from the text (None for anything else)."""
         return self.spans.get(id(value))
+
+    def line_of_key(self, mapping: Any, key: str) -> int | None:
+        return self.key_lines.get(id(mapping), {}).get(key)
+
+    def line_of_item(self, items: Any, index: int) -> int | None:
+        lines = self.item_lines.get(id(items))
+        return lines[index] if lines is not None and 0 <= index < len(lines) else None
 
 
 class _Resolver(yaml.resolver.Resolver):
@@ -131,7 +142,7 @@ def load_documents(data: bytes | str) -> Loaded:
     if len(text) > MAX_BYTES:
         raise YamlError(f"text is larger than the {MAX_BYTES // (1024 * 1024)} MiB limit")
     loaded = Loaded()
-    builder = _Builder(loaded.spans)
+    builder = _Builder(loaded.spans, loaded.key_lines, loaded.item_lines)
     composer = _Composer(text)
     try:
         while True:
@@ -177,8 +188,11 @@ def load_documents(data: bytes | str) -> Loaded:
 class _Builder:
     """Composed nodes → plain values; counts every value built (alias expansions too)."""
 
-    def __init__(self, spans: dict[int, tuple[int, int]]) -> None:
+    def __init__(self, spans: dict[int, tuple[int, int]], key_lines: dict[int, dict[str, int]],
+                 item_lines: dict[int, list[int]]) -> None:
         self.spans = spans
+        self.key_lines = key_lines
+        self.item_lines = item_lines
         self.count = 0
         self.spent = False
 
@@ -196,6 +210,7 @@ class _Builder:
         if isinstance(node, SequenceNode):
             items = [self.build(child, depth + 1) for child in node.value]
             self.spans[id(items)] = (_line(node.start_mark) or 1, _last_line(node))
+            self.item_lines[id(items)] = [_line(child.start_mark) or 1 for child in node.value]
             return items
         if isinstance(node, MappingNode):
             return self._mapping(node, depth)
@@ -204,6 +219,7 @@ class _Builder:
     def _mapping(self, node: MappingNode, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
         merged: dict[str, Any] = {}
+        keys: dict[str, int] = {}
         for key_node, value_node in node.value:
             if isinstance(key_node, ScalarNode) and key_node.tag == _MERGE:
                 for source in self._merge_sources(value_node, depth):
@@ -215,10 +231,12 @@ class _Builder:
             key = _key_text(key_node)
             if key in out:
                 raise YamlError(f"duplicate key {key!r}", _line(key_node.start_mark))
+            keys[key] = _line(key_node.start_mark) or 1
             out[key] = self.build(value_node, depth + 1)
         for k, v in merged.items():
             out.setdefault(k, v)
         self.spans[id(out)] = (_line(node.start_mark) or 1, _last_line(node))
+        self.key_lines[id(out)] = keys
         return out
 
     def _merge_sources(self, node: Node, depth: int) -> list[dict[str, Any]]:
