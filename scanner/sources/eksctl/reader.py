@@ -38,14 +38,19 @@ def is_cluster_config(value: Any) -> bool:
 
 
 def read_if_cluster_config(path: Path) -> SourceResult | None:
-    """The node groups of a ClusterConfig file; None for a file that is not one."""
-    found = read_config_file(path, clearly=clearly_eksctl, is_config=is_cluster_config)
-    if found is None:
-        return None
-    result = SourceResult(errors=list(found.errors))
-    for doc in found.documents:
-        _cluster(doc.value, found, result)
-    return result
+    """The node groups of a ClusterConfig file; None for a file that is not one. Never
+    raises."""
+    try:
+        found = read_config_file(path, clearly=clearly_eksctl, is_config=is_cluster_config)
+        if found is None:
+            return None
+        result = SourceResult(errors=list(found.errors))
+        for doc in found.documents:
+            _cluster(doc.value, found, result)
+        return result
+    except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        return SourceResult(errors=[InputError(str(path), "internal error while reading the "
+                                               f"ClusterConfig: {type(exc).__name__}: {exc}")])
 
 
 def _cap(key: str) -> str:

@@ -30,7 +30,16 @@ HELM_TEMPLATE = ("a Helm chart template ({{ ... }} actions), not a manifest: not
 
 def read_if_manifests(path: Path) -> SourceResult | None:
     """The Karpenter objects of a file; None when it holds none and is not clearly
-    Karpenter (any other YAML or JSON)."""
+    Karpenter (any other YAML or JSON). Never raises."""
+    try:
+        return _read(path)
+    except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        # a bug must not cost the user the rest of the run; the fuzz test looks for these
+        return SourceResult(errors=[InputError(str(path), "internal error while reading "
+                                               f"manifests: {type(exc).__name__}: {exc}")])
+
+
+def _read(path: Path) -> SourceResult | None:
     where = str(path)
     result = SourceResult()
     try:

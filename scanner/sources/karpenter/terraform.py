@@ -42,7 +42,18 @@ def from_terraform(tf_type: str, address: str, values: Any, *, provenance: Prove
                    scope: str, skips: tuple[Skip, ...] = ()
                    ) -> tuple[list[Resource], list[Notice], list[InputError]]:
     """The Karpenter Resources one Terraform resource instance applies, with the notices and
-    errors about it (file and line: the resource block's)."""
+    errors about it (file and line: the resource block's). Never raises."""
+    try:
+        return _from_terraform(tf_type, address, values, provenance, scope, skips)
+    except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        return [], [], [InputError(provenance.file or scope, f"{address}: internal error while "
+                                   f"reading the manifest: {type(exc).__name__}: {exc}",
+                                   provenance.start_line)]
+
+
+def _from_terraform(tf_type: str, address: str, values: Any, provenance: Provenance,
+                    scope: str, skips: tuple[Skip, ...]
+                    ) -> tuple[list[Resource], list[Notice], list[InputError]]:
     where = provenance.file or scope
     problems = Problems(where)
     line = provenance.start_line

@@ -44,15 +44,21 @@ def is_cluster_configuration(value: Any) -> bool:
 
 
 def read_if_cluster_configuration(path: Path) -> SourceResult | None:
-    """The resources of a cluster configuration; None for a file that is not one."""
-    found = read_config_file(path, clearly=clearly_parallelcluster,
-                             is_config=is_cluster_configuration)
-    if found is None:
-        return None
-    result = SourceResult(errors=list(found.errors))
-    for doc in found.documents:
-        _cluster(doc.value, found, result)
-    return result
+    """The resources of a cluster configuration; None for a file that is not one. Never
+    raises."""
+    try:
+        found = read_config_file(path, clearly=clearly_parallelcluster,
+                                 is_config=is_cluster_configuration)
+        if found is None:
+            return None
+        result = SourceResult(errors=list(found.errors))
+        for doc in found.documents:
+            _cluster(doc.value, found, result)
+        return result
+    except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        return SourceResult(errors=[InputError(str(path), "internal error while reading the "
+                                               "cluster configuration: "
+                                               f"{type(exc).__name__}: {exc}")])
 
 
 class _Reader:
