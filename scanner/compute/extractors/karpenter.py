@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from scanner.compute import node_requirements as nr
-from scanner.compute import subnet_selection
 from scanner.compute.index import Views
 from scanner.compute.launch import block_devices
 from scanner.compute.registry import DEVICES, LAUNCHES, PLACES, POOLS, extractor
@@ -41,6 +39,10 @@ _ALIAS_FAMILIES = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerock
 @extractor("karpenter.node_pool", provides=(LAUNCHES, PLACES, POOLS), reads=(NODE_CLASS,),
            rank=30)
 def node_pool(r: Resource, views: Views) -> ComputeView:
+    # imported here: the pre-commit path registers this extractor but rarely meets a NodePool
+    from scanner.compute import node_requirements as nr
+    from scanner.compute import subnet_selection
+
     reqs = nr.parse(r.get("Requirements"))
     fact = nr.gpu_fact(reqs)
     bounds = nr.type_bounds(reqs)
