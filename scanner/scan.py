@@ -141,6 +141,7 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
             result.notices.append(Notice(str(path), NOT_IAC))
     if tf_files:
         result.extend(_without_planned_roots(_read_terraform(tf_files, opts), result))
+        _without_rendered_manifests(result)
     # A directory that cannot be listed is found by this walk and by the HCL source's own
     result.errors = list(dict.fromkeys(result.errors))
     return result
@@ -160,6 +161,30 @@ def _without_planned_roots(hcl: SourceResult, plans: SourceResult) -> SourceResu
                                          "resources are reported from the plan"))
     hcl.resources = kept
     return hcl
+
+
+def _without_rendered_manifests(result: SourceResult) -> None:
+    """A manifest file that a Terraform root module renders (``templatefile``, ``file``) and
+    applies is reported once, from Terraform, where its values are filled in: the objects read
+    from the file itself with the same kind and name are dropped, with a notice."""
+    rendered: dict[tuple[str, str | None, str], str] = {}
+    for r in result.resources:
+        for file in r.attrs.get("RenderedFrom") or () if r.kind.startswith("karpenter.") else ():
+            rendered[(r.kind, r.name, os.path.realpath(file))] = r.id
+    if not rendered:
+        return
+    kept = []
+    for r in result.resources:
+        file = r.provenance.file
+        by = rendered.get((r.kind, r.name, os.path.realpath(file))) if file and \
+            r.provenance.source.value == "karpenter" else None
+        if by is None:
+            kept.append(r)
+        else:
+            result.notices.append(Notice(file or r.scope, f"{r.id}: Terraform renders and "
+                                         f"applies this file ({by}): reported from there",
+                                         r.provenance.start_line))
+    result.resources = kept
 
 
 def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | None:

@@ -279,3 +279,37 @@ def test_the_karpenter_resources_chart_values_become_a_pool_and_a_class() -> Non
         {"Id": "subnet-0abc"}]
     assert by_kind["karpenter.ec2_node_class"].attrs["AmiFamily"] == "Custom"
     assert by_kind["karpenter.node_pool"].attrs["NodeClassRef"]["Name"] == "g6"
+
+
+def test_a_manifest_file_terraform_renders_is_reported_once_from_terraform(
+        tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'module "eks" {\n  source = "terraform-aws-modules/eks/aws"\n}\n'
+        'resource "kubectl_manifest" "gpu_pool" {\n  yaml_body = templatefile('
+        '"${path.module}/nodepool.yaml", { ZONE = module.eks.azs[0] })\n}\n')
+    write(tmp_path, NODE_POOL.replace('["spot"]', '["spot"]\n        - key: '
+                                      'topology.kubernetes.io/zone\n          operator: In\n'
+                                      '          values: ["${ZONE}"]'), "nodepool.yaml")
+    result = scan_paths([tmp_path])
+    (pool,) = [r for r in result.resources if r.kind == "karpenter.node_pool"]
+    assert pool.id == "kubectl_manifest.gpu_pool"
+    zone = pool.attrs["Requirements"][1]["Values"][0]
+    assert isinstance(zone, Unknown) and "module.eks" in zone.reason
+    assert any("reported from there" in n.message for n in result.notices)
+
+
+def test_no_hole_token_reaches_a_value_that_reads_the_manifest(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'module "eks" {\n  source = "terraform-aws-modules/eks/aws"\n}\n'
+        'resource "kubectl_manifest" "pool" {\n  yaml_body = <<-YAML\n'
+        + "".join("    " + line + "\n" for line in NODE_POOL.replace(
+            "p4d.24xlarge", "${module.eks.gpu_type}").splitlines())
+        + '  YAML\n}\n'
+        'resource "aws_instance" "copy" {\n'
+        '  instance_type = kubectl_manifest.pool.yaml_body\n  subnet_id = "subnet-1"\n}\n')
+    result = scan_paths([tmp_path])
+    by_id = {r.id: r for r in result.resources}
+    assert isinstance(by_id["aws_instance.copy"].attrs["InstanceType"], Unknown)
+    value = by_id["kubectl_manifest.pool"].attrs["Requirements"][1]["Values"][0]
+    assert isinstance(value, Unknown)
+    assert "GPUAUDITHOLE" not in repr([r.attrs for r in result.resources])

@@ -367,6 +367,7 @@ def file_reader(root_dir: str, files: Any) -> Callable[[str], Any]:
         read[full] = out
         return out
 
+    reader.paths = read  # type: ignore[attr-defined]  # what the root read, for manifests
     return reader
 
 
@@ -430,6 +431,7 @@ def scan_root(
             for r in translated:
                 r.exists = rec.exists
         resources.extend(translated)
+    _mark_rendered_manifests(resources)
     result.resources.extend(resources)
     from scanner.sources.terraform.hcl.values import budget_exhausted
 
@@ -444,6 +446,21 @@ def scan_root(
 
     result.sensitive.update(SENSITIVE)
     _finish(root)
+
+
+def _mark_rendered_manifests(resources: list[Resource]) -> None:
+    """The files this root module read (``file()``, ``templatefile()``) on each Kubernetes
+    object it applies, as ``RenderedFrom``: the scan then reports a manifest file that Terraform
+    renders once, from Terraform (scanner.scan)."""
+    from scanner.sources.terraform.hcl.functions import FILE_READER
+
+    paths = getattr(FILE_READER[0], "paths", None) if FILE_READER else None
+    if not paths:
+        return
+    files = sorted(p for p, v in paths.items() if isinstance(v, bytes))
+    for r in resources:
+        if r.kind.startswith("karpenter."):
+            r.attrs["RenderedFrom"] = files
 
 
 def _with_holes(rec: Any, names: tuple[str, ...], result: SourceResult) -> dict[str, Any]:
