@@ -7,6 +7,7 @@ from typing import Any
 
 from policies.base import Context, Remediation, policy
 from policies.common import rate
+from policies.format_fixes import with_formats
 from scanner.compute import GROUP, POOLS, SpotPools, kinds_with, reads_of
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
@@ -33,7 +34,7 @@ POOL_NEEDS = reads_of(POOL_KINDS)
                 "known is judged, and gets UNKNOWN rather than FAIL. A group whose size can "
                 "never hold a split inside the band (MaxSize 1 or 2 for 20-40%) gets a notice, "
                 "not a verdict.",
-    remediation=Remediation(
+    remediation=with_formats("ASG-001", Remediation(
         text="Use a mixed instances policy with OnDemandPercentageAboveBaseCapacity inside the "
              "band (30 for the 70/30 mix) and a small OnDemandBaseCapacity.",
         terraform="mixed_instances_policy {\n  instances_distribution {\n"
@@ -44,7 +45,7 @@ POOL_NEEDS = reads_of(POOL_KINDS)
         cloudformation="MixedInstancesPolicy:\n  InstancesDistribution:\n"
                        "    OnDemandBaseCapacity: 0\n"
                        "    OnDemandPercentageAboveBaseCapacity: 30\n"
-                       "    SpotAllocationStrategy: price-capacity-optimized"),
+                       "    SpotAllocationStrategy: price-capacity-optimized")),
     params={"on_demand_percent": {"min": 20, "max": 40}, "spot_price_ratio": 0.35,
             "gpu_only": True},
 )
@@ -152,14 +153,14 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
                 "same holds for spot pools without a group split (a Karpenter NodePool whose "
                 "types are chosen by requirements counts the types they admit; a service that "
                 "chooses the strategy itself, such as Karpenter, passes on the strategy).",
-    remediation=Remediation(
+    remediation=with_formats("ASG-002", Remediation(
         text="Add override instance types of similar size (e.g. g5.2xlarge, g6.2xlarge) and use "
              "price-capacity-optimized allocation.",
         terraform='override { instance_type = "g5.2xlarge" }\n'
                   'override { instance_type = "g6.2xlarge" }\n'
                   'spot_allocation_strategy = "price-capacity-optimized"',
         cloudformation="Overrides:\n  - InstanceType: g5.2xlarge\n  - InstanceType: g6.2xlarge\n"
-                       "SpotAllocationStrategy: price-capacity-optimized"),
+                       "SpotAllocationStrategy: price-capacity-optimized")),
     params={"min_instance_types": 2},
 )
 def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:

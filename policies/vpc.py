@@ -18,6 +18,7 @@ from policies.common import (
     describe,
     ref_text,
 )
+from policies.format_fixes import with_formats
 from scanner.compute import Attr, Placement
 from scanner.compute.launch import decisive
 from scanner.model import Resource, Result, Severity, Status, Unknown
@@ -324,13 +325,13 @@ def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
     description="GPU instances must not be reachable from the internet: an explicit "
                 "AssociatePublicIpAddress fails on its own; a subnet's MapPublicIpOnLaunch fails "
                 "when that subnet routes 0.0.0.0/0 to an internet gateway; live, a public IP.",
-    remediation=Remediation(
+    remediation=with_formats("VPC-004", Remediation(
         text="Run GPU compute in private subnets behind NAT (or no egress), set "
              "AssociatePublicIpAddress to false, and reach it through SSM or a bastion.",
         terraform="associate_public_ip_address = false\n"
                   "# and in aws_subnet: map_public_ip_on_launch = false",
         cloudformation="NetworkInterfaces:\n  - DeviceIndex: 0\n"
-                       "    AssociatePublicIpAddress: false"),
+                       "    AssociatePublicIpAddress: false")),
 )
 def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
     view = ctx.compute.of(resource)
