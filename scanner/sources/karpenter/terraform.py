@@ -60,7 +60,13 @@ def _from_terraform(tf_type: str, address: str, values: Any, provenance: Provena
     objects: list[tuple[dict[str, Any], Any]] = []  # (object, how to clean it)
     values = values if isinstance(values, dict) else {}
     if tf_type == "kubectl_manifest":
-        objects = _from_text(values.get("yaml_body"), address, "yaml_body", problems, line)
+        body, attr = values.get("yaml_body"), "yaml_body"
+        if body is None or isinstance(body, Unknown):
+            # a plan may hold the provider's computed copy instead
+            parsed = values.get("yaml_body_parsed")
+            if isinstance(parsed, str):
+                body, attr = parsed, "yaml_body_parsed"
+        objects = _from_text(body, address, attr, problems, line)
     elif tf_type == "kubernetes_manifest":
         manifest = values.get("manifest")
         if isinstance(manifest, Unknown):
