@@ -134,3 +134,21 @@ def test_ebs_003_reads_the_kms_keys_of_node_groups_and_queues(tmp_path: Path) ->
     assert got == [("ClusterConfig/c/managedNodeGroups/aws-key", F),
                    ("ClusterConfig/c/managedNodeGroups/cmk", P),
                    ("HeadNode", P), ("Scheduling/SlurmQueues/q", F)]
+
+
+def test_aws_batch_queues_of_parallelcluster_cap_spot_by_percentage(tmp_path: Path) -> None:
+    (tmp_path / "batch.yaml").write_text(
+        "Region: us-east-1\nHeadNode:\n  InstanceType: m5.large\nScheduling:\n"
+        "  Scheduler: awsbatch\n  AwsBatchQueues:\n"
+        "    - Name: full\n      CapacityType: SPOT\n      Networking: {SubnetIds: [subnet-1]}\n"
+        "      ComputeResources:\n        - Name: g5\n          InstanceTypes: [g5.xlarge]\n"
+        "    - Name: half\n      CapacityType: SPOT\n      Networking: {SubnetIds: [subnet-1]}\n"
+        "      ComputeResources:\n        - Name: g5\n          InstanceTypes: [g5.xlarge]\n"
+        "          SpotBidPercentage: 50\n")
+    source = scan_paths([tmp_path])
+    got = sorted((f.policy_id, f.resource["id"], f.status) for f in
+                 evaluate(source.resources, policy_ids=["SPOT-001", "SPOT-002"]))
+    assert got == [("SPOT-001", "Scheduling/AwsBatchQueues/full", F),  # absent: 100 %
+                   ("SPOT-001", "Scheduling/AwsBatchQueues/half", P),
+                   ("SPOT-002", "Scheduling/AwsBatchQueues/full", P),
+                   ("SPOT-002", "Scheduling/AwsBatchQueues/half", P)]
