@@ -73,6 +73,10 @@ made-up kind this way). The CloudFormation source then reads and coerces it, the
 knows its block keys, and every policy whose question applies judges it. What remains per
 source: a translator in `scanner/sources/terraform/translate.py` (names only; the schema types
 the values) and, live, a collector in `scanner/aws/collectors/` listed in `scanner/aws/registry.py`.
+A kind read from a format of its own (Karpenter, eksctl, ParallelCluster) names it in
+`Kind.formats`; its package in `scanner/sources/` has a stdlib `sniff` module the scan runs on
+every YAML/JSON file and a `reader` imported only when the sniff matches
+(`scanner/scan.py`, `_read_data_file`); `scanner/sources/yaml_documents` reads the YAML.
 Then `python -m scanner.kinds.doc --write`.
 
 | kind | provides | reads |
