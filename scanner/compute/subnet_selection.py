@@ -86,20 +86,26 @@ def select(terms: Any, scope: str, index: ResourceIndex) -> tuple[Any, ...]:
 
 
 def _by_tags(terms: list[dict[str, Any]], scope: str,
-             index: ResourceIndex) -> list[Resource] | Unknown:
+             index: ResourceIndex) -> list[Any] | Unknown:
     def matching(subnets: list[Resource]) -> list[Resource]:
         return [s for s in subnets if any(_term_matches(t, s) for t in terms)]
 
     here = matching(index.of_kind(SUBNET, scope))
-    if here:
-        return here
-    everywhere = matching(index.of_kind(SUBNET))
-    scopes = sorted({s.scope for s in everywhere})
-    if len(scopes) == 1:
-        return everywhere
-    shown = describe(terms)
-    if not scopes:
-        return Unknown(f"no subnet in the scan carries the tags {shown}")
-    return Unknown(f"subnets with the tags {shown} are declared in {len(scopes)} places "
-                   f"({', '.join(scopes[:3])}{'…' if len(scopes) > 3 else ''}): which of them "
-                   "the cluster uses is not known")
+    chosen: list[Resource] = here
+    if not here:
+        everywhere = matching(index.of_kind(SUBNET))
+        scopes = sorted({s.scope for s in everywhere})
+        shown = describe(terms)
+        if not scopes:
+            return Unknown(f"no subnet in the scan carries the tags {shown}")
+        if len(scopes) > 1:
+            return Unknown(f"subnets with the tags {shown} are declared in {len(scopes)} places "
+                           f"({', '.join(scopes[:3])}{'…' if len(scopes) > 3 else ''}): which "
+                           "of them the cluster uses is not known")
+        chosen = everywhere
+    # a term that selects none of them may select subnets the scan does not hold
+    out: list[Any] = list(chosen)
+    for t in terms:
+        if not any(_term_matches(t, s) for s in chosen):
+            out.append(Unknown(f"no subnet in the scan carries the tags {describe([t])}"))
+    return out
