@@ -7,13 +7,18 @@ from typing import Any
 
 from policies.base import Context, Remediation, policy
 from policies.common import rate
-from scanner.compute import GROUP, kinds_with, reads_of
+from policies.format_fixes import with_formats
+from scanner.compute import GROUP, POOLS, SpotPools, kinds_with, reads_of
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
 from scanner.pricing.prices import SPOT, price
 
 GROUP_KINDS = kinds_with(GROUP)  # every kind with an on-demand / spot split
 ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations groups read
+# ASG-002 also judges spot pools without a group split (a NodePool, a managed node group, a
+# ParallelCluster queue): every kind whose view can hold SpotPools.
+POOL_KINDS = tuple(dict.fromkeys(GROUP_KINDS + kinds_with(POOLS)))
+POOL_NEEDS = reads_of(POOL_KINDS)
 
 
 @policy(
@@ -31,7 +36,7 @@ ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations gro
                 "not a verdict. EKS managed node groups and AWS Batch compute environments buy "
                 "one option by construction (CapacityType, Type: all on-demand or all spot, the "
                 "mix is made across them) and are not judged.",
-    remediation=Remediation(
+    remediation=with_formats("ASG-001", Remediation(
         text="Use a mixed instances policy with OnDemandPercentageAboveBaseCapacity inside the "
              "band (30 for the 70/30 mix) and a small OnDemandBaseCapacity.",
         terraform="mixed_instances_policy {\n  instances_distribution {\n"
@@ -42,7 +47,7 @@ ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations gro
         cloudformation="MixedInstancesPolicy:\n  InstancesDistribution:\n"
                        "    OnDemandBaseCapacity: 0\n"
                        "    OnDemandPercentageAboveBaseCapacity: 30\n"
-                       "    SpotAllocationStrategy: price-capacity-optimized"),
+                       "    SpotAllocationStrategy: price-capacity-optimized")),
     params={"on_demand_percent": {"min": 20, "max": 40}, "spot_price_ratio": 0.35,
             "gpu_only": True},
 )
@@ -145,15 +150,18 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     id="ASG-002",
     title="Spot pools of an Auto Scaling group are not diversified",
     severity=Severity.LOW,
-    kinds=GROUP_KINDS,
-    needs=ASG_NEEDS,
+    kinds=POOL_KINDS,
+    needs=POOL_NEEDS,
     description="A group with spot capacity needs at least min_instance_types instance types and "
                 "an allocation strategy other than lowest-price (the default when absent). A "
                 "SPOT EKS node group is judged on its instance types (EKS picks a "
                 "capacity-aware strategy); a SPOT Batch compute environment on its types (a "
                 "family stands for its sizes) and its allocation strategy (BEST_FIT, the "
-                "default, and BEST_FIT_PROGRESSIVE pick the lowest price first).",
-    remediation=Remediation(
+                "default, and BEST_FIT_PROGRESSIVE pick the lowest price first). The same holds "
+                "for spot pools without a group split (a Karpenter NodePool whose types are "
+                "chosen by requirements counts the types they admit; a service that chooses the "
+                "strategy itself, such as Karpenter, passes on the strategy).",
+    remediation=with_formats("ASG-002", Remediation(
         text="Add override instance types of similar size (e.g. g5.2xlarge, g6.2xlarge) and use "
              "price-capacity-optimized allocation.",
         terraform='override { instance_type = "g5.2xlarge" }\n'
@@ -176,12 +184,15 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
                 cloudformation="ComputeResources:\n"
                                "  AllocationStrategy: SPOT_PRICE_CAPACITY_OPTIMIZED\n"
                                "  InstanceTypes: [g5, g6]"),
-        }),
+        })),
     params={"min_instance_types": 2},
 )
 def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
     view = ctx.compute.of(asg)
     if view is None:
+        return
+    if view.purchase.pools:
+        yield from _pools_002(asg, ctx, view.purchase.pools)
         return
     cap = view.purchase.split
     if cap is None:
@@ -229,3 +240,63 @@ def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
                 f" ({', '.join(sorted(view.types.families & set(distinct)))} "
                 "stands for several)" if several else "")
         yield ctx.result(asg, Status.PASS, f"{count}, {strategy}", evidence=evidence)
+
+
+def _pools_002(resource: Resource, ctx: Context, pools: tuple[SpotPools, ...]) -> Iterator[Result]:
+    """ASG-002 on spot pools judged on their own (no group split)."""
+    minimum = int(ctx.params["min_instance_types"])
+    failing: list[tuple[SpotPools, list[str]]] = []
+    unknown: list[str] = []
+    rows: list[dict[str, Any]] = []
+    for pool in pools:
+        if pool.spot is False:
+            continue
+        label = f"{pool.name}: " if pool.name else ""
+        if isinstance(pool.spot, Unknown):
+            unknown.append(f"{label}whether it requests spot capacity is not known: "
+                           f"{pool.spot.reason}")
+            continue
+        named = [t for t in pool.types if isinstance(t, str)]
+        all_named = bool(pool.types) and len(named) == len(pool.types)
+        fewest = pool.fewest if pool.fewest is not None else \
+            (len(set(named)) if all_named else None)
+        most = pool.most if pool.most is not None else (len(set(named)) if all_named else None)
+        strategy = pool.strategy.value
+        rows.append({"pool": pool.name or None, "instance_types": sorted(set(named)),
+                     "at_least": fewest, "at_most": most,
+                     "spot_allocation_strategy": strategy if isinstance(strategy, str)
+                     else pool.default_strategy if strategy is None else None})
+        problems: list[str] = []
+        if most is not None and most < minimum:
+            problems.append(f"at most {most} instance type{'s' if most != 1 else ''} (at least "
+                            f"{minimum} needed)")
+        elif fewest is None or fewest < minimum:
+            unknown.append(f"{label}how many instance types it can draw from is not known "
+                           f"(at least {minimum} needed; {fewest or 0} certain)")
+        if isinstance(strategy, Unknown):
+            unknown.append(f"{label}allocation strategy not known: {strategy.reason}")
+        elif not pool.chosen_by_service and (strategy or pool.default_strategy) == \
+                "lowest-price":
+            problems.append("allocation strategy lowest-price"
+                            + ("" if strategy else " (the default)"))
+        if problems:
+            failing.append((pool, problems))
+    if not rows and not unknown:
+        return
+    evidence: dict[str, Any] = {"pools": rows}
+    if failing:
+        pool, problems = failing[0]
+        label = f"{pool.name}: " if pool.name else ""
+        note = f" ({pool.note})" if pool.note else ""
+        yield ctx.result(resource, Status.FAIL, f"{label}spot pools not diversified{note}: "
+                         + "; ".join(problems), path=pool.path, evidence=evidence)
+    elif unknown:
+        yield ctx.result(resource, Status.UNKNOWN, unknown[0], evidence=evidence)
+    else:
+        chosen = [p.strategy.note for p in pools if p.chosen_by_service and p.strategy.note]
+        configured = sorted({str(r["spot_allocation_strategy"]) for r in rows
+                             if r["spot_allocation_strategy"]})
+        how = chosen[0] if chosen else ", ".join(configured)
+        yield ctx.result(resource, Status.PASS, "at least "
+                         f"{min(r['at_least'] for r in rows)} instance types"
+                         + (f"; {how}" if how else ""), evidence=evidence)

@@ -109,6 +109,12 @@ class Policy:
 REGISTRY: dict[str, Policy] = {}
 
 
+def _observable(name: str) -> bool:
+    """A declared fact, or a kind the schema says is read live."""
+    s = schema()
+    return name in s.facts or bool(s.kinds[name].live)
+
+
 def policy(
     *,
     id: str,
@@ -130,13 +136,17 @@ def policy(
         schema().check_policy(id, kinds, all_needs)
         if observed_needs is not None and not set(observed_needs) <= set(all_needs):
             raise ValueError(f"policy {id}: observed_needs must be among its kinds and needs")
+        # a kind no live audit observes (a Karpenter NodePool, an eksctl node group) is never
+        # read in an account: it cannot be a gap there
+        observed = tuple(n for n in (all_needs if observed_needs is None else observed_needs)
+                         if _observable(n))
         REGISTRY[id] = Policy(
             id=id,
             title=title,
             severity=severity,
             kinds=kinds,
             needs=all_needs,
-            observed_needs=all_needs if observed_needs is None else observed_needs,
+            observed_needs=observed,
             description=description,
             remediation=remediation,
             params=dict(params or {}),

@@ -55,4 +55,6 @@ def monthly(rate_per_hour: float, count: int | None) -> float:
 def ref_text(value: Any) -> str:
     if isinstance(value, Ref):
         return str(value)
+    if isinstance(value, Resource):
+        return value.id
     return repr(value) if not isinstance(value, str) else value

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
+from policies.format_fixes import with_formats
 from scanner.compute import DEVICES, DEVICES_LIVE, Device, kinds_with
 from scanner.compute.view import AWS_OWNED
 from scanner.kinds.facts import EBS_KMS_KEYS
@@ -173,10 +174,10 @@ def _storage_remediation(text: str, *, key: bool) -> Remediation:
         "EBS volumes and the block device mappings of instances, launch templates, launch "
         "configurations and spot requests must be encrypted. In IaC an absent Encrypted passes "
         "only where encryption by default is enabled in the same root module / template."),
-    remediation=_storage_remediation(
+    remediation=with_formats("EBS-001", _storage_remediation(
         "Set Encrypted to true on every EBS volume and block device mapping, or enable EBS "
         "encryption by default for the account and region in the same configuration.",
-        key=False),
+        key=False)),
 )
 def ebs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     # a volume the service always encrypts (HyperPod) has nothing to fail: EBS-003 judges its key
@@ -255,9 +256,9 @@ def _aws_managed(key: Any, dev: Device) -> bool | Unknown:
     needs=("ec2.ebs_defaults", EBS_KMS_KEYS.name),  # live: default key and key aliases
     observed_needs=OBSERVED_KEYS,
     description="Encrypted EBS storage must use a customer-managed KMS key (off by default).",
-    remediation=_storage_remediation(
+    remediation=with_formats("EBS-003", _storage_remediation(
         "Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",
-        key=True),
+        key=True)),
     enabled_by_default=False,
 )
 def ebs_003(resource: Resource, ctx: Context) -> Iterator[Result]:

@@ -18,6 +18,7 @@ from policies.common import (
     describe,
     ref_text,
 )
+from policies.format_fixes import with_formats
 from scanner.compute import Attr, Placement
 from scanner.compute.launch import decisive
 from scanner.model import Resource, Result, Severity, Status, Unknown
@@ -292,8 +293,8 @@ def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
 # -- VPC-004 -------------------------------------------------------------------------------------
 
 
-def _setting(flag: Attr | None) -> tuple[Any, str]:
-    return (None, "") if flag is None else (flag.value, flag.path)
+def _setting(flag: Attr | None) -> tuple[Any, str, str]:
+    return (None, "", "") if flag is None else (flag.value, flag.path, flag.note)
 
 
 def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
@@ -324,13 +325,13 @@ def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
     description="GPU instances must not be reachable from the internet: an explicit "
                 "AssociatePublicIpAddress fails on its own; a subnet's MapPublicIpOnLaunch fails "
                 "when that subnet routes 0.0.0.0/0 to an internet gateway; live, a public IP.",
-    remediation=Remediation(
+    remediation=with_formats("VPC-004", Remediation(
         text="Run GPU compute in private subnets behind NAT (or no egress), set "
              "AssociatePublicIpAddress to false, and reach it through SSM or a bastion.",
         terraform="associate_public_ip_address = false\n"
                   "# and in aws_subnet: map_public_ip_on_launch = false",
         cloudformation="NetworkInterfaces:\n  - DeviceIndex: 0\n"
-                       "    AssociatePublicIpAddress: false"),
+                       "    AssociatePublicIpAddress: false")),
 )
 def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
     view = ctx.compute.of(resource)
@@ -352,15 +353,15 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
         else:
             yield ctx.result(resource, Status.PASS, "no public IP", evidence=evidence)
         return
-    verdict, path = _setting(decisive(net.public_ip))
+    verdict, path, note = _setting(decisive(net.public_ip))
     how = "its own setting"
     if verdict is None and net.placed:
-        verdict, path = _setting(decisive(net.inherited_public_ip))
+        verdict, path, note = _setting(decisive(net.inherited_public_ip))
         how = "its launch template / configuration"
     if verdict is True:
         evidence[path] = True
         yield _gated(ctx, resource, gpu, Status.FAIL,
-                     f"AssociatePublicIpAddress is true ({how})", path, evidence)
+                     f"{note or 'AssociatePublicIpAddress is true'} ({how})", path, evidence)
         return
     if isinstance(verdict, Unknown):
         yield _gated(ctx, resource, gpu, Status.UNKNOWN,
@@ -377,7 +378,7 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
         if isinstance(ref, Unknown):  # e.g. no subnet: the default VPC, not in the scan
             unknown = unknown or ref
             continue
-        subnets = ctx.index.resolve_all(ref, resource.scope, "ec2.subnet")
+        subnets = ctx.compute.subnets_of(ref, resource.scope)
         if not subnets:
             unknown = unknown or Unknown(f"subnet {ref_text(ref)} is not in the scan")
         for subnet in subnets:

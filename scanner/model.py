@@ -83,6 +83,9 @@ class SourceKind(str, enum.Enum):
     TERRAFORM_PLAN = "terraform_plan"
     TERRAFORM_HCL = "terraform_hcl"
     CLOUDFORMATION = "cloudformation"
+    KARPENTER = "karpenter"
+    EKSCTL = "eksctl"
+    PARALLELCLUSTER = "parallelcluster"
     AWS = "aws"
 
 

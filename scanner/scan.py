@@ -19,8 +19,9 @@ DATA_SUFFIXES = (".json", ".yaml", ".yml", ".template")
 # hands gpuaudit every YAML and JSON file of a commit, most of which are not infrastructure);
 # only when none of the named files was IaC is it said, once.
 NOT_IAC = ("nothing scanned: none of the {n} file(s) named is Terraform, a `terraform show "
-           "-json` plan or a CloudFormation template (no AWSTemplateFormatVersion or "
-           "`Type: AWS::` in the first 64 KB)")
+           "-json` plan, a CloudFormation template, a Karpenter manifest, an eksctl "
+           "ClusterConfig or a ParallelCluster configuration (none of their marks in the first "
+           "64 KB)")
 LINK_OUT = ("not read: a symbolic link to a file outside the scanned tree (links that leave the "
             "tree are not followed)")
 
@@ -151,6 +152,7 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
                                      NOT_IAC.format(n=len(not_iac))))
     if tf_files:
         result.extend(_without_planned_roots(_read_terraform(tf_files, opts), result))
+        _without_rendered_manifests(result)
     # A directory that cannot be listed is found by this walk and by the HCL source's own
     result.errors = list(dict.fromkeys(result.errors))
     if opts.cfn_params:
@@ -228,8 +230,34 @@ def _without_planned_roots(hcl: SourceResult, plans: SourceResult) -> SourceResu
     return hcl
 
 
+def _without_rendered_manifests(result: SourceResult) -> None:
+    """A manifest file that a Terraform root module renders (``templatefile``, ``file``) and
+    applies is reported once, from Terraform, where its values are filled in: the objects read
+    from the file itself with the same kind and name are dropped, with a notice."""
+    rendered: dict[tuple[str, str | None, str], str] = {}
+    for r in result.resources:
+        for file in r.attrs.get("RenderedFrom") or () if r.kind.startswith("karpenter.") else ():
+            rendered[(r.kind, r.name, os.path.realpath(file))] = r.id
+    if not rendered:
+        return
+    kept = []
+    for r in result.resources:
+        file = r.provenance.file
+        by = rendered.get((r.kind, r.name, os.path.realpath(file))) if file and \
+            r.provenance.source.value == "karpenter" else None
+        if by is None:
+            kept.append(r)
+        else:
+            result.notices.append(Notice(file or r.scope, f"{r.id}: Terraform renders and "
+                                         f"applies this file ({by}): reported from there",
+                                         r.provenance.start_line))
+    result.resources = kept
+
+
 def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | None:
-    """The plan or template in ``path``; None when it is neither."""
+    """The plan, template or configuration in ``path``; None when it is none of them. Each
+    format's text sniff is cheap and its reader is imported only when the sniff says so; the
+    reader then decides by the structure (None: the text matched, the structure did not)."""
     from scanner.sources.terraform.plan.reader import looks_like_plan
 
     if looks_like_plan(head):
@@ -241,9 +269,32 @@ def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | 
     if looks_like_cloudformation(head):
         from scanner.sources.cloudformation.reader import read_if_template
 
-        # None: the text mentions `Type: AWS::` but the structure is not a template
-        return read_if_template(path, params=opts.cfn_params, region=opts.region,
-                                account_id=opts.account_id)
+        found = read_if_template(path, params=opts.cfn_params, region=opts.region,
+                                 account_id=opts.account_id)
+        if found is not None:
+            return found
+    from scanner.sources.karpenter.sniff import looks_like_karpenter
+
+    if looks_like_karpenter(head):
+        from scanner.sources.karpenter.reader import read_if_manifests
+
+        found = read_if_manifests(path)
+        if found is not None:
+            return found
+    from scanner.sources.eksctl.sniff import looks_like_eksctl
+
+    if looks_like_eksctl(head):
+        from scanner.sources.eksctl.reader import read_if_cluster_config
+
+        found = read_if_cluster_config(path)
+        if found is not None:
+            return found
+    from scanner.sources.parallelcluster.sniff import looks_like_parallelcluster
+
+    if looks_like_parallelcluster(head):
+        from scanner.sources.parallelcluster.reader import read_if_cluster_configuration
+
+        return read_if_cluster_configuration(path)
     return None  # YAML/JSON that is not IaC
 
 

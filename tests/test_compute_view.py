@@ -37,6 +37,8 @@ def test_every_compute_kind_is_a_kind_of_the_schema_and_provides_what_policies_a
     assert kinds_with(DEVICES)[0] == "ec2.volume"
     assert kinds_with(GROUP)[:1] == ("autoscaling.group",)
     assert {"eks.nodegroup", "batch.compute_environment"} <= set(kinds_with(GROUP))
+    assert {"karpenter.node_pool", "eksctl.node_group", "parallelcluster.queue"} <= \
+        set(kinds_with(LAUNCHES))
     assert "ec2.launch_template" not in kinds_with(PLACES)
     assert set(schema().kinds_with_fact("ec2.spot_prices")) <= set(kinds_with(SPOT))
 

@@ -97,6 +97,13 @@ class Views:
 
     # -- joins for policies -------------------------------------------------------------------
 
+    def subnets_of(self, ref: Any, scope: str) -> list[Resource]:
+        """The subnets a view's subnet reference names: a reference resolved in the scope, or
+        a subnet the extractor resolved itself (selected by tags, possibly in another scope)."""
+        if isinstance(ref, Resource):
+            return [ref] if ref.kind == "ec2.subnet" else []
+        return self.index.resolve_all(ref, scope, "ec2.subnet")
+
     def _lazy(self, key: str, build: Callable[[], Any]) -> Any:
         if key not in self._memo:
             self._memo[key] = build()
@@ -139,7 +146,7 @@ class Views:
                     subnets: list[Resource] = []
                     unresolved: list[Any] = []
                     for ref in view.network.subnets if view.network else ():
-                        hits = self.index.resolve_all(ref, r.scope, "ec2.subnet")
+                        hits = self.subnets_of(ref, r.scope)
                         if hits:
                             subnets.extend(hits)
                         else:

@@ -27,7 +27,8 @@ DEVICES_LIVE = "devices_live"
 # Its running capacity is measured for right-sizing (RS-*): an instance, or a group judged on
 # its member instances' utilization.
 MEASURED = "measured"
-CAPABILITIES = frozenset({LAUNCHES, PLACES, SPOT, GROUP, DEVICES, DEVICES_LIVE, MEASURED})
+POOLS = "pools"  # draws spot capacity from pools of types without a group split (SpotPools)
+CAPABILITIES = frozenset({LAUNCHES, PLACES, SPOT, GROUP, DEVICES, DEVICES_LIVE, MEASURED, POOLS})
 
 # (resource, scanner.compute.index.Views) -> scanner.compute.view.ComputeView; typed loosely here
 # because the index imports this registry.

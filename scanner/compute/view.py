@@ -29,6 +29,7 @@ class Attr:
 
     value: Any
     path: str
+    note: str = ""  # what the setting means, when its name alone does not say it
 
 
 NOT_SET = Attr(None, "")
@@ -142,6 +143,26 @@ class SpotOffer:
 
 
 @dataclass(frozen=True, eq=False)
+class SpotPools:
+    """Spot capacity drawn from pools of instance types (one fleet's worth): whether spot is
+    requested, the instance types it names (may be empty when they are chosen by attributes),
+    how many distinct types it can draw from (``fewest`` at least, ``most`` at most; None: not
+    known / no bound), and the allocation strategy (``strategy`` as configured, None = the
+    service's default ``default_strategy``; ``chosen_by_service``: it cannot be configured)."""
+
+    spot: bool | Unknown
+    types: tuple[Any, ...] = ()
+    fewest: int | None = None
+    most: int | None = None
+    strategy: Attr = NOT_SET
+    default_strategy: str = "lowest-price"
+    chosen_by_service: bool = False
+    path: str = ""
+    name: str = ""  # which fleet, when a resource has several ("compute resource gpu-a")
+    note: str = ""  # e.g. "on-demand when spot is not available"
+
+
+@dataclass(frozen=True, eq=False)
 class Purchase:
     """How capacity is bought: the spot capacity with its max prices (``spot``: empty when the
     resource requests none, Unknown when that is not known), the on-demand/spot split of a group
@@ -165,6 +186,9 @@ class Purchase:
     # price alone (ASG-002's "not diversified"), in the resource's own spelling.
     default_strategy: str = "lowest-price"
     price_first: tuple[str, ...] = ("lowest-price",)
+    # Spot pools judged on their own (kinds without a group split: a NodePool, a managed node
+    # group, a ParallelCluster queue's compute resources); () = judged from the split.
+    pools: tuple[SpotPools, ...] = ()
 
 
 # -- storage ---------------------------------------------------------------------------------

@@ -73,6 +73,10 @@ made-up kind this way). The CloudFormation source then reads and coerces it, the
 knows its block keys, and every policy whose question applies judges it. What remains per
 source: a translator in `scanner/sources/terraform/translate.py` (names only; the schema types
 the values) and, live, a collector in `scanner/aws/collectors/` listed in `scanner/aws/registry.py`.
+A kind read from a format of its own (Karpenter, eksctl, ParallelCluster) names it in
+`Kind.formats`; its package in `scanner/sources/` has a stdlib `sniff` module the scan runs on
+every YAML/JSON file and a `reader` imported only when the sniff matches
+(`scanner/scan.py`, `_read_data_file`); `scanner/sources/yaml_documents` reads the YAML.
 Then `python -m scanner.kinds.doc --write`.
 
 | kind | provides | reads |
@@ -115,6 +119,8 @@ def _kind(k: Kind, s: Schema) -> list[str]:
         meta.append("CloudFormation: " + ", ".join(
             f"`{c.type}`" + (f" (`{'`, `'.join(f'{a}` → `{b}' for a, b in c.renames.items())}`)"
                              if c.renames else "") for c in k.cloudformation))
+    if k.formats:
+        meta.append(k.formats)
     if k.live:
         meta.append(f"Live: {k.live}")
     if k.facts:
@@ -145,8 +151,9 @@ def render(s: Schema | None = None) -> str:
         out.append(f"| `{f.name}` | `{f.attribute}`: {f.doc} | {to} | {fills} |")
     out += ["", COMPUTE.rstrip("\n")]
     for kind, ext in registry.registered().items():
-        provides = ", ".join(c for c in ("launches", "places", "spot", "group", "devices",
-                                         "devices_live", "measured") if c in ext.provides)
+        provides = ", ".join(c for c in ("launches", "places", "spot", "group", "pools",
+                                         "devices", "devices_live", "measured")
+                             if c in ext.provides)
         reads = ", ".join(f"`{r}`" for r in ext.reads) or "—"
         out.append(f"| `{kind}` | {provides} | {reads} |")
     return "\n".join(out) + "\n"

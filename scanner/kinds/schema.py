@@ -38,4 +38,5 @@ class Kind:
     terraform: tuple[Terraform, ...] = ()
     cloudformation: tuple[CloudFormation, ...] = ()
     live: str = ""  # the calls that observe it, for the docs ("" = not read live)
+    formats: str = ""  # the other formats it is read from (scanner/sources/*), for the docs
     facts: tuple[str, ...] = ()  # declared facts (scanner.kinds.facts) its resources may carry

@@ -29,7 +29,7 @@ from scanner.kinds import schema
 from scanner.kinds import types as kt
 from scanner.kinds.coerce import coerce_fields
 from scanner.kinds.types import FieldType
-from scanner.model import Provenance, Ref, Resource, Skip, Unknown
+from scanner.model import InputError, Notice, Provenance, Ref, Resource, Skip, Unknown
 from scanner.sane_numbers import sane_number, sane_number_text
 
 Attrs = dict[str, Any]
@@ -886,7 +886,15 @@ _TRANSLATORS: dict[str, Translator] = {
     "aws_vpc_endpoint_policy": _vpc_endpoint_policy,
 }
 
-SUPPORTED_TYPES: frozenset[str] = frozenset(_TRANSLATORS)
+# Kubernetes objects applied by Terraform: the Karpenter source translates them (imported only
+# when a root module has one of these resources).
+MANIFEST_TYPES: frozenset[str] = frozenset({"kubectl_manifest", "kubernetes_manifest",
+                                            "helm_release"})
+# Attributes whose text the HCL source renders with holes where parts are not known
+# (scanner.sources.yaml_documents.holes), so that what is known of a manifest is still read.
+HOLED_ATTRIBUTES: dict[str, tuple[str, ...]] = {"kubectl_manifest": ("yaml_body",),
+                                                "helm_release": ("values",)}
+SUPPORTED_TYPES: frozenset[str] = frozenset(_TRANSLATORS) | MANIFEST_TYPES
 
 
 def _is_map(value: Any) -> bool:
@@ -912,8 +920,22 @@ def translate(
     provenance: Provenance,
     scope: str,
     skips: tuple[Skip, ...] = (),
+    notices: list[Notice] | None = None,
+    errors: list[InputError] | None = None,
 ) -> list[Resource]:
-    """The normalized Resource(s) for one Terraform resource instance; [] for other types."""
+    """The normalized Resource(s) for one Terraform resource instance; [] for other types.
+    ``notices`` / ``errors``: where a translator that reads text (a Kubernetes manifest) says
+    what it could not read."""
+    if tf_type in MANIFEST_TYPES:
+        from scanner.sources.karpenter.terraform import from_terraform
+
+        found, said, wrong = from_terraform(tf_type, address, values, provenance=provenance,
+                                            scope=scope, skips=skips)
+        if notices is not None:
+            notices.extend(said)
+        if errors is not None:
+            errors.extend(wrong)
+        return found
     fn = _TRANSLATORS.get(tf_type)
     if fn is None:
         return []

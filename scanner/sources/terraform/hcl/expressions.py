@@ -88,9 +88,12 @@ def _template(e: Template, scope: Scope) -> Any:
     return "".join(out)
 
 
-def _render(parts: list[Any], scope: Scope, out: list[str], size: list[int]) -> Unknown | None:
+def _render(parts: list[Any], scope: Scope, out: list[str], size: list[int],
+            holes: Callable[[Unknown], str] | None = None) -> Unknown | None:
     """Append the template's text to out; every piece is counted against the string budgets
-    as it comes (a loop that repeats a big string stops before it is built)."""
+    as it comes (a loop that repeats a big string stops before it is built). ``holes``: an
+    interpolation that is not known is written as the token it returns instead of making the
+    whole text unknown (see :mod:`.holes`)."""
     for p in parts:
         if isinstance(p, str):
             size[0] += len(p)
@@ -101,7 +104,7 @@ def _render(parts: list[Any], scope: Scope, out: list[str], size: list[int]) -> 
             c = evaluate(p.cond, scope)
             if is_opaque(c):
                 return as_unknown(c)
-            r = _render(p.then if to_bool(c) else p.other, scope, out, size)
+            r = _render(p.then if to_bool(c) else p.other, scope, out, size, holes)
             if r is not None:
                 return r
         elif isinstance(p, TFor):
@@ -113,13 +116,16 @@ def _render(parts: list[Any], scope: Scope, out: list[str], size: list[int]) -> 
                 b = {p.vvar: v}
                 if p.kvar:
                     b[p.kvar] = k
-                r = _render(p.body, scope.child(b), out, size)
+                r = _render(p.body, scope.child(b), out, size, holes)
                 if r is not None:
                     return r
         else:
             v = evaluate(p, scope)
             if is_opaque(v) or isinstance(v, Lazy):
-                return as_unknown(v)
+                if holes is None:
+                    return as_unknown(v)
+                out.append(holes(as_unknown(v)))
+                continue
             s = to_str(v)
             size[0] += len(s)
             check_string(size[0])

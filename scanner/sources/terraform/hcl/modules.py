@@ -1072,6 +1072,7 @@ class InstanceRecord:
     # True, or Unknown when an unknown count / for_each (of the resource or of a module call
     # around it) leaves open whether terraform creates it at all
     exists: bool | Unknown = True
+    instance: Any = None  # the ResourceInstance (its scope, to evaluate an attribute again)
 
 
 def walk_instances(
@@ -1099,7 +1100,7 @@ def walk_instances(
             if here is True:
                 here = Unknown(f"{keys.reason}")
         for ri in group.instances():
-            yield InstanceRecord(cfg.type, ri.address, ri.values(), cfg, inst.path, here)
+            yield InstanceRecord(cfg.type, ri.address, ri.values(), cfg, inst.path, here, ri)
     for name in inst.config.module_calls:
         group = inst.module_group(name)
         keys = group.keys()

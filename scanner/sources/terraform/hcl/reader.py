@@ -72,7 +72,16 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from scanner.model import InputError, Notice, Provenance, Resource, Skip, SourceKind, SourceResult
+from scanner.model import (
+    InputError,
+    Notice,
+    Provenance,
+    Resource,
+    Skip,
+    SourceKind,
+    SourceResult,
+    Unknown,
+)
 
 SKIP_DIRS = frozenset({"node_modules", "venv", "__pycache__"})
 TF_SUFFIXES = (".tf", ".tf.json")
@@ -358,6 +367,7 @@ def file_reader(root_dir: str, files: Any) -> Callable[[str], Any]:
         read[full] = out
         return out
 
+    reader.paths = read  # type: ignore[attr-defined]  # what the root read, for manifests
     return reader
 
 
@@ -391,7 +401,7 @@ def scan_root(
     variables: Mapping[str, str],
 ) -> None:
     from scanner.sources.terraform.hcl.modules import walk_instances
-    from scanner.sources.terraform.translate import SUPPORTED_TYPES, translate
+    from scanner.sources.terraform.translate import HOLED_ATTRIBUTES, SUPPORTED_TYPES, translate
 
     root = _root_instance(root_dir, modules, result.errors, file_vars, variables)
     skip_memo: dict[tuple[str, str], tuple[Skip, ...]] = {}
@@ -410,13 +420,18 @@ def scan_root(
             end_line=cfg.end_line,
             module=rec.module_path,
         )
+        values = rec.values
+        if rec.type in HOLED_ATTRIBUTES and rec.instance is not None:
+            values = _with_holes(rec, HOLED_ATTRIBUTES[rec.type], result)
         translated = translate(
-            rec.type, rec.address, rec.values, provenance=prov, scope=root_dir, skips=skips
+            rec.type, rec.address, values, provenance=prov, scope=root_dir, skips=skips,
+            notices=result.notices, errors=result.errors,
         )
         if rec.exists is not True:
             for r in translated:
                 r.exists = rec.exists
         resources.extend(translated)
+    _mark_rendered_manifests(resources)
     result.resources.extend(resources)
     from scanner.sources.terraform.hcl.values import budget_exhausted
 
@@ -431,6 +446,41 @@ def scan_root(
 
     result.sensitive.update(SENSITIVE)
     _finish(root)
+
+
+def _mark_rendered_manifests(resources: list[Resource]) -> None:
+    """The files this root module read (``file()``, ``templatefile()``) on each Kubernetes
+    object it applies, as ``RenderedFrom``: the scan then reports a manifest file that Terraform
+    renders once, from Terraform (scanner.scan)."""
+    from scanner.sources.terraform.hcl.functions import FILE_READER
+
+    paths = getattr(FILE_READER[0], "paths", None) if FILE_READER else None
+    if not paths:
+        return
+    files = sorted(p for p, v in paths.items() if isinstance(v, bytes))
+    for r in resources:
+        if r.kind.startswith("karpenter."):
+            r.attrs["RenderedFrom"] = files
+
+
+def _with_holes(rec: Any, names: tuple[str, ...], result: SourceResult) -> dict[str, Any]:
+    """The instance's values with these attributes rendered again, unknown parts as holes (a
+    copy: the instance's own values, which other expressions may read, stay as they are)."""
+    from scanner.sources.terraform.hcl.holes import evaluate_holed
+    from scanner.sources.terraform.hcl.values import BudgetExceeded, EvalError
+
+    values = dict(rec.values)
+    attrs = rec.config.body.attrs
+    for name in names:
+        attr = attrs.get(name)
+        current = values.get(name)
+        if attr is None or not (isinstance(current, Unknown) or (
+                isinstance(current, list) and any(isinstance(v, Unknown) for v in current))):
+            continue
+        # on an error the value stays as evaluated (UNKNOWN, with its reason)
+        with contextlib.suppress(EvalError, BudgetExceeded, RecursionError):
+            values[name] = evaluate_holed(attr.expr, rec.instance.scope())
+    return values
 
 
 def _finish(root: Any) -> None:

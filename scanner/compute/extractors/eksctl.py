@@ -1,0 +1,205 @@
+"""``eksctl.node_group``: an eksctl node group.
+
+Unmanaged (``nodeGroups``): an Auto Scaling group that eksctl builds; its
+``instancesDistribution`` is the group's mixed instances policy, so the split, the spot offers
+(``maxPrice``) and the pools are judged exactly as an Auto Scaling group's (``group_split``).
+Without one, the group is all on-demand.
+
+Managed (``managedNodeGroups``): an EKS managed node group. One capacity type for the whole
+group (``spot``), no spot max price (EKS sets none) and a spot allocation strategy EKS chooses:
+no on-demand/spot split to judge, only the diversity of its spot pools.
+
+Storage: the root volume eksctl maps (``volumeEncrypted``; absent: not set, the account's
+default encryption decides) and the ``additionalVolumes``; with a launch template of the user's
+(managed), the template's, which is not in the file. Network: without ``privateNetworking``
+eksctl places the nodes in the public subnets; in a VPC eksctl creates, those assign public IPs
+(eksctl sets ``MapPublicIpOnLaunch`` on them) and private ones do not; in an existing VPC the
+subnets are the ones named (ids), judged when the scan holds them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scanner.compute.index import Views
+from scanner.compute.purchase import group_split
+from scanner.compute.registry import DEVICES, GROUP, LAUNCHES, PLACES, POOLS, SPOT, extractor
+from scanner.compute.values import as_list, iter_dicts, to_int
+from scanner.compute.view import (
+    Attr,
+    Capacity,
+    ComputeView,
+    Device,
+    GpuRequirement,
+    Network,
+    Purchase,
+    SpotOffer,
+    SpotPools,
+    Types,
+)
+from scanner.model import Resource, Unknown
+
+DIST = "InstancesDistribution"
+DEFAULT_TYPE = "m5.large"  # eksctl's default node type
+DEFAULT_COUNT = 2  # eksctl's default node count when no size is given
+PUBLIC_NOTE = ("privateNetworking is not set: eksctl launches the nodes into the public subnets "
+               "of the VPC it creates, which assign public IPs")
+
+
+@extractor("eksctl.node_group", provides=(LAUNCHES, PLACES, SPOT, GROUP, POOLS, DEVICES),
+           rank=40)
+def node_group(r: Resource, views: Views) -> ComputeView:
+    managed = r.get("Managed") is True
+    dist = r.get(DIST)
+    types = _types(r, managed, dist)
+    capacity = _capacity(r)
+    purchase = _managed_purchase(r, types) if managed else _unmanaged_purchase(
+        r, types, capacity, dist)
+    return ComputeView(r, types=types, capacity=capacity, purchase=purchase,
+                       devices=_devices(r, managed), network=_network(r))
+
+
+def _types(r: Resource, managed: bool, dist: Any) -> Types:
+    selector = r.get("InstanceSelector")
+    listed: list[Any] = []
+    if not managed and isinstance(dist, dict) and dist.get("InstanceTypes") is not None:
+        listed = as_list(dist.get("InstanceTypes"))
+    elif isinstance(dist, Unknown):
+        listed = [dist]
+    elif managed and r.get("InstanceTypes") is not None:
+        listed = as_list(r.get("InstanceTypes"))
+    itype = r.get("InstanceType")
+    if not listed and itype is not None and itype != "mixed":
+        listed = [itype]
+    if not listed and isinstance(selector, dict) and selector:
+        gpus = to_int(selector.get("gpus"))
+        gpu: bool | Unknown = gpus if isinstance(gpus, Unknown) else bool(gpus)
+        return Types((Unknown("chosen by eksctl's instanceSelector when the group is created"),),
+                     GpuRequirement(gpu, "InstanceSelector", f"gpus {gpus}"))
+    if not listed:
+        if managed and r.get("LaunchTemplate") is not None:
+            return Types((Unknown("the instance type of its launch template (not in the "
+                                  "file)"),))
+        listed = [DEFAULT_TYPE]
+    return Types(tuple(t if isinstance(t, str | Unknown) else Unknown(f"{t!r} is not an "
+                                                                        "instance type")
+                       for t in listed))
+
+
+def _capacity(r: Resource) -> Capacity:
+    desired, low, high = (to_int(r.get(k)) for k in ("DesiredCapacity", "MinSize", "MaxSize"))
+    path = "DesiredCapacity"
+    if desired is None and low is None and high is None:
+        desired, path = DEFAULT_COUNT, "DesiredCapacity (eksctl's default: 2)"
+    return Capacity(desired=Attr(desired, path), min=Attr(low, "MinSize"),
+                    max=Attr(high, "MaxSize"))
+
+
+def _unmanaged_purchase(r: Resource, types: Types, capacity: Capacity, dist: Any) -> Purchase:
+    base = Attr(dist.get("OnDemandBaseCapacity") if isinstance(dist, dict) else None,
+                f"{DIST}.OnDemandBaseCapacity")
+    percent = Attr(dist.get("OnDemandPercentageAboveBaseCapacity")
+                   if isinstance(dist, dict) else None,
+                   f"{DIST}.OnDemandPercentageAboveBaseCapacity")
+    has_dist = isinstance(dist, Unknown) or (isinstance(dist, dict) and bool(dist))
+    split = group_split(capacity, dist if has_dist else None, all_spot=False, base=base,
+                        percent=percent)
+    spot: tuple[SpotOffer, ...] | Unknown = ()
+    if has_dist:
+        if isinstance(split, Unknown):
+            spot = split
+        elif split is not None and split.spot > 0:
+            price = dist.get("MaxPrice") if isinstance(dist, dict) else None
+            spot = tuple(SpotOffer(t, price, f"{DIST}.MaxPrice", split.spot)
+                         for t in dict.fromkeys(types.values))
+    strategy = dist.get("SpotAllocationStrategy") if isinstance(dist, dict) else dist
+    return Purchase(spot=spot, split=split, on_demand_base=base, on_demand_percent=percent,
+                    strategy=Attr(strategy, f"{DIST}.SpotAllocationStrategy"),
+                    maybe_spot=has_dist, split_path=DIST, pools_path=DIST)
+
+
+def _managed_purchase(r: Resource, types: Types) -> Purchase:
+    spot = r.get("Spot")
+    if spot is not True and not isinstance(spot, Unknown):
+        return Purchase()
+    pools = (SpotPools(
+        spot=spot, types=types.values,
+        strategy=Attr("capacity-optimized", "", note="EKS allocates a managed node group's "
+                                                     "spot capacity (capacity-optimized)"),
+        default_strategy="capacity-optimized", chosen_by_service=True,
+        path="InstanceTypes" if r.get("InstanceTypes") is not None else "InstanceType"),)
+    return Purchase(pools=pools, maybe_spot=True)
+
+
+def _devices(r: Resource, managed: bool) -> tuple[Device, ...]:
+    if managed and r.get("LaunchTemplate") is not None:
+        lt = r.get("LaunchTemplate")
+        ident = lt.get("Id") if isinstance(lt, dict) else None
+        return (Device("LaunchTemplate", "the volumes of its launch template",
+                       Unknown(f"its launch template {ident or ''} is not in the file".replace(
+                           "  ", " "))),)
+    volume = r.get("VolumeName") or "/dev/xvda"
+    out = [Device("VolumeEncrypted", str(volume) if isinstance(volume, str) else "root",
+                  r.get("VolumeEncrypted"), r.get("VolumeKmsKeyID"))]
+    for i, v in iter_dicts(r.get("AdditionalVolumes")):
+        name = v.get("VolumeName")
+        out.append(Device(f"AdditionalVolumes[{i}].VolumeEncrypted",
+                          name if isinstance(name, str) else f"additional volume {i + 1}",
+                          v.get("VolumeEncrypted"), v.get("VolumeKmsKeyID")))
+    return tuple(out)
+
+
+def _network(r: Resource) -> Network:
+    private = r.get("PrivateNetworking")
+    vpc = r.get("Vpc")
+    if isinstance(private, Unknown):
+        return Network(placed=True, public_ip=(Attr(private, "PrivateNetworking"),))
+    topology = "private" if private is True else "public"
+    existing = isinstance(vpc, dict) and (vpc.get("id") is not None
+                                          or vpc.get("subnets") is not None)
+    if isinstance(vpc, Unknown):
+        return Network(placed=True, subnets=(vpc,), subnets_path="Vpc")
+    if not existing:
+        # eksctl creates the VPC: public subnets map public IPs, private ones route via NAT
+        return Network(placed=True, public_ip=(Attr(private is not True, "PrivateNetworking",
+                                                    note=PUBLIC_NOTE if private is not True
+                                                    else ""),))
+    subnets = vpc.get("subnets") if isinstance(vpc, dict) else None
+    named = r.get("Subnets")
+    return Network(placed=True, subnets=_subnet_ids(subnets, topology, named),
+                   subnets_path="Subnets" if named is not None else f"Vpc.subnets.{topology}")
+
+
+def _subnet_ids(subnets: Any, topology: str, named: Any) -> tuple[Any, ...]:
+    """The subnet ids a node group lands in: the names it lists (keys of ``vpc.subnets.<topology>``
+    or ids), else every subnet of its topology."""
+    if isinstance(subnets, Unknown):
+        return (subnets,)
+    section = subnets.get(topology) if isinstance(subnets, dict) else None
+    if isinstance(section, Unknown):
+        return (section,)
+    section = section if isinstance(section, dict) else {}
+    def ident(entry: Any, key: str) -> Any:
+        if isinstance(entry, dict) and entry.get("id") is not None:
+            return entry["id"]
+        if isinstance(entry, Unknown):
+            return entry
+        return Unknown(f"subnet {key} of the VPC section has no id (eksctl looks it up by "
+                       "CIDR or zone)")
+
+    if isinstance(named, Unknown):
+        return (named,)
+    if named:
+        out = []
+        for n in as_list(named):
+            for topo in (topology, "private" if topology == "public" else "public"):
+                sec = subnets.get(topo) if isinstance(subnets, dict) else None
+                if isinstance(sec, dict) and isinstance(n, str) and n in sec:
+                    out.append(ident(sec[n], n))
+                    break
+            else:
+                out.append(n)
+        return tuple(out)
+    if not section:
+        return (Unknown(f"the VPC section names no {topology} subnet"),)
+    return tuple(ident(v, k) for k, v in section.items())

@@ -1,0 +1,300 @@
+"""Read a YAML file of one or more documents into plain values, with line numbers.
+
+* Documents are composed one at a time (libyaml), so a syntax error in the third document
+  keeps the first two; the error names its line.
+* Anchors and aliases are accepted (Kubernetes, eksctl and ParallelCluster accept them) and
+  expanded against :data:`MAX_VALUES` values per file, aliases counted each time they are
+  used: an alias bomb stops at the budget with an error naming the line. A merge key
+  (``<<: *base``) merges as YAML 1.1 says (keys written in the mapping win).
+* A key written twice in one mapping is an error of that document (Kubernetes' strict decoding
+  refuses it); the other documents are still read.
+* Nesting deeper than :data:`MAX_DEPTH` is an error; a file over :data:`MAX_BYTES` is refused.
+* Timestamps stay text; numbers that are not finite or absurdly large become
+  :class:`~scanner.model.Unknown`; a custom tag (``!Foo``) keeps the plain value.
+* UTF-8, and UTF-16 / UTF-32 with a byte-order mark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from scanner.model import Unknown
+from scanner.safe_read import decode_text
+from scanner.sane_numbers import TOO_LARGE, sane_number
+
+try:  # libyaml: composition in C
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml.composer import Composer
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+
+
+MAX_BYTES = 10 * 1024 * 1024
+MAX_DEPTH = 100
+MAX_VALUES = 1_000_000  # values built per file, alias expansions included
+MAX_DOCUMENTS = 10_000
+
+_T = "tag:yaml.org,2002:"
+_TIMESTAMP = _T + "timestamp"
+_MERGE = _T + "merge"
+
+
+class YamlError(Exception):
+    """The text (or one document of it) cannot be read; ``line`` is 1-based when known."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+
+@dataclass
+class Document:
+    """One document: its value (None for an empty document), its lines (1-based, inclusive),
+    and the error that stopped it being read (its value is then None)."""
+
+    value: Any
+    start_line: int
+    end_line: int
+    error: YamlError | None = None
+
+
+@dataclass
+class Loaded:
+    """The documents read, in order; ``error``: what stopped the reading of the rest of the
+    file (a syntax error, the value budget), after ``documents``."""
+
+    documents: list[Document] = field(default_factory=list)
+    error: YamlError | None = None
+    spans: dict[int, tuple[int, int]] = field(default_factory=dict)  # id(dict|list) -> lines
+    # the line of each key of a mapping, and of each item of a list (for scalars, which have
+    # no identity of their own)
+    key_lines: dict[int, dict[str, int]] = field(default_factory=dict)
+    item_lines: dict[int, list[int]] = field(default_factory=dict)
+
+    def lines_of(self, value: Any) -> tuple[int, int] | None:
+        """The line span of a mapping or list read from the text (None for anything else)."""
+        return self.spans.get(id(value))
+
+    def line_of_key(self, mapping: Any, key: str) -> int | None:
+        return self.key_lines.get(id(mapping), {}).get(key)
+
+    def line_of_item(self, items: Any, index: int) -> int | None:
+        lines = self.item_lines.get(id(items))
+        return lines[index] if lines is not None and 0 <= index < len(lines) else None
+
+
+class _Resolver(yaml.resolver.Resolver):
+    """The YAML 1.1 implicit types minus timestamps (kept as text)."""
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+        for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    }
+
+
+class _Composer(_Parser, _Resolver):  # type: ignore[misc, valid-type]
+    def __init__(self, stream: str) -> None:
+        _Parser.__init__(self, stream)
+        _Resolver.__init__(self)
+
+
+_SCALARS = yaml.constructor.SafeConstructor()
+
+
+def decode(data: bytes) -> str:
+    """The text of a YAML file (raises :class:`YamlError` for binary or undecodable bytes)."""
+    if len(data) > MAX_BYTES:
+        raise YamlError(f"file is larger than the {MAX_BYTES // (1024 * 1024)} MiB limit")
+    try:
+        text = decode_text(data)
+    except UnicodeDecodeError as exc:
+        if b"\x00" in data:
+            raise YamlError("binary file (contains NUL bytes)",
+                            data.count(b"\n", 0, data.index(b"\x00")) + 1) from None
+        if exc.encoding.replace("_", "-").lower() != "utf-8":
+            raise YamlError(f"not {exc.encoding.upper()} text ({exc.reason})") from None
+        raise YamlError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})",
+                        data.count(b"\n", 0, exc.start) + 1) from None
+    if "\x00" in text:
+        raise YamlError("binary file (contains NUL bytes)",
+                        text.count("\n", 0, text.index("\x00")) + 1)
+    return text
+
+
+def load_documents(data: bytes | str) -> Loaded:
+    """Every document of a YAML text. Raises :class:`YamlError` only when nothing can be read
+    at all (binary, undecodable or oversized input); later problems end up in ``error``."""
+    text = decode(data) if isinstance(data, bytes) else data
+    if len(text) > MAX_BYTES:
+        raise YamlError(f"text is larger than the {MAX_BYTES // (1024 * 1024)} MiB limit")
+    loaded = Loaded()
+    builder = _Builder(loaded.spans, loaded.key_lines, loaded.item_lines)
+    composer = _Composer(text)
+    try:
+        while True:
+            try:
+                if not composer.check_node():
+                    break
+                node = composer.get_node()
+            except yaml.MarkedYAMLError as exc:
+                mark = exc.problem_mark or exc.context_mark
+                problem = exc.problem or exc.context or "syntax error"
+                loaded.error = YamlError(f"YAML syntax error: {problem}", _line(mark))
+                break
+            except yaml.YAMLError as exc:
+                loaded.error = YamlError(f"YAML error: {exc}")
+                break
+            except RecursionError:
+                loaded.error = YamlError(f"nesting deeper than {MAX_DEPTH} levels")
+                break
+            if len(loaded.documents) >= MAX_DOCUMENTS:
+                loaded.error = YamlError(f"more than {MAX_DOCUMENTS:,} documents",
+                                         _line(node.start_mark) if node else None)
+                break
+            if node is None:
+                continue
+            start = _line(node.start_mark) or 1
+            end = max(start, _last_line(node))
+            try:
+                value = builder.build(node)
+            except YamlError as exc:
+                loaded.documents.append(Document(None, start, end, exc))
+                if builder.spent:
+                    loaded.error = exc
+                    break
+                continue
+            loaded.documents.append(Document(value, start, end))
+    finally:
+        dispose = getattr(composer, "dispose", None)
+        if dispose is not None:
+            dispose()
+    return loaded
+
+
+class _Builder:
+    """Composed nodes → plain values; counts every value built (alias expansions too)."""
+
+    def __init__(self, spans: dict[int, tuple[int, int]], key_lines: dict[int, dict[str, int]],
+                 item_lines: dict[int, list[int]]) -> None:
+        self.spans = spans
+        self.key_lines = key_lines
+        self.item_lines = item_lines
+        self.count = 0
+        self.spent = False
+
+    def build(self, node: Node, depth: int = 1) -> Any:
+        if depth > MAX_DEPTH:
+            raise YamlError(f"nesting deeper than {MAX_DEPTH} levels (a recursive alias?)",
+                            _line(node.start_mark))
+        self.count += 1
+        if self.count > MAX_VALUES:
+            self.spent = True
+            raise YamlError(f"the file expands to more than {MAX_VALUES:,} values (YAML "
+                            "aliases repeat it): not read further", _line(node.start_mark))
+        if isinstance(node, ScalarNode):
+            return _scalar(node)
+        if isinstance(node, SequenceNode):
+            items = [self.build(child, depth + 1) for child in node.value]
+            self.spans[id(items)] = (_line(node.start_mark) or 1, _last_line(node))
+            self.item_lines[id(items)] = [_line(child.start_mark) or 1 for child in node.value]
+            return items
+        if isinstance(node, MappingNode):
+            return self._mapping(node, depth)
+        raise YamlError("unexpected YAML node", _line(node.start_mark))  # pragma: no cover
+
+    def _mapping(self, node: MappingNode, depth: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        merged: dict[str, Any] = {}
+        keys: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if isinstance(key_node, ScalarNode) and key_node.tag == _MERGE:
+                for source in self._merge_sources(value_node, depth):
+                    for k, v in source.items():
+                        merged.setdefault(k, v)
+                continue
+            if not isinstance(key_node, ScalarNode):
+                raise YamlError("a mapping key is not a plain value", _line(key_node.start_mark))
+            key = _key_text(key_node)
+            if key in out:
+                raise YamlError(f"duplicate key {key!r}", _line(key_node.start_mark))
+            keys[key] = _line(key_node.start_mark) or 1
+            out[key] = self.build(value_node, depth + 1)
+        for k, v in merged.items():
+            out.setdefault(k, v)
+        self.spans[id(out)] = (_line(node.start_mark) or 1, _last_line(node))
+        self.key_lines[id(out)] = keys
+        return out
+
+    def _merge_sources(self, node: Node, depth: int) -> list[dict[str, Any]]:
+        """``<<: *a`` or ``<<: [*a, *b]`` (earlier ones win)."""
+        nodes = node.value if isinstance(node, SequenceNode) else [node]
+        out: list[dict[str, Any]] = []
+        for n in nodes:
+            value = self.build(n, depth + 1)
+            if not isinstance(value, dict):
+                raise YamlError("a merge key (<<) needs a mapping", _line(n.start_mark))
+            out.append(value)
+        return out
+
+
+def _key_text(node: ScalarNode) -> str:
+    value = _scalar(node)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null" if node.value in ("null", "Null", "NULL", "~") else ""
+    return str(node.value) if isinstance(value, Unknown) else str(value)
+
+
+def _scalar(node: ScalarNode) -> Any:
+    tag = node.tag
+    if not tag.startswith(_T):
+        return node.value  # a custom tag: the plain text
+    kind = tag[len(_T):]
+    try:
+        if kind == "int":
+            digits = node.value.lstrip("+-").replace("_", "")
+            if len(digits) > 17 and not digits.startswith("0"):
+                return Unknown(TOO_LARGE)
+            return sane_number(_SCALARS.construct_yaml_int(node))
+        if kind == "float":
+            return sane_number(_SCALARS.construct_yaml_float(node))
+        if kind == "bool":
+            return _SCALARS.construct_yaml_bool(node)
+        if kind == "null":
+            return None
+    except (ValueError, KeyError, TypeError):
+        return node.value
+    return node.value
+
+
+def _line(mark: Any) -> int | None:
+    return None if mark is None else int(mark.line) + 1
+
+
+def _last_line(node: Node) -> int:
+    """The last line holding content of ``node`` (block collections end at the next key)."""
+    seen = 0
+    while isinstance(node, MappingNode | SequenceNode) and not node.flow_style and node.value \
+            and seen < MAX_DEPTH:
+        last = node.value[-1]
+        node = last[1] if isinstance(node, MappingNode) else last
+        seen += 1
+    mark = node.end_mark
+    if mark.column == 0 and mark.line > node.start_mark.line:
+        return int(mark.line)
+    return int(mark.line) + 1

@@ -1,0 +1,154 @@
+"""Each policy that applies to eksctl node groups and ParallelCluster configurations, on files
+written the way public repositories write them (tests/fixtures/eksctl/policies,
+tests/fixtures/parallelcluster/policies). The exact (policy, resource, status) results are
+asserted: a policy whose question does not apply gives no result at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from policies import all_policies
+from scanner.engine import evaluate
+from scanner.model import Status
+from scanner.scan import scan_paths
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+F, P, U = Status.FAIL, Status.PASS, Status.UNKNOWN
+# EBS-003 (off by default) is asserted on its own below
+ALL = tuple(pid for pid in all_policies() if not pid.startswith("RS-") and pid != "EBS-003")
+NG = "ClusterConfig/{}/{}/{}"
+Q = "Scheduling/SlurmQueues/{}"
+
+EKSCTL: list[tuple[str, list[tuple[str, str, Status]]]] = [
+    ("unmanaged_pass.yaml", [
+        (pid, NG.format("train-mix", "nodeGroups", "gpu-mix"), P)
+        for pid in ("ASG-001", "ASG-002", "EBS-001", "SPOT-001", "SPOT-002", "VPC-004")]),
+    ("unmanaged_fail.yaml", [
+        ("ASG-001", NG.format("train", "nodeGroups", "p4d"), F),  # all on-demand
+        ("EBS-001", NG.format("train", "nodeGroups", "p4d"), F),  # volumeEncrypted: false
+        ("VPC-004", NG.format("train", "nodeGroups", "p4d"), F),  # eksctl's public subnets
+        ("ASG-001", NG.format("train", "nodeGroups", "g5-spot"), F),  # all spot
+        ("ASG-002", NG.format("train", "nodeGroups", "g5-spot"), F),
+        ("EBS-001", NG.format("train", "nodeGroups", "g5-spot"), P),
+        ("SPOT-001", NG.format("train", "nodeGroups", "g5-spot"), F),  # maxPrice 5.0
+        ("SPOT-002", NG.format("train", "nodeGroups", "g5-spot"), P),
+        ("VPC-004", NG.format("train", "nodeGroups", "g5-spot"), P),
+        ("ASG-001", NG.format("train", "nodeGroups", "g6-cheap"), P),
+        ("ASG-002", NG.format("train", "nodeGroups", "g6-cheap"), P),
+        ("EBS-001", NG.format("train", "nodeGroups", "g6-cheap"), P),
+        ("SPOT-001", NG.format("train", "nodeGroups", "g6-cheap"), P),
+        ("SPOT-002", NG.format("train", "nodeGroups", "g6-cheap"), F),  # maxPrice 0.1
+        ("VPC-004", NG.format("train", "nodeGroups", "g6-cheap"), P),
+    ]),
+    ("managed.yaml", [
+        # spot managed node groups: no max price (SPOT-*), no split (ASG-001); pools only
+        ("ASG-002", NG.format("infer", "managedNodeGroups", "g5-spot"), F),
+        ("EBS-001", NG.format("infer", "managedNodeGroups", "g5-spot"), F),  # unset: default
+        ("VPC-004", NG.format("infer", "managedNodeGroups", "g5-spot"), U),  # existing VPC
+        ("ASG-002", NG.format("infer", "managedNodeGroups", "g6-spot"), P),
+        ("EBS-001", NG.format("infer", "managedNodeGroups", "g6-spot"), P),
+        ("VPC-004", NG.format("infer", "managedNodeGroups", "g6-spot"), U),
+        ("EBS-001", NG.format("infer", "managedNodeGroups", "p5"), P),
+        ("VPC-004", NG.format("infer", "managedNodeGroups", "p5"), U),
+    ]),
+]
+
+PCLUSTER: list[tuple[str, list[tuple[str, str, Status]]]] = [
+    ("pass.yaml", [
+        ("EBS-001", "HeadNode", P),  # encrypted by default
+        ("ASG-002", Q.format("gpu-spot"), P),
+        ("EBS-001", Q.format("gpu-spot"), P),
+        ("SPOT-001", Q.format("gpu-spot"), P),
+        ("SPOT-002", Q.format("gpu-spot"), P),
+        ("VPC-004", Q.format("gpu-spot"), P),
+        ("EBS-001", Q.format("compute-gpu"), P),
+        ("VPC-004", Q.format("compute-gpu"), P),
+        ("EBS-001", "SharedStorage/HomeEbs", P),  # shared EBS: encrypted by default
+    ]),
+    ("fail.yaml", [
+        ("EBS-001", "HeadNode", F),
+        ("ASG-002", Q.format("p5-spot"), F),  # one type, lowest-price by default
+        ("EBS-001", Q.format("p5-spot"), F),
+        ("SPOT-001", Q.format("p5-spot"), F),  # no SpotPrice: the on-demand price
+        ("SPOT-002", Q.format("p5-spot"), P),
+        ("VPC-004", Q.format("p5-spot"), F),  # AssignPublicIp: true
+        ("ASG-002", Q.format("p4d-cheap"), P),
+        ("EBS-001", Q.format("p4d-cheap"), P),
+        ("SPOT-001", Q.format("p4d-cheap"), P),
+        ("SPOT-002", Q.format("p4d-cheap"), F),  # SpotPrice 1.0 for a p4d
+        ("VPC-004", Q.format("p4d-cheap"), P),
+        ("EBS-001", "SharedStorage/scratch", F),
+        ("EBS-001", "SharedStorage/datasets", U),  # an existing volume
+    ]),
+]
+
+
+def _results(path: Path) -> list[tuple[str, str, Status]]:
+    source = scan_paths([path])
+    assert source.errors == [] and source.resources
+    return [(f.policy_id, f.resource["id"], f.status)
+            for f in evaluate(source.resources, policy_ids=ALL)]
+
+
+@pytest.mark.parametrize(("name", "expected"), EKSCTL, ids=[c[0] for c in EKSCTL])
+def test_eksctl_policy_results(name: str, expected: list[tuple[str, str, Status]]) -> None:
+    assert sorted(_results(FIXTURES / "eksctl" / "policies" / name)) == sorted(expected)
+
+
+@pytest.mark.parametrize(("name", "expected"), PCLUSTER, ids=[c[0] for c in PCLUSTER])
+def test_parallelcluster_policy_results(name: str,
+                                        expected: list[tuple[str, str, Status]]) -> None:
+    assert sorted(_results(FIXTURES / "parallelcluster" / "policies" / name)) == \
+        sorted(expected)
+
+
+@pytest.mark.parametrize(("cases", "applies"), [
+    (EKSCTL, {"ASG-001", "ASG-002", "EBS-001", "SPOT-001", "SPOT-002", "VPC-004"}),
+    (PCLUSTER, {"ASG-002", "EBS-001", "SPOT-001", "SPOT-002", "VPC-004"}),
+], ids=["eksctl", "parallelcluster"])
+def test_every_policy_that_applies_has_a_failing_and_a_passing_case(cases, applies) -> None:
+    failing = {pid for _, exp in cases for pid, _, status in exp if status is F}
+    passing = {pid for _, exp in cases for pid, _, status in exp if status is P}
+    assert applies <= failing and applies <= passing
+    assert {pid for _, exp in cases for pid, _, _ in exp} <= applies
+
+
+def test_ebs_003_reads_the_kms_keys_of_node_groups_and_queues(tmp_path: Path) -> None:
+    (tmp_path / "ng.yaml").write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\n"
+        "managedNodeGroups:\n  - name: cmk\n    volumeEncrypted: true\n"
+        "    volumeKmsKeyID: arn:aws:kms:us-east-1:111122223333:key/abcd\n"
+        "  - name: aws-key\n    volumeEncrypted: true\n")
+    (tmp_path / "pc.yaml").write_text(
+        "HeadNode:\n  InstanceType: m5.large\n  LocalStorage:\n    RootVolume:\n"
+        "      Encrypted: true\n      KmsKeyId: arn:aws:kms:us-east-1:111122223333:key/ef\n"
+        "Scheduling:\n  Scheduler: slurm\n  SlurmQueues:\n    - Name: q\n"
+        "      ComputeResources: [{Name: c, InstanceType: g5.xlarge}]\n"
+        "      Networking: {SubnetIds: [subnet-1]}\n")
+    source = scan_paths([tmp_path])
+    got = sorted((f.resource["id"], f.status) for f in
+                 evaluate(source.resources, policy_ids=["EBS-003"]))
+    assert got == [("ClusterConfig/c/managedNodeGroups/aws-key", F),
+                   ("ClusterConfig/c/managedNodeGroups/cmk", P),
+                   ("HeadNode", P), ("Scheduling/SlurmQueues/q", F)]
+
+
+def test_aws_batch_queues_of_parallelcluster_cap_spot_by_percentage(tmp_path: Path) -> None:
+    (tmp_path / "batch.yaml").write_text(
+        "Region: us-east-1\nHeadNode:\n  InstanceType: m5.large\nScheduling:\n"
+        "  Scheduler: awsbatch\n  AwsBatchQueues:\n"
+        "    - Name: full\n      CapacityType: SPOT\n      Networking: {SubnetIds: [subnet-1]}\n"
+        "      ComputeResources:\n        - Name: g5\n          InstanceTypes: [g5.xlarge]\n"
+        "    - Name: half\n      CapacityType: SPOT\n      Networking: {SubnetIds: [subnet-1]}\n"
+        "      ComputeResources:\n        - Name: g5\n          InstanceTypes: [g5.xlarge]\n"
+        "          SpotBidPercentage: 50\n")
+    source = scan_paths([tmp_path])
+    got = sorted((f.policy_id, f.resource["id"], f.status) for f in
+                 evaluate(source.resources, policy_ids=["SPOT-001", "SPOT-002"]))
+    assert got == [("SPOT-001", "Scheduling/AwsBatchQueues/full", F),  # absent: 100 %
+                   ("SPOT-001", "Scheduling/AwsBatchQueues/half", P),
+                   ("SPOT-002", "Scheduling/AwsBatchQueues/full", P),
+                   ("SPOT-002", "Scheduling/AwsBatchQueues/half", P)]
