@@ -12,7 +12,10 @@ notices; keys too) is checked:
   as the live collectors');
 - text that cannot be written as UTF-8 (a file name that is not UTF-8 reaches Python as lone
   surrogates) shows its bytes as ``\\xNN``;
-- a float that is not finite (never JSON) becomes null.
+- a float that is not finite (never JSON) becomes null;
+- what references amplify stays small: a string is cut at :data:`MAX_TEXT` characters, and a
+  finding's evidence and tags at :data:`MAX_EVIDENCE` characters written out (lists at
+  :data:`MAX_ITEMS` items), each cut saying how much was left out.
 """
 
 from __future__ import annotations
@@ -24,9 +27,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from scanner.credentials import redact_named, redact_text, secret_name
+from scanner.sizes import bounded, cut_text
 
 SENSITIVE = "(sensitive)"
 MIN_SENSITIVE = 4
+MAX_TEXT = 16 * 1024  # characters of one string of the report
+MAX_EVIDENCE = 256 * 1024  # characters of one finding's evidence (and of its tags) written out
+MAX_ITEMS = 200  # items of one list in evidence
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
@@ -68,7 +75,7 @@ class Redactor:
             out = value
             if self._marked is not None and self._marked.search(out):
                 out = self._marked.sub(SENSITIVE, out)
-            out = _plain(out)
+            out = cut_text(_plain(out), MAX_TEXT)
             if len(self._seen) < 500_000:
                 self._seen[value] = out
         return out
@@ -120,6 +127,8 @@ class Redactor:
                 cleaned = v
             elif k == "remediation" and tv is dict:
                 cleaned = self._remediation(v)
+            elif k in ("evidence", "tags") and (tv is dict or tv is list):
+                cleaned = self.document(bounded(v, MAX_EVIDENCE, items=MAX_ITEMS))
             else:
                 cleaned = self.document(v)
             if cleaned is not v:

@@ -35,6 +35,7 @@ from scanner.model import (
 )
 from scanner.safe_read import ReadError, decode_head, read_regular
 from scanner.sane_numbers import sane_number, sane_number_text
+from scanner.sizes import exceeds
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 
 # CloudFormation type -> kind, property renames and the property that names the resource: all
@@ -71,6 +72,11 @@ _SUB_VAR = re.compile(r"\$\{([^}]*)\}")
 MAX_STRING = 256 * 1024  # characters in one string built by Join / Sub / Base64 / ToJsonString
 MAX_BUILT = 32 * 1024 * 1024  # characters built in all, per template
 MAX_WORK = 1_000_000  # values evaluated, per template
+
+
+# One property's value written out (CloudFormation itself caps a template at 1 MB and a
+# parameter value at 4 KB: a larger property is amplification).
+MAX_PROPERTY = 1 << 20
 
 
 class OverBudget(Exception):
@@ -366,6 +372,11 @@ class _Reader:
                 value = Unknown(exc.reason)
             if value is NO_VALUE:
                 continue
+            if exceeds(value, MAX_PROPERTY):  # references amplify: small here, huge written
+                reason = (f"stands for more than {MAX_PROPERTY >> 20} MiB of text once its "
+                          "references are written out")
+                self.error(f"resource {logical_id}, property {key}: {reason}", start)
+                value = Unknown(reason)
             attrs[renames.get(key, key)] = value
         attrs = _coerce(kind, attrs, lambda msg: self.notice(f"{logical_id}: {msg}", start))
         tags = _tags(attrs)

@@ -430,6 +430,8 @@ def scan_root(
         if rec.exists is not True:
             for r in translated:
                 r.exists = rec.exists
+        for r in translated:
+            _bound_attributes(r, result)
         resources.extend(translated)
     _mark_rendered_manifests(resources)
     result.resources.extend(resources)
@@ -701,3 +703,24 @@ def _first_of_each(items: list[_T], key: Callable[[_T], Hashable]) -> list[_T]:
 
 
 __all__ = ["discover_roots", "instance_values", "load_terraform_dir", "parse_skips"]
+
+
+def _bound_attributes(resource: Resource, result: SourceResult) -> None:
+    """An attribute that references amplify (a long string listed thousands of times: small in
+    memory, huge once written in a report) is an input error naming it, and UNKNOWN."""
+    from scanner.sizes import cut_text, exceeds
+    from scanner.sources.terraform.hcl.values import MAX_STRING
+
+    def refuse(key: str) -> str:
+        reason = (f"{resource.id}: {key} stands for more than {MAX_STRING >> 20} MiB of text "
+                  "once its references are written out")
+        prov = resource.provenance
+        result.errors.append(InputError(str(prov.file), reason, line=prov.start_line))
+        return reason
+
+    for key, value in list(resource.attrs.items()):
+        if isinstance(value, dict | list) and exceeds(value, MAX_STRING):
+            resource.attrs[key] = Unknown(refuse(key))
+    if exceeds(resource.tags, MAX_STRING):
+        refuse("tags")  # AWS allows 256 characters a tag value: what is left is already wrong
+        resource.tags = {k: cut_text(v, 256) for k, v in resource.tags.items()}
