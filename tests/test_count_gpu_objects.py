@@ -93,12 +93,13 @@ def test_the_tables(census: object) -> None:
     text = tool.render([census])
     assert "| small | SageMaker HyperPod | `sagemaker.cluster` | 2 | 2 | 0 |" in text
     summary = tool.summary_table([census])
-    assert summary[0].startswith("| repository (GPU objects) | ASG-001 |")
-    row = next(r for r in summary if r.startswith("| small ("))
-    cells = dict(zip(summary[0].strip("|").split("|")[1:], row.strip("|").split("|")[1:],
-                     strict=True))
-    assert cells[" VPC-001 "].strip().startswith(
-        f"{sum(1 for o in census.gpu_objects if o.verdicts['VPC-001'].category == 'judged')} (")
+    assert summary[0] == f"| policy | small ({len(census.gpu_objects)} GPU objects) |"
+    judged = sum(1 for o in census.gpu_objects if o.verdicts["VPC-001"].category == "judged")
+    assert judged >= 4  # HyperPod x2, the NodePool, the CloudFormation node group and CE
+    [row] = [r for r in summary if r.startswith("| VPC-001 |")]
+    assert row.startswith(f"| VPC-001 | **{judged}** judged (")
+    [rs] = [r for r in summary if r.startswith("| RS-001 |")]
+    assert "no input" in rs and "n/a" in rs  # node groups lack utilization; the rest n/a
     assert "Unexplained" not in text
     assert tool.cell([tool.Verdict(tool.BY_DESIGN), tool.Verdict(tool.NO_INPUT),
                       tool.Verdict(tool.UNEXPLAINED)]) == "1 n/a, 1 no input, 1 ??"

@@ -111,6 +111,7 @@ class GpuObject:
     file: str
     line: int | None
     verdicts: dict[str, Verdict] = field(default_factory=dict)
+    root: str = ""  # the Terraform root module that instantiates it, when not its own dir
 
 
 @dataclass
@@ -160,6 +161,9 @@ def census(name: str, root: Path, policy_ids: Sequence[str] | None = None) -> Ce
             obj = GpuObject(r, fam, "yes" if fact is True else "maybe", _types(view),
                             _relative(r.provenance.file or r.scope, root),
                             r.provenance.start_line)
+            scope = r.scope
+            if os.path.isdir(scope) and os.path.dirname(r.provenance.file or "") != scope:
+                obj.root = _relative(scope, root)
             for pid in chosen:
                 if pid not in PER_OBJECT_SKIP:
                     obj.verdicts[pid] = judge(catalogue[pid], r, view, ctx)
@@ -466,27 +470,39 @@ def gpu_objects_table(censuses: Sequence[Census]) -> list[str]:
             judged = "; ".join(
                 f"{pid} {v.worst}" + (f" ({v.reason})" if v.reason else "")
                 for pid, v in o.verdicts.items() if v.category == JUDGED)
-            rows.append(f"| {c.name} | `{o.file}:{o.line or ''}` | `{o.resource.kind}` | "
+            root = f" (root module `{o.root}`)" if o.root else ""
+            rows.append(f"| {c.name} | `{o.file}:{o.line or ''}`{root} | `{o.resource.kind}` | "
                         f"{_md(o.resource.id)} | {_md(', '.join(o.types))} | {o.gpu} | "
                         f"{_md(judged) or '—'} |")
     return rows
 
 
 def summary_table(censuses: Sequence[Census]) -> list[str]:
-    """Repository x policy: how many GPU objects the policy judged, of how many, and how."""
+    """Policy x repository: how many GPU objects the policy judged (by worst result), and how
+    many it did not, by design (n/a) or for want of input."""
     policies = list(dict.fromkeys(p for c in censuses for p in c.policies))
-    rows = ["| repository (GPU objects) | " + " | ".join(policies) + " |",
-            "|---|" + "---|" * len(policies)]
-    for c in censuses:
+    rows = ["| policy | " + " | ".join(f"{c.name} ({len(c.gpu_objects)} GPU objects)"
+                                       for c in censuses) + " |",
+            "|---|" + "---|" * len(censuses)]
+    for pid in policies:
         cells = []
-        for pid in policies:
+        for c in censuses:
             vs = [o.verdicts[pid] for o in c.gpu_objects if pid in o.verdicts]
-            judged = [v for v in vs if v.category == JUDGED]
-            worst = Counter(v.worst for v in judged)
-            how = ", ".join(f"{worst[s]} {s}" for s in ORDER if worst[s])
-            cells.append(f"{len(judged)}" + (f" ({how})" if how else ""))
-        rows.append(f"| {c.name} ({len(c.gpu_objects)}) | " + " | ".join(cells) + " |")
+            cells.append(_summary_cell(vs))
+        rows.append(f"| {pid} | " + " | ".join(cells) + " |")
     return rows
+
+
+def _summary_cell(verdicts: Sequence[Verdict]) -> str:
+    judged = [v for v in verdicts if v.category == JUDGED]
+    worst = Counter(v.worst for v in judged)
+    how = ", ".join(f"{worst[s]} {s}" for s in ORDER if worst[s])
+    parts = [f"**{len(judged)}** judged" + (f" ({how})" if how else "")]
+    other = Counter(v.category for v in verdicts if v.category != JUDGED)
+    for cat, label in ((BY_DESIGN, "n/a"), (NO_INPUT, "no input"), (UNEXPLAINED, "??")):
+        if other[cat]:
+            parts.append(f"{other[cat]} {label}")
+    return ", ".join(parts)
 
 
 def unexplained(censuses: Sequence[Census]) -> list[str]:
@@ -526,7 +542,7 @@ def render(censuses: Sequence[Census]) -> str:
         *reasons_table(censuses), "",
         "Remote modules the scan could not read (their resources are in no count above):", "",
         *remote_modules_table(censuses), "",
-        "Summary (GPU objects judged, by worst result):", "",
+        "Summary: the GPU objects each policy judged (by worst result), and the others:", "",
         *summary_table(censuses), "",
         "Every GPU object, with the results that judged it:", "",
         *gpu_objects_table(censuses), "",
