@@ -253,8 +253,9 @@ class Network:
 
 @dataclass(frozen=True, eq=False)
 class TemplateUse:
-    """A launch template (or configuration) the resource launches from, the instance types it
-    launches from it, and whether it sets its own root device (overriding the template's)."""
+    """A launch template (or configuration, or a NodePool's EC2NodeClass) the resource launches
+    from, the instance types it launches from it, and whether it sets its own root device
+    (overriding the template's). Storage it does not hold itself is judged on the template."""
 
     template: Resource
     types: tuple[Any, ...] = ()

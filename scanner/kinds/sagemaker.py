@@ -3,7 +3,7 @@ live in a service account; the cluster's configuration is all an account shows o
 
 from __future__ import annotations
 
-from scanner.kinds.schema import CloudFormation, Kind
+from scanner.kinds.schema import CloudFormation, Kind, Terraform
 from scanner.kinds.shapes import INSTANCE_REQUIREMENTS, SUBNET
 from scanner.kinds.types import AsGiven, Bool, Ids, Int, List, Obj, Str
 
@@ -43,6 +43,10 @@ KINDS = (
             "NodeRecovery": Str(),
             "ClusterStatus": Str(doc="live"),
         },
+        terraform=(Terraform("awscc_sagemaker_cluster",
+                             note="the awscc provider's spelling of AWS::SageMaker::Cluster: "
+                                  "snake_case attributes, nested objects; the AWS provider has "
+                                  "no HyperPod resource"),),
         cloudformation=(CloudFormation("AWS::SageMaker::Cluster", name_property="ClusterName"),),
         live="ListClusters, DescribeCluster",
     ),

@@ -25,6 +25,7 @@ from scanner.compute.view import (
     Network,
     Purchase,
     SpotPools,
+    TemplateUse,
     Types,
 )
 from scanner.model import Resource, Unknown
@@ -62,6 +63,7 @@ def node_pool(r: Resource, views: Views) -> ComputeView:
             note="on-demand when spot is not available" if fallback else ""),)
 
     node_class, why = _node_class(r, views)
+    templates: tuple[TemplateUse, ...] = ()
     if node_class is None:
         network = Network(placed=True, subnets=(why,), subnets_path="NodeClassRef")
     else:
@@ -76,8 +78,10 @@ def node_pool(r: Resource, views: Views) -> ComputeView:
                 f"karpenter-subnets:{id(node_class)}",
                 lambda: subnet_selection.select(terms, node_class.scope, views.index)),
             inherited_public_ip=inherited)
+        # the class is the pool's launch template: its storage is judged there
+        templates = (TemplateUse(node_class, bounds.named),)
     return ComputeView(r, types=types, purchase=Purchase(pools=pools, maybe_spot=spot is not False),
-                       network=network)
+                       network=network, templates=templates)
 
 
 def _node_class(r: Resource, views: Views) -> tuple[Resource | None, Unknown]:

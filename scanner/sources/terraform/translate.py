@@ -737,6 +737,63 @@ def _batch_compute_environment(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, t
     return "batch.compute_environment", a, name, ()
 
 
+# The awscc provider (Cloud Control) spells a CloudFormation type's properties in snake_case and
+# writes nested properties as attributes (objects and lists of objects), not blocks.
+_AWSCC_VPC_CONFIG = (("security_group_ids", "SecurityGroupIds"), ("subnets", "Subnets"))
+_AWSCC_EBS_VOLUME = (("volume_size_in_gb", "VolumeSizeInGB"),
+                     ("volume_kms_key_id", "VolumeKmsKeyId"), ("root_volume", "RootVolume"))
+
+
+def _awscc_instance_groups(value: Any) -> Any:
+    """awscc ``instance_groups`` / ``restricted_instance_groups`` -> the CloudFormation
+    ``InstanceGroups`` shape (the properties the kind declares; the rest is left out)."""
+    groups = _blocks(value)
+    if not isinstance(groups, list):
+        return groups
+    out: list[Any] = []
+    for g in groups:
+        if not _is_map(g):
+            out.append(g)
+            continue
+        a = _pairs({}, g, (
+            ("instance_group_name", "InstanceGroupName"),
+            ("instance_type", "InstanceType"),
+            ("instance_count", "InstanceCount"),
+            ("execution_role", "ExecutionRole"),
+            ("threads_per_core", "ThreadsPerCore"),
+            ("training_plan_arn", "TrainingPlanArn"),
+        ))
+        _put(a, "LifeCycleConfig", _sub(g.get("life_cycle_config"), (
+            ("on_create", "OnCreate"), ("source_s3_uri", "SourceS3Uri"))))
+        configs = _blocks(g.get("instance_storage_configs"))
+        if isinstance(configs, Unknown):
+            a["InstanceStorageConfigs"] = configs
+        elif configs:
+            a["InstanceStorageConfigs"] = [
+                c if isinstance(c, Unknown) else
+                {"EbsVolumeConfig": _sub(c.get("ebs_volume_config"), _AWSCC_EBS_VOLUME)}
+                for c in configs]
+        _put(a, "OverrideVpcConfig", _sub(g.get("override_vpc_config"), _AWSCC_VPC_CONFIG))
+        out.append(a)
+    return out
+
+
+def _awscc_sagemaker_cluster(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    """``awscc_sagemaker_cluster`` (``AWS::SageMaker::Cluster`` through Cloud Control): a
+    SageMaker HyperPod cluster, as its CloudFormation template would declare it."""
+    a = _pairs({}, v, (("cluster_name", "ClusterName"), ("node_recovery", "NodeRecovery")))
+    orchestrator = _one(v.get("orchestrator"))
+    if _is_map(orchestrator):
+        _put(a, "Orchestrator", {"Eks": _sub(orchestrator.get("eks"),
+                                             (("cluster_arn", "ClusterArn"),))})
+    for tf_key, key in (("instance_groups", "InstanceGroups"),
+                        ("restricted_instance_groups", "RestrictedInstanceGroups")):
+        _put(a, key, _awscc_instance_groups(v.get(tf_key)))
+    _put(a, "VpcConfig", _sub(v.get("vpc_config"), _AWSCC_VPC_CONFIG))
+    name = _s(v.get("cluster_name"))
+    return "sagemaker.cluster", a, name, ()
+
+
 def _vpc(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
     a = _pairs({}, v, (
         ("cidr_block", "CidrBlock"),
@@ -872,6 +929,7 @@ _TRANSLATORS: dict[str, Translator] = {
     "aws_ec2_fleet": _ec2_fleet,
     "aws_eks_node_group": _eks_node_group,
     "aws_batch_compute_environment": _batch_compute_environment,
+    "awscc_sagemaker_cluster": _awscc_sagemaker_cluster,
     "aws_vpc": _vpc,
     "aws_subnet": _subnet,
     "aws_route_table": _route_table,
@@ -908,6 +966,11 @@ def _tags(values: Mapping[str, Any]) -> dict[str, str]:
         if raw and _is_map(raw):
             for k, v in raw.items():
                 if isinstance(k, str) and isinstance(v, str):
+                    tags[k] = v
+        elif isinstance(raw, list):  # the awscc provider's tags: [{key = …, value = …}]
+            for item in raw:
+                if _is_map(item) and isinstance(k := item.get("key"), str) \
+                        and isinstance(v := item.get("value"), str):
                     tags[k] = v
     return tags
 

@@ -75,6 +75,8 @@ class ModuleConfig:
     module_calls: dict[str, ModuleCallConfig] = field(default_factory=dict)
     outputs: dict[str, tuple[Attribute, str]] = field(default_factory=dict)
     sensitive_outputs: set[str] = field(default_factory=set)
+    # provider configurations by "name" or "name.alias" (the region data.aws_region reports)
+    providers: dict[str, Body] = field(default_factory=dict)
     errors: list[InputError] = field(default_factory=list)
 
 
@@ -370,6 +372,21 @@ def _add_file(
                     _dup(cfg, path, attr.line, f"local value {name}")
                     continue
                 cfg.locals[name] = (attr, path)
+        elif t == "provider" and len(labels) == 1:
+            from scanner.sources.terraform.hcl.parse import Lit
+
+            alias = block.body.attrs.get("alias")
+            if alias is not None:
+                if not (isinstance(alias.expr, Lit) and isinstance(alias.expr.value, str)):
+                    continue  # terraform wants a literal alias
+                key = f"{labels[0]}.{alias.expr.value}"
+            else:
+                key = labels[0]
+            if key in cfg.providers and not override:
+                _dup(cfg, path, block.start_line, f"provider configuration {key}")
+                continue
+            cfg.providers[key] = (_merged(cfg.providers[key], block.body)
+                                  if key in cfg.providers else block.body)
         elif t == "output" and len(labels) == 1:
             value = block.body.attrs.get("value")
             if value is None:

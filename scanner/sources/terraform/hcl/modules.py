@@ -494,6 +494,55 @@ class PolicyDocumentData(DataGroup):
         return self._json
 
 
+class RegionData(DataGroup):
+    """``data.aws_region``: the region of the provider configuration it reads from, when that
+    configuration sets it statically (else the environment decides at plan time: Unknown).
+    Its ``name`` / ``region`` argument, when set, is the region it looks up instead."""
+
+    REGION_ATTRIBUTES = ("name", "id", "region")
+
+    def __init__(self, module: ModuleInstance, config: ResourceConfig, address: str) -> None:
+        super().__init__(address)
+        self.module = module
+        self.config = config
+
+    def get_attr(self, name: str) -> Any:
+        if name not in self.REGION_ATTRIBUTES:
+            return super().get_attr(name)
+        attrs = self.config.body.attrs
+        for arg in ("region", "name"):
+            if arg in attrs:
+                return evaluate(attrs[arg].expr, Scope(self.module))
+        meta = attrs.get("provider")
+        key = _provider_key(meta.expr if meta is not None else None, "aws")
+        if isinstance(key, Unknown):
+            return key
+        region = self.module.provider_region(key)
+        if isinstance(region, str) and region:
+            return region
+        if isinstance(region, Unknown):
+            return Unknown(f"{self.address}: {region.reason}" if region.reason else "")
+        return Unknown(f"{self.address}: the region of provider {key} is not a region: "
+                       f"{region!r}")
+
+
+def _provider_key(expr: Expr | str | None, default: str) -> str | Unknown:
+    """The provider configuration a reference such as ``aws.west`` names (``provider = …``, a
+    key or value of a module call's ``providers``); ``default`` when there is none."""
+    from scanner.sources.terraform.hcl.parse import Lit
+
+    if expr is None:
+        return default
+    if isinstance(expr, str):
+        return expr
+    if isinstance(expr, Lit) and isinstance(expr.value, str):
+        return expr.value
+    if isinstance(expr, Traversal) and all(op[0] == "a" for op in expr.ops) \
+            and len(expr.ops) <= 1:
+        return ".".join([expr.root, *(op[1] for op in expr.ops)])
+    return Unknown("the provider configuration it uses is not a plain reference")
+
+
 class ModuleGroup(Lazy):
     """``module.x`` for a module call with count / for_each."""
 
@@ -859,7 +908,10 @@ class ModuleInstance:
         if cfg is None:
             raise EvalError(f"reference to undeclared data source data.{dtype}.{name}")
         attrs = cfg.body.attrs
-        if dtype == "aws_iam_policy_document" and "count" not in attrs and "for_each" not in attrs:
+        single = "count" not in attrs and "for_each" not in attrs
+        if dtype == "aws_region" and single:
+            return RegionData(self, cfg, address)
+        if dtype == "aws_iam_policy_document" and single:
             key = f"data.{dtype}.{name}"
             doc = self._resources.get(key)
             if doc is None:
@@ -867,6 +919,38 @@ class ModuleInstance:
                 self._resources[key] = doc
             return doc
         return DataGroup(address)
+
+    def provider_region(self, key: str) -> Any:
+        """The ``region`` of provider configuration ``key`` ("aws", "aws.west") as this module
+        sees it: its own provider block, else what its module call passes in ``providers``,
+        else (the default configuration only, and only without ``providers``) its parent's.
+        Unknown when no configuration sets it (the environment's AWS_REGION decides)."""
+        body = self.config.providers.get(key)
+        if body is not None:
+            attr = body.attrs.get("region")
+            if attr is None:
+                return Unknown(f"provider {key} sets no region (the environment decides)")
+            return evaluate(attr.expr, Scope(self))
+        parent = self.call_scope.resolver if self.call_scope is not None else None
+        if self.call is None or not isinstance(parent, ModuleInstance):
+            return Unknown(f"no provider {key} block in the root module (the environment "
+                           "decides the region)")
+        passed = self.call.body.attrs.get("providers")
+        if passed is None:
+            if "." in key:
+                return Unknown(f"provider {key} is not passed to {self.path}")
+            return parent.provider_region(key)
+        from scanner.sources.terraform.hcl.parse import ObjectExpr
+
+        if not isinstance(passed.expr, ObjectExpr):
+            return Unknown(f"the providers of {self.path} are not a literal map")
+        for item_key, value in passed.expr.items:
+            if _provider_key(item_key, "") == key:
+                target = _provider_key(value, "")
+                if isinstance(target, Unknown):
+                    return target
+                return parent.provider_region(target)
+        return Unknown(f"provider {key} is not passed to {self.path}")
 
     def module(self, name: str) -> Any:
         m = self._modules.get(name)
