@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scanner.kinds import schema
@@ -455,6 +455,7 @@ _values = st.recursive(_leaf, lambda inner: st.one_of(
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(tf_type="aws_autoscaling_group", values={"tag": True})  # found by this test once
 @given(tf_type=st.sampled_from(sorted(SUPPORTED_TYPES)),
        values=st.dictionaries(_keys, _values, max_size=8))
 def test_translate_never_raises(tf_type: str, values: dict[str, Any]) -> None:

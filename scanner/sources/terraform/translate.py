@@ -540,7 +540,8 @@ def _mixed_policy(value: Any) -> Any:
 
 def _asg_tags(v: Mapping[str, Any]) -> dict[str, str]:
     tags: dict[str, str] = {}
-    for block in v.get("tag") or ():
+    blocks = v.get("tag")
+    for block in blocks if isinstance(blocks, list | tuple) else ():
         if _is_map(block):
             key, value = block.get("key"), block.get("value")
             if isinstance(key, str) and isinstance(value, str):
