@@ -200,6 +200,9 @@ class Result:
     path: str = ""
     evidence: dict[str, Any] = field(default_factory=dict)
     savings: Savings | None = None
+    # Why the verdict may not hold: it leans on a resource that may not exist (unknown count /
+    # for_each / condition). The engine turns such a PASS or FAIL into UNKNOWN, saying so.
+    doubt: Unknown | None = None
 
 
 @dataclass(frozen=True)
