@@ -47,15 +47,17 @@ class LaunchSpec:
         return (root_from_ami(self.mappings_path, self.where),)
 
 
-def _unknown_spec(why: Unknown, prefix: str, where: str) -> LaunchSpec:
+def unknown_spec(why: Unknown, prefix: str, where: str = "") -> LaunchSpec:
     """A specification that is not known as a whole (a template version that could not be
-    read): every fact it would give is that Unknown, never an absence."""
+    read, a template that may not exist): every fact it would give is that Unknown, never an
+    absence."""
     path = prefix.rstrip(".")
     mappings_path = f"{prefix}BlockDeviceMappings"
     return LaunchSpec(
         instance_type=Attr(why, f"{prefix}InstanceType"), mappings=why,
         devices=(Device(mappings_path, f"every block device mapping{where}", why),),
-        mappings_path=mappings_path, public_ip=(Attr(why, path),), subnets=(),
+        mappings_path=mappings_path, public_ip=(Attr(why, path),),
+        subnets=(Attr(why, f"{prefix}NetworkInterfaces"),),
         attached_interface=False, spot_market=why,
         spot_max_price=Attr(why, f"{prefix}InstanceMarketOptions.SpotOptions.MaxPrice"),
         zone=None, where=where)
@@ -73,7 +75,7 @@ def launch_spec(data: Any, prefix: str = "", where: str = "") -> LaunchSpec:
     …); ``where`` ends a device's name when there are several specifications
     (" of the second launch specification")."""
     if isinstance(data, Unknown):
-        return _unknown_spec(data, prefix, where)
+        return unknown_spec(data, prefix, where)
     d = data if isinstance(data, dict) else EMPTY
     nis_path = f"{prefix}NetworkInterfaces"
     flags = [Attr(d.get("AssociatePublicIpAddress"), f"{prefix}AssociatePublicIpAddress")]

@@ -22,7 +22,7 @@ from scanner.model import Resource, Unknown
 
 @extractor("ec2.launch_template", provides=(LAUNCHES, SPOT, DEVICES), rank=2)
 def launch_template(r: Resource, views: Views) -> ComputeView:
-    spec = views.template_spec(r)
+    spec = views.own_spec(r)
     uses = views.uses_of(r)
     own_type = spec.instance_type.value
     if own_type is not None:

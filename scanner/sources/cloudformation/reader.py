@@ -340,14 +340,18 @@ class _Reader:
         if kind is None:
             return
         cond = body.get("Condition")
+        exists: bool | Unknown = True
         if cond is not None:
             created = ev.condition(cond) if isinstance(cond, str) else None
             if created is False:
                 return
             if created is None:
+                # never assumed created nor absent: its results, and what leans on it, are
+                # UNKNOWN (Resource.exists)
+                exists = Unknown(f"its condition {str(cond)[:80]!r} is not known statically")
                 self.notice(
-                    f"{logical_id}: condition {cond!r} is not known statically; "
-                    "scanned as if the resource were created",
+                    f"{logical_id}: condition {str(cond)[:80]!r} is not known statically; "
+                    "whether the resource is created is not known (its results are UNKNOWN)",
                     start,
                 )
         props = body.get("Properties")
@@ -397,6 +401,7 @@ class _Reader:
                 aliases=(physical,) if isinstance(physical, str) else (),
                 skips=self._skips(logical_id, body.get("Metadata"), start),
                 declared=True,
+                exists=exists,
             )
         )
 
