@@ -230,10 +230,12 @@ def _sort_key(f: Finding) -> tuple[Any, ...]:
 
 def report_order(location: Mapping[str, Any] | None, policy_id: str,
                  resource: Mapping[str, Any], fid: str) -> tuple[Any, ...]:
-    """The order of findings in a report: file and line, policy, account, region, resource."""
+    """The order of findings in a report: file and line, policy, account, region, root module
+    (IaC: one module under two roots), resource."""
     loc = location or {}
     return (loc.get("file") or "", loc.get("start_line") or 0, policy_id,
-            resource.get("account") or "", resource.get("region") or "", resource["id"], fid)
+            resource.get("account") or "", resource.get("region") or "",
+            str(resource.get("root") or ""), resource["id"], fid)
 
 
 def fingerprint(policy_id: str, resource: Mapping[str, Any], path: str) -> str:
