@@ -99,6 +99,10 @@ class Provenance:
     account: str | None = None
     region: str | None = None
     arn: str | None = None
+    # IaC: the region it would be deployed in as far as the input says (CloudFormation
+    # --region, the Terraform aws provider's region), used only to price it. Not ``region``:
+    # that one is where a resource was observed, part of every finding's identity.
+    pricing_region: str | None = None
 
 
 @dataclass(frozen=True)
