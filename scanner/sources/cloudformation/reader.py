@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from scanner.catalog import region_name
 from scanner.kinds import schema
 from scanner.kinds.coerce import coerce_fields
 from scanner.kinds.types import Bool, FieldType, Ids, Int, Json, Num, Price
@@ -393,7 +394,9 @@ class _Reader:
                 id=logical_id,
                 attrs=attrs,
                 provenance=Provenance(
-                    SourceKind.CLOUDFORMATION, file=self.where, start_line=start, end_line=end
+                    SourceKind.CLOUDFORMATION, file=self.where, start_line=start, end_line=end,
+                    # --region: where the stack would be deployed, to price it
+                    pricing_region=region_name(self.region),
                 ),
                 scope=self.where,
                 name=name,

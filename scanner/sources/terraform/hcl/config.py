@@ -75,6 +75,9 @@ class ModuleConfig:
     module_calls: dict[str, ModuleCallConfig] = field(default_factory=dict)
     outputs: dict[str, tuple[Attribute, str]] = field(default_factory=dict)
     sensitive_outputs: set[str] = field(default_factory=set)
+    # provider "aws" blocks (the default one has no alias): where resources are deployed, to
+    # price them
+    aws_providers: list[Body] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
 
 
@@ -370,6 +373,8 @@ def _add_file(
                     _dup(cfg, path, attr.line, f"local value {name}")
                     continue
                 cfg.locals[name] = (attr, path)
+        elif t == "provider" and labels == ["aws"]:
+            cfg.aws_providers.append(block.body)
         elif t == "output" and len(labels) == 1:
             value = block.body.attrs.get("value")
             if value is None:
