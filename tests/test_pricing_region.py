@@ -202,3 +202,33 @@ managedNodeGroups:
 """)
     result = read_if_cluster_config(path)
     assert result is not None and {region_of(r) for r in result.resources} == {EU}
+
+
+def test_spot_caps_are_priced_in_the_region_too(tmp_path: Path) -> None:
+    """SPOT-001's cap is a share of the on-demand price where the capacity runs."""
+    from scanner.sources.cloudformation.reader import load_template
+
+    path = tmp_path / "spot.yaml"
+    path.write_text("""AWSTemplateFormatVersion: "2010-09-09"
+Resources:
+  Spot:
+    Type: AWS::EC2::LaunchTemplate
+    Properties:
+      LaunchTemplateData:
+        InstanceType: g5.xlarge
+        InstanceMarketOptions: {MarketType: spot, SpotOptions: {MaxPrice: "1.4"}}
+""")
+
+    def spot001(region: str | None, catalog: Catalog | None = None) -> Any:
+        resources = load_template(path, region=region).resources
+        (found,) = evaluate(resources, policy_ids=["SPOT-001"], catalog=catalog)
+        return found
+
+    here = spot001(None)  # 1.4 > 0.7 x 1.006 (us-east-1)
+    assert here.status.value == "FAIL" and "(region not known)" in here.savings.basis
+    assert spot001(EU).status.value == "FAIL"  # no eu-west-1 price: us-east-1's, said so
+    assert f"the catalogue has no {EU} price" in spot001(EU).savings.basis
+    eu = spot001(EU, eu_catalog())  # 1.4 > 0.7 x 1.5 (eu-west-1)
+    assert eu.status.value == "FAIL" and f"on-demand g5.xlarge {EU}" in eu.savings.basis
+    assert eu.savings.usd_month == pytest.approx((1.4 - 0.7 * EU_PRICE) * 730)
+    assert eu.evidence["offers"][0]["on_demand_usd_hour"] == EU_PRICE
