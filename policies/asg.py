@@ -11,7 +11,7 @@ from policies.format_fixes import with_formats
 from scanner.compute import GROUP, POOLS, SpotPools, kinds_with, reads_of
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
-from scanner.pricing.prices import SPOT, price
+from scanner.pricing.prices import SPOT, price, region_of
 
 GROUP_KINDS = kinds_with(GROUP)  # every kind with an on-demand / spot split
 ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations groups read
@@ -117,7 +117,7 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     excess = od - target
     if excess <= 0:
         return None
-    region = asg.provenance.region
+    region = region_of(asg)
     spot_prices = asg.get("CurrentSpotPrices") if isinstance(asg.get("CurrentSpotPrices"),
                                                               dict) else None
     ratio = float(ctx.params["spot_price_ratio"])

@@ -10,7 +10,7 @@ from scanner.catalog import Catalog
 from scanner.compute import Views, views
 from scanner.graph import ResourceIndex
 from scanner.kinds import schema
-from scanner.model import Notice, Resource, Result, Savings, Severity, Status
+from scanner.model import Notice, Resource, Result, Savings, Severity, Status, Unknown
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,11 @@ class Context:
         path: str = "",
         evidence: dict[str, Any] | None = None,
         savings: Savings | None = None,
+        doubt: Unknown | None = None,
     ) -> Result:
-        return Result(status, message, resource, path, evidence or {}, savings)
+        """``doubt``: why the verdict may not hold (it leans on a resource that may not exist);
+        the engine then reports UNKNOWN with that reason."""
+        return Result(status, message, resource, path, evidence or {}, savings, doubt)
 
 
 Check = Callable[[Resource, Context], Iterable[Result]]

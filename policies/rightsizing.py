@@ -27,7 +27,7 @@ from scanner.catalog import InstanceSpec, is_gpu_type
 from scanner.compute import MEASURED, kinds_with, reads_of
 from scanner.model import Resource, Result, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
-from scanner.pricing.prices import ON_DEMAND, SPOT, SPOT_PRICE_RATIO, Price, price
+from scanner.pricing.prices import ON_DEMAND, SPOT, SPOT_PRICE_RATIO, Price, price, region_of
 from scanner.telemetry import COVERAGE, TELEMETRY
 
 KINDS = kinds_with(MEASURED)  # instances, Auto Scaling groups, EKS managed node groups
@@ -249,7 +249,7 @@ def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
         return None
     if isinstance(cap, Unknown):
         return ctx.result(resource, Status.UNKNOWN, f"capacity not known: {cap.reason}")
-    region = resource.provenance.region
+    region = region_of(resource)
     priced = sorted((p.usd_hour, t) for t in cap.types
                     if (p := price(t, region, catalog=ctx.catalog)).usd_hour is not None)
     if not priced:

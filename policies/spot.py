@@ -13,6 +13,7 @@ from scanner.compute import SPOT, SpotOffer, kinds_with
 from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Result, Severity, Status, Unknown
 from scanner.pricing.money import Component, build_savings
+from scanner.pricing.prices import Price, price, region_of
 
 SPOT_KINDS = kinds_with(SPOT)  # every kind that may request spot capacity
 ADVICE = (
@@ -28,12 +29,26 @@ def spot_offers(resource: Resource, ctx: Context) -> tuple[SpotOffer, ...] | Unk
     return view.purchase.spot if view is not None else ()
 
 
-def _offer_rows(offers: tuple[SpotOffer, ...], ctx: Context) -> list[dict[str, Any]]:
+def _on_demand(instance_type: Any, resource: Resource, ctx: Context) -> Price | None:
+    """The on-demand price of a type where the resource runs: its region's catalogue price,
+    else us-east-1's (the basis says which); None when the type is not known."""
+    if not isinstance(instance_type, str):
+        return None
+    return price(instance_type, region_of(resource), catalog=ctx.catalog)
+
+
+def _od_usd(instance_type: Any, resource: Resource, ctx: Context) -> float | None:
+    found = _on_demand(instance_type, resource, ctx)
+    return found.usd_hour if found is not None else None
+
+
+def _offer_rows(offers: tuple[SpotOffer, ...], resource: Resource,
+                ctx: Context) -> list[dict[str, Any]]:
     rows = []
     for o in offers:
         rows.append({"instance_type": o.instance_type if isinstance(o.instance_type, str)
                      else None, "max_price": o.max_price if not isinstance(o.max_price, Unknown)
-                     else None, "on_demand_usd_hour": ctx.catalog.price(o.instance_type),
+                     else None, "on_demand_usd_hour": _od_usd(o.instance_type, resource, ctx),
                      "count": o.count, "path": o.path})
     return rows
 
@@ -75,7 +90,7 @@ def spot_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     missing_price: list[str] = []
     unknown: list[str] = []
     for o in offers:
-        od = ctx.catalog.price(o.instance_type)
+        od = _od_usd(o.instance_type, resource, ctx)
         if o.max_price_percent is not None or to_price(o.max_price) is None:
             # No max price (the on-demand price applies) or a percentage of on-demand: the
             # verdict is the ratio's alone, whatever the price; only the saving needs it.
@@ -101,7 +116,7 @@ def spot_001(resource: Resource, ctx: Context) -> Iterator[Result]:
         cap = ratio * od
         if price > cap + 1e-9:  # type: ignore[operator]
             failing.append((o, float(price), cap, od))  # type: ignore[arg-type]
-    evidence = {"offers": _offer_rows(offers, ctx), "max_price_ratio": ratio,
+    evidence = {"offers": _offer_rows(offers, resource, ctx), "max_price_ratio": ratio,
                 "require_explicit_cap": explicit}
     if failing:
         yield _fail_001(resource, ctx, failing, ratio, evidence)
@@ -176,9 +191,10 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
                      f"{rate(worst[1] - worst[2])} $/h across {len(over)} instance types, the "
                      "lowest counted")
     notes.append("worst case, if the spot price reaches the max price")
+    found = _on_demand(o.instance_type, resource, ctx)
+    where = found.basis if found is not None else f"on-demand {o.instance_type}"
     savings = build_savings(
-        [Component(eff, cap, o.count,
-                   note=f"cap = {ratio:g} x {rate(od)} $/h on-demand {o.instance_type}")],
+        [Component(eff, cap, o.count, note=f"cap = {ratio:g} x {rate(od)} $/h {where}")],
         kind="overspend_cap", note="; ".join(notes))
     return ctx.result(
         resource, Status.FAIL,
@@ -215,7 +231,7 @@ def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:
         yield ctx.result(resource, Status.UNKNOWN, f"spot settings not known: {offers.reason}")
         return
     ratio = float(ctx.params["min_price_ratio"])
-    evidence = {"offers": _offer_rows(offers, ctx), "min_price_ratio": ratio}
+    evidence = {"offers": _offer_rows(offers, resource, ctx), "min_price_ratio": ratio}
     missing: list[str] = []
     unknown: list[str] = []
     for o in offers:
@@ -246,7 +262,7 @@ def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:
                              f"current spot price {rate(current)} $/h", path=o.path,
                              evidence=evidence | {"current_spot_price": current})
             return
-        od = ctx.catalog.price(o.instance_type)
+        od = _od_usd(o.instance_type, resource, ctx)
         if od is None:
             missing.append(o.instance_type)
             continue

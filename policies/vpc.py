@@ -21,6 +21,7 @@ from policies.common import (
 from policies.format_fixes import with_formats
 from scanner.compute import Attr, Placement
 from scanner.compute.launch import decisive
+from scanner.graph import doubt, first_doubt
 from scanner.model import Resource, Result, Severity, Status, Unknown
 
 S3_SERVICE = re.compile(r"^com\.amazonaws\.[^.]+\.s3$")
@@ -37,20 +38,38 @@ def is_s3_gateway(endpoint: Resource) -> bool | Unknown:
     return gateway and isinstance(name, str) and bool(S3_SERVICE.match(name))
 
 
-def _s3_gateways(vpc: Resource, ctx: Context) -> tuple[list[Resource], list[Resource]]:
-    known, unknown = [], []
+def _s3_gateways(vpc: Resource,
+                 ctx: Context) -> tuple[list[Resource], list[Resource], list[Resource]]:
+    """The VPC's S3 gateway endpoints: those that certainly exist, those that may not exist,
+    and the endpoints that may be one (service name or type not known)."""
+    known, maybe, unknown = [], [], []
     for ep in ctx.index.endpoints_of_vpc(vpc):
         verdict = is_s3_gateway(ep)
         if verdict is True:
-            known.append(ep)
+            (known if doubt(ep) is None else maybe).append(ep)
         elif isinstance(verdict, Unknown):
             unknown.append(ep)
-    return known, unknown
+    return known, maybe, unknown
+
+
+def _hosted(placements: list[Placement]) -> tuple[list[Placement], Unknown | None]:
+    """The GPU compute to judge on: the placements certainly there; when none is, all of them
+    and the doubt (a verdict then holds only if one of them exists)."""
+    certain = [p for p in placements if p.doubt is None]
+    if certain:
+        return certain, None
+    return placements, placements[0].doubt
 
 
 def _compute_evidence(placements: list[Placement]) -> list[dict[str, Any]]:
-    return [{"resource": p.compute.id, "kind": p.compute.kind, "instance_types": p.types}
-            for p in placements[:20]]
+    out = []
+    for p in placements[:20]:
+        row: dict[str, Any] = {"resource": p.compute.id, "kind": p.compute.kind,
+                               "instance_types": p.types}
+        if p.doubt is not None:
+            row["may_not_exist"] = p.doubt.reason
+        out.append(row)
+    return out
 
 
 S3_ENDPOINT_TF = '''resource "aws_vpc_endpoint" "s3" {
@@ -87,23 +106,31 @@ def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
     placements = ctx.compute.gpu_compute_by_vpc().get(id(vpc))
     if not placements:
         return
-    known, unknown = _s3_gateways(vpc, ctx)
+    hosted, maybe_hosted = _hosted(placements)
+    known, maybe, unknown = _s3_gateways(vpc, ctx)
     evidence: dict[str, Any] = {"gpu_compute": _compute_evidence(placements),
                                 "s3_gateway_endpoints": [e.id for e in known]}
+    if maybe:
+        evidence["s3_gateway_endpoints_that_may_not_exist"] = [e.id for e in maybe]
     if known:
         yield ctx.result(vpc, Status.PASS, "the VPC has an S3 gateway endpoint",
+                         evidence=evidence, doubt=maybe_hosted)
+    elif maybe:
+        yield ctx.result(vpc, Status.UNKNOWN,
+                         f"its only S3 gateway endpoint may not exist: {doubt(maybe[0]).reason}",
                          evidence=evidence)
     elif unknown:
         yield ctx.result(vpc, Status.UNKNOWN,
                          f"endpoint {unknown[0].id} may be an S3 gateway: its service name or "
                          "type is not known", evidence=evidence)
     else:
-        routes = _egress(vpc, placements, ctx)
+        routes = _egress(vpc, hosted, ctx)
         evidence["default_routes"] = sorted(routes)
         yield ctx.result(vpc, Status.FAIL,
-                         f"VPC hosts GPU compute ({describe(placements[0].compute)}"
-                         f"{' and others' if len(placements) > 1 else ''}) but has no S3 gateway "
-                         f"endpoint: {_egress_text(routes)}", evidence=evidence)
+                         f"VPC hosts GPU compute ({describe(hosted[0].compute)}"
+                         f"{' and others' if len(hosted) > 1 else ''}) but has no S3 gateway "
+                         f"endpoint: {_egress_text(routes)}", evidence=evidence,
+                         doubt=maybe_hosted)
 
 
 _EGRESS = {
@@ -124,19 +151,22 @@ def _egress(vpc: Resource, placements: list[Placement], ctx: Context) -> set[str
                if ctx.index.vpc_of_subnet(s) is vpc}
     for subnet in subnets.values():
         table = ctx.index.route_table_of_subnet(subnet)
-        if table is None:
+        if table is None or isinstance(table, Unknown):
             out.add("not known")
             continue
         found = False
-        for route in ctx.index.routes_of(table):
+        for route, maybe in ctx.index.routes_of(table):
             if route.get("DestinationCidrBlock") != "0.0.0.0/0":
                 continue
             found = True
-            if route.get("NatGatewayId") is not None:
+            gateway = ctx.index.is_internet_gateway(route.get("GatewayId"), subnet.scope)
+            if maybe is not None:  # a route that may not exist
+                out.add("not known")
+            elif route.get("NatGatewayId") is not None:
                 out.add("NAT")
-            elif ctx.index.is_internet_gateway(route.get("GatewayId"), subnet.scope):
+            elif gateway is True:
                 out.add("internet gateway")
-            elif isinstance(route.get("GatewayId"), Unknown):
+            elif isinstance(gateway, Unknown):
                 out.add("not known")
             else:
                 out.add("other")
@@ -173,27 +203,40 @@ def vpc_002(subnet: Resource, ctx: Context) -> Iterator[Result]:
     vpc = ctx.index.vpc_of_subnet(subnet)
     if vpc is None:
         return
-    known, _unknown = _s3_gateways(vpc, ctx)
-    if not known:
+    _hosted_here, maybe_hosted = _hosted(placements)
+    known, maybe, _unknown = _s3_gateways(vpc, ctx)
+    if not known and not maybe:
         return  # VPC-001 says it
     table = ctx.index.route_table_of_subnet(subnet)
-    covered: list[Any] = []
+    covered: list[tuple[Any, Unknown | None]] = []
     unresolved = False
-    for ep in known:
-        for t in ctx.index.endpoint_route_tables(ep):
+    for ep in known + maybe:
+        for t, why in ctx.index.endpoint_route_tables(ep):
             if t is None:
                 unresolved = True
             else:
-                covered.append(t)
-    table_name = table if isinstance(table, str) or table is None else table.id
+                covered.append((t, first_doubt(doubt(ep), why)))
+    table_name = table.id if isinstance(table, Resource) else table
     evidence = {"route_table": "main route table" if isinstance(table, str) else table_name,
-                "endpoints": [e.id for e in known],
+                "endpoints": [e.id for e in known + maybe],
                 "endpoint_route_tables": sorted(
-                    "main route table" if isinstance(t, str) else t.id for t in covered),
+                    "main route table" if isinstance(t, str) else t.id for t, _w in covered),
                 "gpu_compute": _compute_evidence(placements)}
-    if table is not None and any(t is table or t == table for t in covered):
+    if isinstance(table, Resource | str):
+        matches = [why for t, why in covered if t is table or t == table]
+    else:
+        matches = []
+    # without an S3 gateway endpoint that certainly exists, VPC-002 may not apply at all
+    no_endpoint = doubt(maybe[0]) if not known else None
+    if matches and any(why is None for why in matches):
         yield ctx.result(subnet, Status.PASS, "the subnet's route table is covered by the S3 "
-                         "gateway endpoint", evidence=evidence)
+                         "gateway endpoint", evidence=evidence, doubt=maybe_hosted)
+    elif isinstance(table, Unknown):
+        yield ctx.result(subnet, Status.UNKNOWN, f"cannot resolve the subnet's route table: "
+                         f"{table.reason}", evidence=evidence)
+    elif matches:
+        yield ctx.result(subnet, Status.UNKNOWN, "the subnet's route table is covered only if "
+                         f"this exists: {matches[0].reason}", evidence=evidence)
     elif table is None or unresolved:
         yield ctx.result(subnet, Status.UNKNOWN, "cannot resolve the subnet's route table or "
                          "the endpoint's route tables", evidence=evidence)
@@ -202,7 +245,8 @@ def vpc_002(subnet: Resource, ctx: Context) -> Iterator[Result]:
                  else f"route table {table_name}")
         yield ctx.result(subnet, Status.FAIL,
                          f"GPU subnet uses {which}, which the S3 gateway endpoint "
-                         f"{known[0].id} does not cover", path="RouteTableId", evidence=evidence)
+                         f"{(known + maybe)[0].id} does not cover", path="RouteTableId",
+                         evidence=evidence, doubt=first_doubt(maybe_hosted, no_endpoint))
 
 
 def _is_star(value: Any) -> bool:
@@ -249,9 +293,14 @@ def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
 )
 def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
     vpc = ctx.index.resolve(endpoint.get("VpcId"), endpoint.scope, "ec2.vpc")
-    if vpc is None or not ctx.compute.gpu_compute_by_vpc().get(id(vpc)):
+    placements = ctx.compute.gpu_compute_by_vpc().get(id(vpc)) if vpc is not None else None
+    if not placements:
         return
-    doc = ctx.index.endpoint_policy(endpoint)
+    _hosted_here, maybe_hosted = _hosted(placements)
+    doc, maybe_doc = ctx.index.endpoint_policy(endpoint)
+    # a FAIL holds whether or not a separate policy resource exists (without it: no policy);
+    # a PASS on its document holds only if it exists
+    fail_doubt, pass_doubt = maybe_hosted, first_doubt(maybe_hosted, maybe_doc)
     if isinstance(doc, Unknown):
         yield ctx.result(endpoint, Status.UNKNOWN, f"endpoint policy not known: {doc.reason}",
                          path="PolicyDocument")
@@ -259,7 +308,7 @@ def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
     if doc is None or doc == "" or doc == {}:
         yield ctx.result(endpoint, Status.FAIL, "endpoint has no policy: full access to the "
                          "service for any principal", path="PolicyDocument",
-                         evidence={"PolicyDocument": None})
+                         evidence={"PolicyDocument": None}, doubt=fail_doubt)
         return
     if not isinstance(doc, dict):
         yield ctx.result(endpoint, Status.UNKNOWN, "endpoint policy is not a JSON object",
@@ -278,7 +327,8 @@ def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
         if verdict is True:
             yield ctx.result(endpoint, Status.FAIL, "endpoint policy allows every action to "
                              "every principal without a condition",
-                             path=f"PolicyDocument.Statement[{i}]", evidence={"statement": st})
+                             path=f"PolicyDocument.Statement[{i}]", evidence={"statement": st},
+                             doubt=fail_doubt)
             return
         if isinstance(verdict, Unknown):
             unknown = verdict
@@ -287,7 +337,7 @@ def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
                          f"{unknown.reason}", path="PolicyDocument")
     else:
         yield ctx.result(endpoint, Status.PASS, "endpoint policy is restricted",
-                         evidence={"statements": len(as_list(statements))})
+                         evidence={"statements": len(as_list(statements))}, doubt=pass_doubt)
 
 
 # -- VPC-004 -------------------------------------------------------------------------------------
@@ -307,12 +357,20 @@ def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
     table = ctx.index.route_table_of_subnet(subnet)
     if table is None:
         return Unknown("the subnet's route table is not known")
-    for route in ctx.index.routes_of(table):
-        dest = route.get("DestinationCidrBlock")
-        if dest == "0.0.0.0/0" and ctx.index.is_internet_gateway(route.get("GatewayId"),
-                                                                  subnet.scope):
+    if isinstance(table, Unknown):
+        return table
+    maybe: Unknown | None = None  # a default route to an internet gateway that may not exist
+    for route, why in ctx.index.routes_of(table):
+        if route.get("DestinationCidrBlock") != "0.0.0.0/0" or route.get("NatGatewayId"):
+            continue
+        gateway = ctx.index.is_internet_gateway(route.get("GatewayId"), subnet.scope)
+        if gateway is False:
+            continue
+        why = first_doubt(why, gateway if isinstance(gateway, Unknown) else None)
+        if why is None:
             return True
-    return False
+        maybe = first_doubt(maybe, why)
+    return False if maybe is None else maybe
 
 
 @policy(
@@ -374,6 +432,8 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
         return
     public: list[str] = []
     unknown: Unknown | None = None
+    certain = False  # a subnet it lands in that certainly exists
+    maybe_subnet: Unknown | None = None
     for ref in net.subnets:
         if isinstance(ref, Unknown):  # e.g. no subnet: the default VPC, not in the scan
             unknown = unknown or ref
@@ -383,7 +443,12 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
             unknown = unknown or Unknown(f"subnet {ref_text(ref)} is not in the scan")
         for subnet in subnets:
             p = _public_subnet(subnet, ctx)
-            if p is True:
+            why = doubt(subnet)
+            certain = certain or why is None
+            maybe_subnet = first_doubt(maybe_subnet, why)
+            if p is True and why is not None:  # public, if it exists
+                unknown = Unknown(f"{why.reason}, and it is public")
+            elif p is True:
                 public.append(subnet.id)
             elif isinstance(p, Unknown):
                 unknown = p
@@ -397,7 +462,8 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
                      f"cannot tell whether the subnet is public: {unknown.reason}", "SubnetId",
                      evidence)
     elif gpu is True:
-        yield ctx.result(resource, Status.PASS, "no public IP is assigned", evidence=evidence)
+        yield ctx.result(resource, Status.PASS, "no public IP is assigned", evidence=evidence,
+                         doubt=None if certain else maybe_subnet)
 
 
 def _gated(ctx: Context, resource: Resource, gpu: bool | Unknown, status: Status, message: str,

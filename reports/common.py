@@ -44,6 +44,7 @@ def location_key(finding: dict[str, Any]) -> tuple[Any, ...]:
         int(loc.get("start_line") or 0),
         str(res.get("account") or ""),
         str(res.get("region") or ""),
+        str(res.get("root") or ""),  # IaC: one module under two root modules
         resource_label(res),
         str(finding.get("policy_id") or ""),
         str(finding.get("id") or ""),

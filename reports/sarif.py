@@ -103,14 +103,30 @@ def _rule(finding: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _logical(finding: dict[str, Any]) -> dict[str, Any]:
+def _logical(finding: dict[str, Any], root: Path | None, base: Path | None) -> dict[str, Any]:
     res = finding.get("resource") or {}
     if (finding.get("location") or {}).get("file"):
+        # the root module (or template / plan) it was read from, then its address: one module
+        # used by two root modules is two resources
+        address = str(res.get("address") or res.get("id"))
+        where = _root_module(res.get("root"), root, base)
         return {"name": resource_label(res),
-                "fullyQualifiedName": str(res.get("address") or res.get("id")),
+                "fullyQualifiedName": f"{where}:{address}" if where else address,
                 "kind": "resource"}
     return {"name": str(res.get("id") or "?"), "fullyQualifiedName": live_name(res),
             "kind": "resource"}
+
+
+def _root_module(given: Any, root: Path | None, base: Path | None) -> str:
+    """The root module directory (or template, plan) relative to the repository root like the
+    artifact paths ("." for the repository root itself); as the report gives it when it lies
+    outside the repository."""
+    if not given:
+        return ""
+    rel = repo_relative(f"{str(given).rstrip('/')}/_", root=root, base=base)
+    if rel is None:
+        return str(given)
+    return "." if rel == "_" else rel[:-2]
 
 
 def _physical(path: Any, start: Any, end: Any, root: Path | None,
@@ -137,7 +153,8 @@ def _message(finding: dict[str, Any]) -> str:
     return text
 
 
-def _result(finding: dict[str, Any], rule_index: int, physical: dict[str, Any]) -> dict:
+def _result(finding: dict[str, Any], rule_index: int, physical: dict[str, Any],
+            root: Path | None = None, base: Path | None = None) -> dict:
     sev = str(finding.get("severity"))
     status = finding.get("status")
     fid = str(finding.get("id"))
@@ -146,7 +163,8 @@ def _result(finding: dict[str, Any], rule_index: int, physical: dict[str, Any]) 
         "ruleIndex": rule_index,
         "level": "note" if status == "UNKNOWN" else LEVEL.get(sev, "warning"),
         "message": {"text": _message(finding)},
-        "locations": [{"physicalLocation": physical, "logicalLocations": [_logical(finding)]}],
+        "locations": [{"physicalLocation": physical,
+                       "logicalLocations": [_logical(finding, root, base)]}],
         # Our fingerprint (policy, resource identity, attribute path) is stable across edits
         # and runs; code scanning matches alerts on primaryLocationLineHash only.
         "partialFingerprints": {FINGERPRINT_KEY: fid, "primaryLocationLineHash": f"{fid}:1"},
@@ -243,7 +261,7 @@ def build(doc: dict[str, Any], *, root: Path | None = None,
             placed.append((f, physical))
     over = [f for f, _ in placed[MAX_RESULTS:]]
     placed = placed[:MAX_RESULTS]  # most severe first (by_severity)
-    results = [_result(f, index[str(f.get("policy_id"))], p) for f, p in placed]
+    results = [_result(f, index[str(f.get("policy_id"))], p, root, base) for f, p in placed]
     notes = [
         _notification(
             "error",

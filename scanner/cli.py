@@ -69,9 +69,9 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option("--cfn-param", multiple=True, metavar="NAME=VALUE",
               help="CloudFormation parameter value (repeatable).")
 @click.option("--region", help="The value of the CloudFormation pseudo-parameter AWS::Region "
-              "(and of AWS::Partition and AWS::URLSuffix, derived from it). Nothing else: "
-              "Terraform takes its region from its provider, and prices are the catalogue's "
-              "us-east-1 prices.")
+              "(and of AWS::Partition and AWS::URLSuffix, derived from it), and the region "
+              "CloudFormation resources are priced in. Terraform's region comes from its aws "
+              "provider.")
 @click.option("--account-id", help="Account id for CloudFormation pseudo-parameters.")
 @click.option("--source-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where the .tf files of a plan JSON are (for file:line locations).")

@@ -193,16 +193,22 @@ def _hole_of(resource: Resource, holes: Mapping[str, _Hole]) -> _Hole | None:
 
 
 def _if_it_exists(result: Result) -> Result:
-    """A verdict on a resource that may not exist (unknown count / for_each / condition) is
-    UNKNOWN: neither PASS nor FAIL can be claimed for something that might not be created."""
+    """A verdict on a resource that may not exist (unknown count / for_each / condition), or
+    one that leans on such a resource (``Result.doubt``), is UNKNOWN: neither PASS nor FAIL can
+    be claimed for something that might not be created."""
     exists = result.resource.exists
-    if exists is True or result.status not in (Status.PASS, Status.FAIL):
+    if result.status not in (Status.PASS, Status.FAIL):
         return result
-    why = exists.reason if isinstance(exists, Unknown) and exists.reason else "not known"
+    if exists is not True:
+        why = exists.reason if isinstance(exists, Unknown) and exists.reason else "not known"
+        doubt = f"whether this resource exists is not known ({why})"
+    elif result.doubt is not None:
+        doubt = result.doubt.reason or "it leans on a resource that may not exist"
+    else:
+        return result
     verdict = "would pass" if result.status is Status.PASS else "would fail"
-    return Result(Status.UNKNOWN, f"whether this resource exists is not known ({why}); it "
-                  f"{verdict}: {result.message}", result.resource, result.path,
-                  result.evidence, None)
+    return Result(Status.UNKNOWN, f"{doubt}; it {verdict}: {result.message}", result.resource,
+                  result.path, result.evidence, None)
 
 
 def _declared_in(resource: Resource, files: set[str]) -> bool:
@@ -224,10 +230,12 @@ def _sort_key(f: Finding) -> tuple[Any, ...]:
 
 def report_order(location: Mapping[str, Any] | None, policy_id: str,
                  resource: Mapping[str, Any], fid: str) -> tuple[Any, ...]:
-    """The order of findings in a report: file and line, policy, account, region, resource."""
+    """The order of findings in a report: file and line, policy, account, region, root module
+    (IaC: one module under two roots), resource."""
     loc = location or {}
     return (loc.get("file") or "", loc.get("start_line") or 0, policy_id,
-            resource.get("account") or "", resource.get("region") or "", resource["id"], fid)
+            resource.get("account") or "", resource.get("region") or "",
+            str(resource.get("root") or ""), resource["id"], fid)
 
 
 def fingerprint(policy_id: str, resource: Mapping[str, Any], path: str) -> str:

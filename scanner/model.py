@@ -99,6 +99,10 @@ class Provenance:
     account: str | None = None
     region: str | None = None
     arn: str | None = None
+    # IaC: the region it would be deployed in as far as the input says (CloudFormation
+    # --region, the Terraform aws provider's region), used only to price it. Not ``region``:
+    # that one is where a resource was observed, part of every finding's identity.
+    pricing_region: str | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +204,9 @@ class Result:
     path: str = ""
     evidence: dict[str, Any] = field(default_factory=dict)
     savings: Savings | None = None
+    # Why the verdict may not hold: it leans on a resource that may not exist (unknown count /
+    # for_each / condition). The engine turns such a PASS or FAIL into UNKNOWN, saying so.
+    doubt: Unknown | None = None
 
 
 @dataclass(frozen=True)

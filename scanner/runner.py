@@ -140,9 +140,12 @@ def _counted(result: SourceResult) -> int:
 
 
 def _unpriced_regions(result: SourceResult, priced: tuple[str, ...] = ("us-east-1",)) -> list[str]:
-    """Regions of the resources that the catalogue has no prices of."""
-    return sorted({r.provenance.region for r in result.resources
-                   if r.provenance.region and r.provenance.region not in priced})
+    """Regions of the resources (observed, or where IaC deploys them) that the catalogue has no
+    prices of."""
+    from scanner.pricing.prices import region_of
+
+    regions = {region_of(r) for r in result.resources}
+    return sorted(r for r in regions if r and r not in priced)
 
 
 def color_wanted(stream: Any = None) -> bool:

@@ -129,3 +129,30 @@ def test_the_larger_amount_is_counted_whatever_the_order(order: int) -> None:
     got = totals([small, big] if order else [big, small])
     assert got["savings_usd_month"] == 50.0
     assert small["savings"]["counted"] is False and "counted" not in big["savings"]
+
+
+def test_a_templates_capacity_is_its_users_in_its_own_scope() -> None:
+    """The users of every template are found in one pass (scanner.pricing.overlap): each
+    template gets the groups, node groups, Batch environments and instances of its own scope
+    that launch it, and nothing of another scope that names a template alike."""
+    from scanner.graph import ResourceIndex
+    from scanner.pricing.overlap import capacity_of
+
+    def scope(name: str) -> list[Resource]:
+        return [res("ec2.launch_template", "lt", scope=name),
+                res("ec2.launch_template", "other", scope=name),
+                res("autoscaling.group", "asg", scope=name,
+                    MixedInstancesPolicy={"LaunchTemplate": {"LaunchTemplateSpecification": {
+                        "LaunchTemplateId": "lt"}}}),
+                res("eks.nodegroup", "ng", scope=name, LaunchTemplate={"Id": "lt"}),
+                res("batch.compute_environment", "env", scope=name,
+                    ComputeResources={"LaunchTemplate": {"LaunchTemplateName": "lt"}}),
+                res("ec2.instance", "i", scope=name, LaunchTemplate={"LaunchTemplateId": "other"})]
+
+    index = ResourceIndex(scope("a") + scope("b"))
+    lt_a, other_a = index.resources[0], index.resources[1]
+    assert capacity_of(lt_a, index) == ("a/autoscaling.group/asg",
+                                        "a/batch.compute_environment/env", "a/eks.nodegroup/ng")
+    assert capacity_of(other_a, index) == ("a/ec2.instance/i",)
+    lonely = ResourceIndex([res("ec2.launch_template", "lt", scope="c")])
+    assert capacity_of(lonely.resources[0], lonely) == ("c/ec2.launch_template/lt",)

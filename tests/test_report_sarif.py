@@ -185,3 +185,42 @@ def test_every_rule_links_its_page(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     for rule in rules:
         assert rule["helpUri"] == f"{DOCS_URL}/{rule['id']}.md"
         assert (ROOT / "docs" / "policies" / f"{rule['id']}.md").is_file()
+
+
+def test_one_module_under_two_roots_is_two_logical_locations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The finding identity holds the root module; the logical location names it too, and the
+    findings are ordered by it (not by their fingerprints' hash)."""
+    repo = tmp_path / "infra"
+    (repo / "modules" / "disk").mkdir(parents=True)
+    (repo / "modules" / "disk" / "main.tf").write_text(UNENCRYPTED, encoding="utf-8")
+    for env in ("prod", "dev", "staging"):
+        (repo / "envs" / env).mkdir(parents=True)
+        (repo / "envs" / env / "main.tf").write_text(
+            'module "disk" {\n  source = "../../modules/disk"\n}\n', encoding="utf-8")
+    (repo / ".git").mkdir()
+    code, out, err = _scan(repo, monkeypatch, "envs", "--format", "sarif", "--deterministic")
+    results = _log(out)["runs"][0]["results"]
+    names = [r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] for r in results]
+    assert names == ["envs/dev:module.disk.aws_ebs_volume.scratch",
+                     "envs/prod:module.disk.aws_ebs_volume.scratch",
+                     "envs/staging:module.disk.aws_ebs_volume.scratch"], err
+    assert _uris(_log(out)) == ["modules/disk/main.tf"] * 3
+    assert code == 1
+
+
+def test_report_order_sorts_by_root_before_the_fingerprint() -> None:
+    from scanner.engine import report_order
+
+    loc = {"file": "modules/disk/main.tf", "start_line": 1}
+
+    def key(root: str, fid: str) -> tuple:
+        return report_order(loc, "EBS-001", {"id": "module.disk.aws_ebs_volume.d",
+                                             "root": root}, fid)
+
+    assert sorted([key("envs/prod", "0000"), key("envs/dev", "ffff")]) == [
+        key("envs/dev", "ffff"), key("envs/prod", "0000")]
+    # live findings have no root: ordered as before
+    assert report_order(None, "EBS-001", {"id": "vol-1"}, "a") < \
+        report_order(None, "EBS-001", {"id": "vol-2"}, "a")

@@ -262,11 +262,14 @@ def test_intrinsics_with_defaults() -> None:
     assert "AWS::Region" in unknown_reason(subnet.attrs["AvailabilityZone"])
     assert "Transform" in unknown_reason(subnet.attrs["Ipv6CidrBlock"])
 
-    # resource conditions: false → not created; unknown → scanned, with a notice
+    # resource conditions: false → not created; unknown → scanned, never assumed created
+    # (exists UNKNOWN: its results are UNKNOWN), with a notice
     assert "ProdOnly" not in res and "DevOnly" in res and "RegionOnly" in res
+    assert res["DevOnly"].exists is True
+    assert "InUsEast1" in unknown_reason(res["RegionOnly"].exists)
     assert [n.message for n in result.notices] == [
-        "RegionOnly: condition 'InUsEast1' is not known statically; scanned as if the "
-        "resource were created"
+        "RegionOnly: condition 'InUsEast1' is not known statically; whether the resource is "
+        "created is not known (its results are UNKNOWN)"
     ]
     assert result.notices[0].line == 103
 

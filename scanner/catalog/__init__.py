@@ -17,7 +17,7 @@ from typing import Any
 from scanner.pricing.money import HOURS_PER_MONTH
 
 __all__ = ["CATALOG_FILE", "HOURS_PER_MONTH", "Catalog", "CatalogError", "InstanceSpec",
-           "default_catalog", "is_gpu_type", "is_neuron_type", "load_catalog"]
+           "default_catalog", "is_gpu_type", "is_neuron_type", "load_catalog", "region_name"]
 
 CATALOG_FILE = Path(__file__).with_name("gpu_instances.json")
 BASE_REGION = "us-east-1"
@@ -25,6 +25,13 @@ BASE_REGION = "us-east-1"
 # GPU compute is decided by the family prefix, so a type missing from the catalogue still counts.
 _GPU_FAMILY = re.compile(r"^(p|g|gr|dl|inf|trn)\d")
 _NEURON_FAMILY = re.compile(r"^(inf|trn)\d")
+_REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")  # us-east-1, us-gov-west-1, ap-southeast-2
+
+
+def region_name(value: object) -> str | None:
+    """``value`` when it is spelled like an AWS region name, else None (a region an input gives
+    for pricing: anything else is not a region to price in)."""
+    return value if isinstance(value, str) and _REGION.fullmatch(value) else None
 
 
 class CatalogError(Exception):

@@ -5,13 +5,13 @@ of a launch template)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from scanner.compute import registry
-from scanner.compute.launch import LaunchSpec, launch_spec
+from scanner.compute.launch import LaunchSpec, launch_spec, unknown_spec
 from scanner.compute.view import ComputeView, TemplateUse
-from scanner.graph import ResourceIndex
+from scanner.graph import ResourceIndex, doubt
 from scanner.model import Resource, Unknown
 
 TEMPLATE = "ec2.launch_template"
@@ -21,12 +21,25 @@ CONFIGURATION = "autoscaling.launch_configuration"
 @dataclass(eq=False)
 class Placement:
     """GPU compute placed into subnets: the resource, its GPU types, its resolved subnets and
-    the subnet references that resolve to nothing in its scope."""
+    the subnet references that resolve to nothing in its scope. ``doubt``: why it may not be
+    there (the compute may not exist; in the joins per subnet and per VPC, also: every subnet
+    through which it is there may not exist); None when it certainly is."""
 
     compute: Resource
     types: list[str]
     subnets: list[Resource]
     unresolved: list[Any]
+    doubt: Unknown | None = None
+
+    def through(self, subnets: list[Resource]) -> Placement:
+        """This placement as seen from some of its subnets (one subnet's, one VPC's): doubted
+        when the compute, or every one of these subnets, may not exist."""
+        if self.doubt is not None:
+            return self
+        doubts = [doubt(s) for s in subnets]
+        if not doubts or any(d is None for d in doubts):
+            return self
+        return replace(self, doubt=doubts[0])
 
 
 class Views:
@@ -69,16 +82,29 @@ class Views:
         return self.index.resolve(name, scope, CONFIGURATION)
 
     def template_spec(self, template: Resource) -> LaunchSpec:
-        """A launch template's own launch specification (what it says, without its consumers):
-        what consumers read, so that building a consumer's view never needs the template's."""
+        """The launch specification a consumer reads from a launch template (or configuration):
+        what it says, without its consumers, so that building a consumer's view never needs the
+        template's. A template that may not exist (unknown count / for_each / condition) gives
+        a specification whose every fact is that Unknown: a consumer never leans on it."""
+        why = doubt(template)
+        if why is None:
+            return self.own_spec(template)
+        key = -id(template)
+        spec = self._specs.get(key)
+        if spec is None:
+            spec = self._specs[key] = unknown_spec(why, _prefix(template))
+        return spec
+
+    def own_spec(self, template: Resource) -> LaunchSpec:
+        """A launch template's (or configuration's) own launch specification, as it says it
+        (what its own view is built from, whether or not it exists)."""
         key = id(template)
         spec = self._specs.get(key)
         if spec is None:
-            prefix = "LaunchTemplateData." if template.kind == TEMPLATE else ""
             data = template.get("LaunchTemplateData") if template.kind == TEMPLATE \
                 else template.attrs
             spec = self._specs[key] = launch_spec(
-                data if isinstance(data, dict | Unknown) else {}, prefix)
+                data if isinstance(data, dict | Unknown) else {}, _prefix(template))
         return spec
 
     def uses_of(self, template: Resource) -> list[tuple[ComputeView, TemplateUse]]:
@@ -151,7 +177,8 @@ class Views:
                             subnets.extend(hits)
                         else:
                             unresolved.append(ref)
-                    out.append(Placement(r, view.types.gpu_types(), subnets, unresolved))
+                    out.append(Placement(r, view.types.gpu_types(), subnets, unresolved,
+                                         doubt(r)))
             return out
 
         return self._lazy("gpu_placements", build)
@@ -161,7 +188,7 @@ class Views:
             out: dict[int, list[Placement]] = {}
             for p in self.gpu_placements():
                 for s in {id(s): s for s in p.subnets}.values():
-                    out.setdefault(id(s), []).append(p)
+                    out.setdefault(id(s), []).append(p.through([s]))
             return out
 
         return self._lazy("by_subnet", build)
@@ -170,16 +197,20 @@ class Views:
         def build() -> dict[int, list[Placement]]:
             out: dict[int, list[Placement]] = {}
             for p in self.gpu_placements():
-                vpcs = {}
+                vpcs: dict[int, list[Resource]] = {}
                 for s in p.subnets:
                     vpc = self.index.vpc_of_subnet(s)
                     if vpc is not None:
-                        vpcs[id(vpc)] = vpc
-                for key in vpcs:
-                    out.setdefault(key, []).append(p)
+                        vpcs.setdefault(id(vpc), []).append(s)
+                for key, subnets in vpcs.items():
+                    out.setdefault(key, []).append(p.through(subnets))
             return out
 
         return self._lazy("by_vpc", build)
+
+
+def _prefix(template: Resource) -> str:
+    return "LaunchTemplateData." if template.kind == TEMPLATE else ""
 
 
 def views(index: ResourceIndex) -> Views:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.compute.values import iter_dicts, ordinal
+from scanner.compute.values import as_list, iter_dicts, ordinal
 from scanner.compute.view import Attr, Device, GpuRequirement
 from scanner.graph import ResourceIndex
 from scanner.model import Ref, Unknown, dig
@@ -18,6 +18,11 @@ ROOT_FROM_AMI = "root (from the AMI)"
 # The device name the Terraform sources give an instance's root_block_device: the one mapping
 # that certainly is the root device (other names depend on the AMI).
 ROOT_DEVICE = "root"
+# The names a mapping overrides the AMI's root volume with: the two names EC2 reserves for the
+# root device (/dev/xvda: Amazon Linux, Bottlerocket, most HVM AMIs; /dev/sda1: Ubuntu, RHEL,
+# Windows), with or without /dev/. Any other name is a data volume, and the root volume comes
+# from the AMI beside it; a name that is not known may be either.
+ROOT_NAMES = frozenset({ROOT_DEVICE, "/dev/xvda", "/dev/sda1", "xvda", "sda1"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,33 +41,83 @@ class LaunchSpec:
     requirement: GpuRequirement | None = None  # InstanceRequirements: types chosen by attributes
 
     @property
+    def maps_root(self) -> bool | Unknown:
+        """Does one of its EBS mappings override the AMI's root volume? (see ``maps_root``)"""
+        return maps_root(self.mappings)
+
+    @property
     def sets_root_device(self) -> bool:
-        return any(d.name == ROOT_DEVICE for d in self.devices)
+        return self.maps_root is True
 
     def devices_or_root(self) -> tuple[Device, ...]:
-        """The declared devices; with no mapping at all, the root volume from the AMI with
-        Encrypted unset."""
-        if self.devices:
-            return self.devices
-        return (root_from_ami(self.mappings_path, self.where),)
+        """The declared devices, and the root volume from the AMI (Encrypted unset: the
+        account's default decides) when no mapping is the root device: no mapping at all, or
+        data volumes only. When whether one is the root is not known (a device name that is
+        not known), the AMI's root volume is that Unknown."""
+        return with_root(self.devices, self.mappings, self.mappings_path, self.where)
 
 
-def _unknown_spec(why: Unknown, prefix: str, where: str) -> LaunchSpec:
+def unknown_spec(why: Unknown, prefix: str, where: str = "") -> LaunchSpec:
     """A specification that is not known as a whole (a template version that could not be
-    read): every fact it would give is that Unknown, never an absence."""
+    read, a template that may not exist): every fact it would give is that Unknown, never an
+    absence."""
     path = prefix.rstrip(".")
     mappings_path = f"{prefix}BlockDeviceMappings"
     return LaunchSpec(
         instance_type=Attr(why, f"{prefix}InstanceType"), mappings=why,
         devices=(Device(mappings_path, f"every block device mapping{where}", why),),
-        mappings_path=mappings_path, public_ip=(Attr(why, path),), subnets=(),
+        mappings_path=mappings_path, public_ip=(Attr(why, path),),
+        subnets=(Attr(why, f"{prefix}NetworkInterfaces"),),
         attached_interface=False, spot_market=why,
         spot_max_price=Attr(why, f"{prefix}InstanceMarketOptions.SpotOptions.MaxPrice"),
         zone=None, where=where)
 
 
-def root_from_ami(mappings_path: str, where: str = "") -> Device:
-    return Device(f"{mappings_path}(root)", ROOT_FROM_AMI + where, None)
+def root_from_ami(mappings_path: str, where: str = "", encrypted: Any = None) -> Device:
+    return Device(f"{mappings_path}(root)", ROOT_FROM_AMI + where, encrypted)
+
+
+def with_root(devices: tuple[Device, ...], mappings: Any, mappings_path: str,
+              where: str = "") -> tuple[Device, ...]:
+    """``devices`` (those ``mappings`` declare), and the AMI's root volume beside them when no
+    mapping replaces it (Encrypted unset: the account's default decides; an Unknown when
+    whether one replaces it is not known)."""
+    root = maps_root(mappings)
+    if root is True or isinstance(mappings, Unknown):
+        return devices
+    encrypted = root if isinstance(root, Unknown) else None
+    return (*devices, root_from_ami(mappings_path, where, encrypted))
+
+
+def maps_root(mappings: Any) -> bool | Unknown:
+    """Does a BlockDeviceMappings list override the AMI's root volume? True when an EBS mapping
+    has a root device name (``ROOT_NAMES``) or says it is the root (Karpenter's
+    ``rootVolume``); an Unknown when none does but a mapping, or an EBS mapping's device name,
+    is not known (it may be the root); else False (no mapping, or data volumes only: the root
+    volume comes from the AMI)."""
+    if isinstance(mappings, Unknown):
+        return mappings
+    unknown: Unknown | None = None
+    for i, m in enumerate(as_list(mappings)):
+        if isinstance(m, Unknown):
+            what, value = f"the {ordinal(i)} block device mapping is not known", m
+        elif not isinstance(m, dict) or "Ebs" not in m:
+            continue  # an instance-store or NoDevice mapping never holds the root volume
+        elif m.get("RootVolume") is True:
+            return True
+        elif isinstance(m.get("DeviceName"), str):
+            if m["DeviceName"].strip() in ROOT_NAMES:
+                return True
+            continue
+        else:
+            value = m.get("DeviceName")
+            what = (f"the device name of the {ordinal(i)} block device mapping is "
+                    + ("not given" if value is None else "not known"))
+        if unknown is None:
+            reason = f" ({value.reason})" if isinstance(value, Unknown) and value.reason else ""
+            unknown = Unknown("whether a mapping replaces the AMI's root volume is not known: "
+                              f"{what}{reason}")
+    return False if unknown is None else unknown
 
 
 EMPTY: dict[str, Any] = {}
@@ -73,7 +128,7 @@ def launch_spec(data: Any, prefix: str = "", where: str = "") -> LaunchSpec:
     …); ``where`` ends a device's name when there are several specifications
     (" of the second launch specification")."""
     if isinstance(data, Unknown):
-        return _unknown_spec(data, prefix, where)
+        return unknown_spec(data, prefix, where)
     d = data if isinstance(data, dict) else EMPTY
     nis_path = f"{prefix}NetworkInterfaces"
     flags = [Attr(d.get("AssociatePublicIpAddress"), f"{prefix}AssociatePublicIpAddress")]
@@ -123,7 +178,12 @@ def block_devices(value: Any, path: str, where: str = "") -> list[Device]:
     if isinstance(value, Unknown):
         return [Device(path, f"every block device mapping{where}", value)]
     out: list[Device] = []
-    for i, m in iter_dicts(value):
+    for i, m in enumerate(as_list(value)):
+        if isinstance(m, Unknown):  # a mapping not known (a dynamic block over unknowns)
+            out.append(Device(f"{path}[{i}]", _device_name(None, i, where), m))
+            continue
+        if not isinstance(m, dict):
+            continue
         ebs = m.get("Ebs")
         name = _device_name(m.get("DeviceName"), i, where)
         if isinstance(ebs, Unknown):

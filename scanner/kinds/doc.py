@@ -47,7 +47,13 @@ Value rules:
   the plan file), CloudFormation template path, live `ACCOUNT/REGION`.
 - `Resource.declared`: True for IaC, False for observed live state. Only the compute extractors
   read it; no policy does.
-- `Resource.exists`: True, or UNKNOWN when IaC cannot say whether the resource will be created.
+- `Resource.exists`: True, or UNKNOWN when IaC cannot say whether the resource will be created
+  (an unknown `count`/`for_each`, a CloudFormation `Condition` that cannot be decided). Its own
+  results are UNKNOWN, and so is a verdict that leans on it through a join (`Result.doubt`;
+  see docs/maybe-resources.md).
+- `Provenance.pricing_region`: IaC only, the region the input says it deploys to (CloudFormation
+  `--region`, the Terraform aws provider's region, eksctl `metadata.region`), used only to price
+  it; `Provenance.region` is where a resource was observed (live) and part of its identity.
 - `Resource.name`: Name tag, LaunchTemplateName, AutoScalingGroupName, …; `aliases`: other strings
   that may refer to it (live id, name, ARN).
 - `Resource.tags`: plain `dict[str, str]` (Terraform `tags`, CloudFormation `Tags` list, live tags).

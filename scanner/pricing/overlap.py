@@ -48,30 +48,40 @@ def _display(path: str) -> str:
 
 
 def _template_users(template: Resource, index: ResourceIndex) -> list[Resource]:
+    """The capacity that launches from ``template`` (from the map of every template's users,
+    built once per index: one pass over the consumers, not one per template)."""
+    users: dict[int, list[Resource]] = index.memo("template_users",
+                                                  lambda: _users_by_template(index))
+    return users.get(id(template), [])
+
+
+def _users_by_template(index: ResourceIndex) -> dict[int, list[Resource]]:
     from scanner.compute.ownership import capacity_owner
 
-    users: list[Resource] = []
+    out: dict[int, list[Resource]] = {}
 
-    def uses(spec: Any, r: Resource) -> bool:
-        return bool(spec) and index.launch_template_of(spec, r.scope) is template
+    def add(specs: Sequence[Any], r: Resource, owner: bool) -> None:
+        found = {id(t): t for s in specs if s
+                 for t in (index.launch_template_of(s, r.scope),) if t is not None}
+        if found:
+            user = (capacity_owner(r, index) or r) if owner else r
+            for key in found:
+                out.setdefault(key, []).append(user)
 
-    for group in index.of_kind("autoscaling.group", template.scope):
-        specs = (dig(group.attrs, "MixedInstancesPolicy.LaunchTemplate."
-                                  "LaunchTemplateSpecification"), group.get("LaunchTemplate"))
-        if any(uses(s, group) for s in specs):
-            users.append(capacity_owner(group, index) or group)
-    for ng in index.of_kind("eks.nodegroup", template.scope):
+    for group in index.of_kind("autoscaling.group"):
+        add((dig(group.attrs, "MixedInstancesPolicy.LaunchTemplate."
+                              "LaunchTemplateSpecification"), group.get("LaunchTemplate")),
+            group, owner=True)
+    for ng in index.of_kind("eks.nodegroup"):
         spec = ng.get("LaunchTemplate")
-        if isinstance(spec, dict) and uses({"LaunchTemplateId": spec.get("Id"),
-                                            "LaunchTemplateName": spec.get("Name")}, ng):
-            users.append(ng)
-    for env in index.of_kind("batch.compute_environment", template.scope):
-        if uses(dig(env.attrs, "ComputeResources.LaunchTemplate"), env):
-            users.append(env)
-    for instance in index.of_kind("ec2.instance", template.scope):
-        if uses(instance.get("LaunchTemplate"), instance):
-            users.append(capacity_owner(instance, index) or instance)
-    return users
+        if isinstance(spec, dict):
+            add(({"LaunchTemplateId": spec.get("Id"), "LaunchTemplateName": spec.get("Name")},),
+                ng, owner=False)
+    for env in index.of_kind("batch.compute_environment"):
+        add((dig(env.attrs, "ComputeResources.LaunchTemplate"),), env, owner=False)
+    for instance in index.of_kind("ec2.instance"):
+        add((instance.get("LaunchTemplate"),), instance, owner=True)
+    return out
 
 
 def capacity_of(resource: Resource, index: ResourceIndex) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scanner.catalog import BASE_REGION, Catalog, default_catalog
+from scanner.model import Resource
 
 SPOT_PRICE_RATIO = 0.35  # the design's estimate of spot against on-demand
 MIN_SPOT_FRACTION = 0.01  # a "spot price" below 1 % of on-demand is not a price (moto's constant)
@@ -27,6 +28,14 @@ class Price:
     @property
     def known(self) -> bool:
         return self.usd_hour is not None
+
+
+def region_of(resource: Resource) -> str | None:
+    """The region a resource's capacity is priced in: where it was observed (live), else where
+    its IaC says it deploys (CloudFormation --region, the Terraform aws provider's region), else
+    None (priced at us-east-1, and the basis says the region is not known)."""
+    prov = resource.provenance
+    return prov.region or prov.pricing_region
 
 
 def on_demand(instance_type: str, region: str | None, catalog: Catalog) -> Price:

@@ -8,11 +8,18 @@ and its purchase is judged on the template or request it came from.
 from __future__ import annotations
 
 from scanner.compute.index import Views
-from scanner.compute.launch import decisive, launch_spec, placement, subnet_values
+from scanner.compute.launch import (
+    decisive,
+    launch_spec,
+    placement,
+    root_from_ami,
+    subnet_values,
+)
 from scanner.compute.registry import DEVICES, LAUNCHES, MEASURED, PLACES, SPOT, extractor
 from scanner.compute.view import (
     Attr,
     ComputeView,
+    Device,
     Network,
     Observed,
     Purchase,
@@ -46,10 +53,19 @@ def instance(r: Resource, views: Views) -> ComputeView:
     else:
         spot = own.spot_market if isinstance(own.spot_market, Unknown) else ()
 
+    devices: tuple[Device, ...]
+    from_template = a.get("LaunchTemplate") is not None
     if not r.declared:
         devices = ()  # the volumes themselves carry the real state
-    elif a.get("BlockDeviceMappings") is None and a.get("LaunchTemplate"):
+    elif a.get("BlockDeviceMappings") is None and from_template:
         devices = ()  # its launch template carries the mappings
+    elif from_template and own.maps_root is not True:
+        # its own mappings, and a root volume its launch template decides (judged there) or,
+        # when that template is not in the scan, one that is not known here
+        devices = own.devices if lt is not None else (*own.devices, root_from_ami(
+            own.mappings_path, encrypted=Unknown(
+                "its launch template decides the root volume, and that template is not in the "
+                "scan or not known")))
     else:
         devices = own.devices_or_root()
 

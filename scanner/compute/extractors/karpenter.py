@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from scanner.compute.index import Views
-from scanner.compute.launch import block_devices
+from scanner.compute.launch import block_devices, with_root
 from scanner.compute.registry import DEVICES, LAUNCHES, PLACES, POOLS, extractor
 from scanner.compute.view import (
     Attr,
@@ -117,8 +117,9 @@ def ec2_node_class(r: Resource, views: Views) -> ComputeView:
     devices: tuple[Device, ...]
     if maps is None:
         devices = (_default_device(r),)
-    else:
-        devices = tuple(block_devices(maps, "BlockDeviceMappings"))
+    else:  # its own mappings replace Karpenter's defaults: the AMI's root volume unless one is
+        devices = with_root(tuple(block_devices(maps, "BlockDeviceMappings")), maps,
+                            "BlockDeviceMappings")
     return ComputeView(r, devices=devices)
 
 

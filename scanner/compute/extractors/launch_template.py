@@ -3,8 +3,9 @@
 A template without an instance type launches the types its consumers name (a group's overrides,
 an instance's type), or the types its ``InstanceRequirements`` choose by attributes (then the
 types stay unknown and the requirement carries the GPU fact). Its root volume comes from the AMI
-when it maps no device; that fact is decided here, unless every consumer sets its own root
-device (then it is decided, and reported, on each consumer). Live, the volumes themselves carry
+when no mapping replaces it (none at all, or data volumes only); that fact is decided here,
+unless every consumer sets its own root device (then it is decided, and reported, on each
+consumer). Live, the volumes themselves carry
 the encryption state.
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.compute.index import Views
-from scanner.compute.launch import root_from_ami
 from scanner.compute.registry import DEVICES, LAUNCHES, SPOT, extractor
 from scanner.compute.view import ComputeView, Device, Network, Purchase, SpotOffer, Types
 from scanner.kinds.facts import SPOT_PRICES
@@ -22,7 +22,7 @@ from scanner.model import Resource, Unknown
 
 @extractor("ec2.launch_template", provides=(LAUNCHES, SPOT, DEVICES), rank=2)
 def launch_template(r: Resource, views: Views) -> ComputeView:
-    spec = views.template_spec(r)
+    spec = views.own_spec(r)
     uses = views.uses_of(r)
     own_type = spec.instance_type.value
     if own_type is not None:
@@ -43,12 +43,11 @@ def launch_template(r: Resource, views: Views) -> ComputeView:
 
     devices: tuple[Device, ...] = ()
     if r.declared:
-        devices = spec.devices
-        # With no mapping, the root volume comes from the AMI: decided here, unless every
-        # consumer sets its own root device (then each consumer decides, and is judged, alone).
+        # When no mapping replaces it (none at all, or data volumes only), the root volume
+        # comes from the AMI: decided here, unless every consumer sets its own root device
+        # (then each consumer decides, and is judged, alone).
         overridden = bool(uses) and all(use.sets_root_device for _v, use in uses)
-        if not devices and not overridden:
-            devices = (root_from_ami(spec.mappings_path),)
+        devices = spec.devices if overridden else spec.devices_or_root()
 
     prices = r.get(SPOT_PRICES.attribute)
     return ComputeView(

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from scanner.catalog import region_name
 from scanner.kinds import schema
 from scanner.kinds.coerce import coerce_fields
 from scanner.kinds.types import Bool, FieldType, Ids, Int, Json, Num, Price
@@ -340,14 +341,18 @@ class _Reader:
         if kind is None:
             return
         cond = body.get("Condition")
+        exists: bool | Unknown = True
         if cond is not None:
             created = ev.condition(cond) if isinstance(cond, str) else None
             if created is False:
                 return
             if created is None:
+                # never assumed created nor absent: its results, and what leans on it, are
+                # UNKNOWN (Resource.exists)
+                exists = Unknown(f"its condition {str(cond)[:80]!r} is not known statically")
                 self.notice(
-                    f"{logical_id}: condition {cond!r} is not known statically; "
-                    "scanned as if the resource were created",
+                    f"{logical_id}: condition {str(cond)[:80]!r} is not known statically; "
+                    "whether the resource is created is not known (its results are UNKNOWN)",
                     start,
                 )
         props = body.get("Properties")
@@ -389,7 +394,9 @@ class _Reader:
                 id=logical_id,
                 attrs=attrs,
                 provenance=Provenance(
-                    SourceKind.CLOUDFORMATION, file=self.where, start_line=start, end_line=end
+                    SourceKind.CLOUDFORMATION, file=self.where, start_line=start, end_line=end,
+                    # --region: where the stack would be deployed, to price it
+                    pricing_region=region_name(self.region),
                 ),
                 scope=self.where,
                 name=name,
@@ -397,6 +404,7 @@ class _Reader:
                 aliases=(physical,) if isinstance(physical, str) else (),
                 skips=self._skips(logical_id, body.get("Metadata"), start),
                 declared=True,
+                exists=exists,
             )
         )
 

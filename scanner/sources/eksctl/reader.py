@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from scanner.catalog import region_name
 from scanner.model import InputError, Notice, Provenance, Resource, SourceKind, SourceResult
 from scanner.sources.eksctl.sniff import clearly_eksctl
 from scanner.sources.yaml_documents.coerce import coerce
@@ -132,6 +133,6 @@ def _node_group(ng: dict[str, Any], i: int, section: str, managed: bool,
     result.resources.append(Resource(
         kind=KIND, id=f"ClusterConfig/{cluster}/{section}/{shown}", attrs=attrs,
         provenance=Provenance(SourceKind.EKSCTL, file=where, start_line=span[0],
-                              end_line=span[1]),
+                              end_line=span[1], pricing_region=region_name(attrs.get("Region"))),
         scope=where, name=name if isinstance(name, str) else None, tags=tags,
         aliases=(name,) if isinstance(name, str) and name else (), skips=skips, declared=True))

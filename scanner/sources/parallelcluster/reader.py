@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from scanner.catalog import region_name
 from scanner.model import (
     InputError,
     Notice,
@@ -94,7 +95,7 @@ class _Reader:
         self.result.resources.append(Resource(
             kind=kind, id=rid, attrs=attrs,
             provenance=Provenance(SourceKind.PARALLELCLUSTER, file=where, start_line=span[0],
-                                  end_line=span[1]),
+                                  end_line=span[1], pricing_region=region_name(self.region)),
             scope=where, name=name, tags=all_tags, aliases=(name,) if name else (),
             skips=skips, declared=True))
 

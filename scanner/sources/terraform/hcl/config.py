@@ -75,9 +75,16 @@ class ModuleConfig:
     module_calls: dict[str, ModuleCallConfig] = field(default_factory=dict)
     outputs: dict[str, tuple[Attribute, str]] = field(default_factory=dict)
     sensitive_outputs: set[str] = field(default_factory=set)
-    # provider configurations by "name" or "name.alias" (the region data.aws_region reports)
+    # provider configurations by "name" or "name.alias" (the region data.aws_region reports,
+    # and the region resources are priced in)
     providers: dict[str, Body] = field(default_factory=dict)
     errors: list[InputError] = field(default_factory=list)
+
+    @property
+    def aws_providers(self) -> list[Body]:
+        """The ``provider "aws"`` blocks, the default one and the aliased ones."""
+        return [body for key, body in self.providers.items()
+                if key == "aws" or key.startswith("aws.")]
 
 
 def read_bytes(path: str) -> bytes:

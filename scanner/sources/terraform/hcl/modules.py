@@ -1157,16 +1157,21 @@ class InstanceRecord:
     # around it) leaves open whether terraform creates it at all
     exists: bool | Unknown = True
     instance: Any = None  # the ResourceInstance (its scope, to evaluate an attribute again)
+    # True when it is created by the root module's default aws provider: no ``provider``
+    # argument, no module call on the way with a ``providers`` map or its own aws provider
+    default_provider: bool = True
 
 
 def walk_instances(
     inst: ModuleInstance, want: Callable[[str], bool] | None = None,
-    exists: bool | Unknown = True,
+    exists: bool | Unknown = True, default_provider: bool = True,
 ) -> Iterator[InstanceRecord]:
     """Every managed resource instance, depth-first through module calls, in file order.
     Where count / for_each is unknown, one representative instance stands for the unknown
     set, with ``exists`` Unknown (it may be none at all)."""
     root = inst.root
+    if inst.call is not None and any("alias" not in p.attrs for p in inst.config.aws_providers):
+        default_provider = False  # a module that configures its own aws provider
     for cfg in inst.config.resources.values():
         if cfg.mode != "managed" or (want is not None and not want(cfg.type)):
             continue
@@ -1183,8 +1188,10 @@ def walk_instances(
             )
             if here is True:
                 here = Unknown(f"{keys.reason}")
+        default = default_provider and "provider" not in cfg.body.attrs
         for ri in group.instances():
-            yield InstanceRecord(cfg.type, ri.address, ri.values(), cfg, inst.path, here, ri)
+            yield InstanceRecord(cfg.type, ri.address, ri.values(), cfg, inst.path, here, ri,
+                                 default)
     for name in inst.config.module_calls:
         group = inst.module_group(name)
         keys = group.keys()
@@ -1200,11 +1207,12 @@ def walk_instances(
             )
             if here is True:
                 here = Unknown(f"{keys.reason}")
+        inherits = default_provider and "providers" not in call.body.attrs
         for mv in group.instances():
             child = mv.child()
             if isinstance(child, Unknown):
                 continue
-            yield from walk_instances(child, want, here)
+            yield from walk_instances(child, want, here, inherits)
 
 
 def load_tfvars(path: str, cache: dict[Any, Any] | None = None) -> dict[str, Any]:

@@ -404,6 +404,7 @@ def scan_root(
     from scanner.sources.terraform.translate import HOLED_ATTRIBUTES, SUPPORTED_TYPES, translate
 
     root = _root_instance(root_dir, modules, result.errors, file_vars, variables)
+    region = _provider_region(root)
     skip_memo: dict[tuple[str, str], tuple[Skip, ...]] = {}
     resources: list[Resource] = []
     for rec in walk_instances(root, SUPPORTED_TYPES.__contains__):
@@ -419,6 +420,7 @@ def scan_root(
             start_line=cfg.start_line,
             end_line=cfg.end_line,
             module=rec.module_path,
+            pricing_region=region if rec.default_provider else None,
         )
         values = rec.values
         if rec.type in HOLED_ATTRIBUTES and rec.instance is not None:
@@ -448,6 +450,23 @@ def scan_root(
 
     result.sensitive.update(SENSITIVE)
     _finish(root)
+
+
+def _provider_region(root: Any) -> str | None:
+    """The region of the root module's default ``provider "aws"`` when it evaluates to a
+    region name (a literal, a variable with a value, a local): where its resources are
+    deployed, to price them. None otherwise (the environment or a profile sets it)."""
+    from scanner.catalog import region_name
+    from scanner.sources.terraform.hcl.expressions import evaluate
+    from scanner.sources.terraform.hcl.values import BudgetExceeded, EvalError, Scope
+
+    for body in root.config.aws_providers:
+        attr = body.attrs.get("region")
+        if "alias" in body.attrs or attr is None:
+            continue
+        with contextlib.suppress(EvalError, BudgetExceeded, RecursionError):
+            return region_name(evaluate(attr.expr, Scope(root)))
+    return None
 
 
 def _mark_rendered_manifests(resources: list[Resource]) -> None:

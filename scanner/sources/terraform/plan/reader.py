@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scanner.catalog import region_name
 from scanner.kinds import schema
 from scanner.model import (
     InputError,
@@ -944,6 +945,33 @@ def _all_text(value: Any, out: set[str]) -> None:
             stack.extend(cur)
 
 
+def _provider_regions(doc: dict[str, Any]) -> dict[str, str]:
+    """The region of each aws provider configuration (key: its ``provider_config_key``, e.g.
+    "aws", "aws.west"), where the plan says it: a constant, or a root provider's region that is
+    one root variable (its value in the plan). Used to price the resources it creates."""
+    config = doc.get("configuration")
+    providers = config.get("provider_config") if isinstance(config, dict) else None
+    variables = doc.get("variables") if isinstance(doc.get("variables"), dict) else {}
+    out: dict[str, str] = {}
+    for key, provider in providers.items() if isinstance(providers, dict) else ():
+        if not isinstance(provider, dict) or provider.get("name") != "aws":
+            continue
+        exprs = provider.get("expressions")
+        expr = exprs.get("region") if isinstance(exprs, dict) else None
+        if not isinstance(expr, dict):
+            continue
+        value = expr.get("constant_value")
+        refs = expr.get("references")
+        if "constant_value" not in expr and ":" not in key and isinstance(refs, list) \
+                and len(refs) == 1 and isinstance(refs[0], str) and refs[0].startswith("var."):
+            given = variables.get(refs[0][4:])
+            value = given.get("value") if isinstance(given, dict) else None
+        region = region_name(value)
+        if region is not None:
+            out[str(key)] = region
+    return out
+
+
 def _sensitive_variables(doc: dict[str, Any], out: set[str]) -> None:
     """Root module variables declared ``sensitive = true``: their values in the plan."""
     config = doc.get("configuration")
@@ -1053,7 +1081,8 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
     lines: dict[str, int] | None = None
     lines_done = False
     bad_skips_seen: set[tuple[str, int]] = set()
-    plan_provs: dict[str, Provenance] = {}
+    plan_provs: dict[tuple[str, str | None], Provenance] = {}
+    regions = _provider_regions(doc)
 
     out: list[Resource] = []
     for module, r in planned:
@@ -1080,6 +1109,7 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
         block: Block | None = sources.locate(keyless, tf_type, name) if sources else None
         cm = config.get(keyless)
         rcfg = cm.resource(tf_type, name) if cm is not None else None
+        region = regions.get(str(rcfg.get("provider_config_key"))) if rcfg is not None else None
         if rcfg is not None:
             exprs = rcfg.get("expressions")
             ctx = _Ctx(module, r.get("index"), rcfg.get("for_each_expression"),
@@ -1093,7 +1123,7 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
                                                    "block known only after apply"), address)
         if block is not None:
             prov = Provenance(SourceKind.TERRAFORM_PLAN, str(block.file), block.start_line,
-                              block.end_line, module)
+                              block.end_line, module, pricing_region=region)
             skips = block.skips
             for line, line_text in block.bad_skips:
                 if (str(block.file), line) not in bad_skips_seen:
@@ -1105,13 +1135,14 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
             if not lines_done:
                 lines, lines_done = _plan_lines(text), True
             if lines is None:  # one-line JSON: the same location for every resource of a module
-                prov = plan_provs.get(module)
+                prov = plan_provs.get((module, region))
                 if prov is None:
-                    prov = plan_provs[module] = Provenance(SourceKind.TERRAFORM_PLAN, spath, 1, 1,
-                                                           module)
+                    prov = plan_provs[(module, region)] = Provenance(
+                        SourceKind.TERRAFORM_PLAN, spath, 1, 1, module, pricing_region=region)
             else:
                 line = lines.get(address, 1)
-                prov = Provenance(SourceKind.TERRAFORM_PLAN, spath, line, line, module)
+                prov = Provenance(SourceKind.TERRAFORM_PLAN, spath, line, line, module,
+                                  pricing_region=region)
             skips = ()
         out.extend(translate(tf_type, address, values, provenance=prov, scope=scope,
                              skips=skips))
