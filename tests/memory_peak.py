@@ -1,9 +1,12 @@
 """The peak memory of a block of code, for the fuzz tests' memory bounds.
 
 On Linux: the growth of the process's resident-set high-water mark (``VmHWM``, reset through
-``/proc/self/clear_refs``) over its resident set at the start, after garbage collection and
-``malloc_trim`` have given back what the process no longer uses (so the block's allocations are
-not hidden in memory freed earlier). It costs nothing while the code runs and sees every
+``/proc/self/clear_refs``) over its resident set at the start, after ``malloc_trim`` has given
+back the memory the C allocator holds free, so that the block's allocations are not hidden in
+memory freed earlier. The objects alive at the start are frozen (``gc.freeze``) for the block:
+garbage among them cannot be collected during the block and lend it its memory (a full
+``gc.collect()`` instead costs ~0.3 s in a worker that ran the moto tests). It costs nothing
+while the code runs and sees every
 allocation, Python's and C libraries' alike (tree-sitter's parse trees, libyaml's events), that
 is touched. ``tracemalloc`` sees only Python's allocators and slowed the hostile HCL cases
 5-6 times (0.5 s -> 3 s each); on the worst cases of tests/test_hcl_fuzz.py the two agree
@@ -15,7 +18,6 @@ Elsewhere (no ``/proc/self/clear_refs``): ``tracemalloc``'s peak.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -33,13 +35,19 @@ def _status_bytes(field: str) -> int:
     raise OSError(f"no {field} in {_STATUS}")
 
 
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc's, in the interpreter
+    except OSError:
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
 def _trim() -> None:
-    gc.collect()
-    name = ctypes.util.find_library("c")
-    if name:
-        libc = ctypes.CDLL(name)
-        if hasattr(libc, "malloc_trim"):
-            libc.malloc_trim(0)
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def _reset_high_water_mark() -> bool:
@@ -56,17 +64,22 @@ def _reset_high_water_mark() -> bool:
 def peak_memory() -> Iterator[Callable[[], int]]:
     """``with peak_memory() as peak: ...`` then ``peak()``: the most bytes the block held at
     once beyond what the process held when it began."""
-    _trim()
-    if _reset_high_water_mark():
-        base = _status_bytes("VmRSS")
-        result: list[int] = []
-        yield lambda: result[0] if result else _status_bytes("VmHWM") - base
-        result.append(_status_bytes("VmHWM") - base)
+    if not _reset_high_water_mark():
+        tracemalloc.start()
+        traced: list[int] = []
+        try:
+            yield lambda: traced[0] if traced else tracemalloc.get_traced_memory()[1]
+            traced.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
         return
-    tracemalloc.start()
-    peak: list[int] = []
+    gc.freeze()
     try:
-        yield lambda: peak[0] if peak else tracemalloc.get_traced_memory()[1]
-        peak.append(tracemalloc.get_traced_memory()[1])
+        _trim()
+        _reset_high_water_mark()
+        base = _status_bytes("VmRSS")
+        resident: list[int] = []
+        yield lambda: resident[0] if resident else _status_bytes("VmHWM") - base
+        resident.append(_status_bytes("VmHWM") - base)
     finally:
-        tracemalloc.stop()
+        gc.unfreeze()

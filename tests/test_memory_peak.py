@@ -5,6 +5,7 @@ allocates beside Python's allocators."""
 from __future__ import annotations
 
 import ctypes
+import gc
 
 from tests.memory_peak import peak_memory
 
@@ -34,3 +35,19 @@ def test_an_idle_block_holds_next_to_nothing() -> None:
     with peak_memory() as peak:
         pass
     assert peak() < 8 * MIB, peak() / MIB
+
+
+def test_garbage_from_before_the_block_lends_it_no_memory() -> None:
+    """Cyclic garbage left before the block (about 110 MiB) is not collected during it, so the
+    block's 90 MiB cannot hide in the memory that collecting it would free."""
+    cells: list[list[object]] = [[bytearray(1024)] for _ in range(100_000)]
+    for cell in cells:
+        cell.append(cell)
+    gc.collect()  # they move to the oldest generation, which only a full collection frees
+    del cells, cell
+    with peak_memory() as peak:
+        gc.collect()
+        held = [bytearray(1024) for _ in range(90_000)]
+        del held
+    assert peak() >= 80 * MIB, peak() / MIB
+    gc.collect()
