@@ -14,15 +14,28 @@ the suite is for (a missing corpus, tool or browser would otherwise pass in sile
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import botocore.loaders
+import botocore.session
 import pytest
 
 ALLOW_SKIP = "GPUAUDIT_ALLOW_SKIP"
+
+# One botocore data loader per data path for every session of a test process. botocore parses
+# a service's JSON model (ec2's is 1.6 MB) once per session, and moto in-process (its backends,
+# its region lists) and the seeding helpers make a new session for nearly every client: the
+# moto tests spent a third of their CPU decoding the same JSON (53 s -> 33 s of CPU for the
+# twelve moto modules in one process). The models are static files; gpuaudit already shares
+# its loader across its own sessions (scanner/aws/targets.py), so what it does is unchanged.
+# (Only the name botocore.session calls: a test that makes a loader of its own still gets a
+# fresh one.)
+botocore.session.create_loader = functools.cache(botocore.loaders.create_loader)  # type: ignore[assignment]
 
 
 def skips_allowed() -> bool:
@@ -55,7 +68,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable: the order within each module is kept
 
 
-GROUP_CHUNK = 10  # a grouped module with more tests is split into chunks of about this many
+# A grouped module with more tests is split into chunks of about this many (each chunk sets
+# its fixture up again: test_aws_live_faults.py's moto estate costs ~5 s of CPU per chunk,
+# so its 47 audits go in two chunks, not four).
+GROUP_CHUNK = 24
 
 
 class _Scheduling:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 
 from scanner.scan import scan_paths
 from scanner.sources.cloudformation.reader import load_template
+from tests.memory_peak import peak_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = ROOT / "scanner" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
@@ -81,16 +81,12 @@ def test_hostile_templates_are_bounded_and_the_neighbour_is_read(template: str) 
     try:
         (tmp / "hostile.yaml").write_text(template, encoding="utf-8", errors="surrogateescape")
         shutil.copy(GOOD, tmp / "good.yaml")
-        tracemalloc.start()
-        started = time.process_time()
-        try:
+        with peak_memory() as peak:
+            started = time.process_time()
             result = scan_paths([tmp])
             elapsed = time.process_time() - started
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
         assert elapsed < MAX_CPU_SECONDS, elapsed
-        assert peak < MAX_PEAK_BYTES, peak
+        assert peak() < MAX_PEAK_BYTES, peak()
         for err in result.errors:
             assert not err.reason.startswith("internal error"), err
             assert err.path == str(tmp / "hostile.yaml"), err

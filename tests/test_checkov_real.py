@@ -3,6 +3,7 @@ gpuaudit's policies as checkov checks, and checkov's checks in gpuaudit's report
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -76,6 +77,7 @@ def _results(report: Any) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
                        check["check_result"]["result"], check)
 
 
+@functools.cache
 def _checks_dir() -> str:
     out = subprocess.run([*GPUAUDIT, "checkov-dir"], capture_output=True, text=True, check=True,
                          cwd=ROOT)
@@ -102,16 +104,24 @@ def _run_checkov(cmd: list[str], tmp: Path) -> dict[tuple[str, str], str]:
             if cid.startswith("CKV_GPUAUDIT_")}
 
 
-def test_checkov_runs_gpuaudit_policies_on_the_fixture(CHECKOV: Path, tmp_path: Path) -> None:
-    got = _run_checkov([str(CHECKOV)], tmp_path)
-    assert got == EXPECTED
+@pytest.fixture(scope="module")
+def on_the_fixture(CHECKOV: Path, tmp_path_factory: pytest.TempPathFactory,
+                   ) -> dict[tuple[str, str], str]:
+    """checkov with gpuaudit's checks on the fixture (one run, ~3 s of CPU, for the tests
+    that read the same verdicts)."""
+    return _run_checkov([str(CHECKOV)], tmp_path_factory.mktemp("checkov"))
 
 
-def test_checkov_and_gpuaudit_agree_wherever_checkov_gives_a_verdict(CHECKOV: Path,
-                                                                      tmp_path: Path) -> None:
+def test_checkov_runs_gpuaudit_policies_on_the_fixture(
+        on_the_fixture: dict[tuple[str, str], str]) -> None:
+    assert on_the_fixture == EXPECTED
+
+
+def test_checkov_and_gpuaudit_agree_wherever_checkov_gives_a_verdict(
+        on_the_fixture: dict[tuple[str, str], str]) -> None:
     """A verdict the adapters give on one resource is the one gpuaudit gives with the whole
     configuration in view (never a PASS or FAIL that the related resources would change)."""
-    got = _run_checkov([str(CHECKOV)], tmp_path)
+    got = on_the_fixture
     ours = _gpuaudit_verdicts()
     words = {"PASSED": "PASS", "FAILED": "FAIL"}
     for (check_id, rid), result in got.items():

@@ -10,7 +10,6 @@ import os
 import shutil
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 from scanner.engine import evaluate
 from scanner.model import Status
 from scanner.scan import scan_paths
+from tests.memory_peak import peak_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = ROOT / "tests" / "fixtures" / "karpenter" / "policies" / "public_gpu" / "manifests" / \
@@ -128,17 +128,13 @@ def test_hostile_files_are_bounded_and_the_neighbour_is_read(case: tuple[str, st
     try:
         (tmp / "hostile.yaml").write_text(text, encoding="utf-8", errors="surrogateescape")
         shutil.copy(GOOD, tmp / "good.yaml")
-        tracemalloc.start()
-        started = time.process_time()
-        try:
+        with peak_memory() as peak:
+            started = time.process_time()
             result = scan_paths([tmp])
             findings = evaluate(result.resources)
             elapsed = time.process_time() - started
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
         assert elapsed < MAX_CPU_SECONDS, elapsed
-        assert peak < MAX_PEAK_BYTES, peak
+        assert peak() < MAX_PEAK_BYTES, peak()
         for err in result.errors:
             assert "internal error" not in err.reason, err
             assert err.path == str(tmp / "hostile.yaml"), err

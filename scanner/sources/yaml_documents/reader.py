@@ -4,8 +4,11 @@
   keeps the first two; the error names its line.
 * Anchors and aliases are accepted (Kubernetes, eksctl and ParallelCluster accept them) and
   expanded against :data:`MAX_VALUES` values per file, aliases counted each time they are
-  used: an alias bomb stops at the budget with an error naming the line. A merge key
-  (``<<: *base``) merges as YAML 1.1 says (keys written in the mapping win).
+  used: an alias bomb stops at the budget with an error naming the line. The expansion is
+  worked out on the composed nodes before anything is built (an alias is the node it names,
+  so each node is sized once): a bomb is refused in time linear in its text, not after a
+  million values were built. A merge key (``<<: *base``) merges as YAML 1.1 says (keys
+  written in the mapping win).
 * A key written twice in one mapping is an error of that document (Kubernetes' strict decoding
   refuses it); the other documents are still read.
 * Nesting deeper than :data:`MAX_DEPTH` is an error; a file over :data:`MAX_BYTES` is refused.
@@ -143,6 +146,7 @@ def load_documents(data: bytes | str) -> Loaded:
         raise YamlError(f"text is larger than the {MAX_BYTES // (1024 * 1024)} MiB limit")
     loaded = Loaded()
     builder = _Builder(loaded.spans, loaded.key_lines, loaded.item_lines)
+    has_aliases = "&" in text  # an alias needs an anchor
     composer = _Composer(text)
     try:
         while True:
@@ -170,6 +174,8 @@ def load_documents(data: bytes | str) -> Loaded:
             start = _line(node.start_mark) or 1
             end = max(start, _last_line(node))
             try:
+                if has_aliases:
+                    builder.rehearse(node)
                 value = builder.build(node)
             except YamlError as exc:
                 loaded.documents.append(Document(None, start, end, exc))
@@ -195,6 +201,60 @@ class _Builder:
         self.item_lines = item_lines
         self.count = 0
         self.spent = False
+
+    def rehearse(self, node: Node) -> None:
+        """Raise the error ``build(node)`` would raise (the same reason, line and values
+        counted; the budget then spent), without building anything: from the sizes of
+        :class:`_Expansion` it skips every part that builds cleanly within the budget and
+        walks only down to the error. Nothing is counted when the build would succeed."""
+        expansion = _Expansion()
+        expansion.of(node)
+        start = self.count
+        self._rehearse(node, 1, expansion)  # raises with the count build() would have
+        self.count = start  # build() counts them again
+
+    def _rehearse(self, node: Node, depth: int, expansion: _Expansion) -> None:
+        key = id(node)
+        if key not in expansion.size:
+            expansion.of(node)
+        if expansion.clean[key] and depth + expansion.height[key] <= MAX_DEPTH \
+                and self.count + expansion.size[key] <= MAX_VALUES:
+            self.count += expansion.size[key]
+            return
+        # as build() does, step by step
+        if depth > MAX_DEPTH:
+            raise YamlError(f"nesting deeper than {MAX_DEPTH} levels (a recursive alias?)",
+                            _line(node.start_mark))
+        self.count += 1
+        if self.count > MAX_VALUES:
+            self.spent = True
+            raise YamlError(f"the file expands to more than {MAX_VALUES:,} values (YAML "
+                            "aliases repeat it): not read further", _line(node.start_mark))
+        if isinstance(node, ScalarNode):
+            return
+        if isinstance(node, SequenceNode):
+            for child in node.value:
+                self._rehearse(child, depth + 1, expansion)
+            return
+        if not isinstance(node, MappingNode):
+            raise YamlError("unexpected YAML node", _line(node.start_mark))  # pragma: no cover
+        keys: set[str] = set()
+        for key_node, value_node in node.value:
+            if isinstance(key_node, ScalarNode) and key_node.tag == _MERGE:
+                sources = value_node.value if isinstance(value_node, SequenceNode) \
+                    else [value_node]
+                for n in sources:
+                    self._rehearse(n, depth + 1, expansion)
+                    if not isinstance(n, MappingNode):
+                        raise YamlError("a merge key (<<) needs a mapping", _line(n.start_mark))
+                continue
+            if not isinstance(key_node, ScalarNode):
+                raise YamlError("a mapping key is not a plain value", _line(key_node.start_mark))
+            text = _key_text(key_node)
+            if text in keys:
+                raise YamlError(f"duplicate key {text!r}", _line(key_node.start_mark))
+            keys.add(text)
+            self._rehearse(value_node, depth + 1, expansion)
 
     def build(self, node: Node, depth: int = 1) -> Any:
         if depth > MAX_DEPTH:
@@ -249,6 +309,83 @@ class _Builder:
                 raise YamlError("a merge key (<<) needs a mapping", _line(n.start_mark))
             out.append(value)
         return out
+
+
+_UNBOUNDED = 1 << 30  # the height of a recursive alias (deeper than any MAX_DEPTH)
+
+
+class _Expansion:
+    """What building each node of a document would cost, from the composed nodes alone: the
+    values built (``size``, at most MAX_VALUES + 1), the nesting below it (``height``), and
+    whether building it can fail for anything but depth or budget (``clean``: no duplicate
+    key, no mapping key that is not a plain value, no merge of anything but a mapping). An
+    alias is the very node its anchor names, so each node is worked out once (iteratively:
+    no recursion limit), however often the document repeats it."""
+
+    def __init__(self) -> None:
+        self.size: dict[int, int] = {}
+        self.height: dict[int, int] = {}
+        self.clean: dict[int, bool] = {}
+
+    def of(self, root: Node) -> None:
+        if id(root) in self.size:
+            return
+        on_path: set[int] = set()
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            key = id(node)
+            if done:
+                on_path.discard(key)
+                self._finish(node)
+                continue
+            if key in self.size or key in on_path:
+                continue
+            on_path.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(_built_children(node)[0]))
+
+    def _finish(self, node: Node) -> None:
+        children, clean = _built_children(node)
+        size, height = 1, 0
+        for child in children:
+            ckey = id(child)
+            if ckey not in self.size:  # on the path: a recursive alias
+                size, height, clean = MAX_VALUES + 1, _UNBOUNDED, False
+                break
+            size = min(size + self.size[ckey], MAX_VALUES + 1)
+            height = max(height, min(self.height[ckey] + 1, _UNBOUNDED))
+            clean = clean and self.clean[ckey]
+        key = id(node)
+        self.size[key], self.height[key], self.clean[key] = size, height, clean
+
+
+def _built_children(node: Node) -> tuple[list[Node], bool]:
+    """The nodes ``_Builder.build(node)`` builds directly, in order, and whether the node
+    itself builds without a structural error (see :class:`_Expansion`)."""
+    if isinstance(node, ScalarNode):
+        return [], True
+    if isinstance(node, SequenceNode):
+        return list(node.value), True
+    if not isinstance(node, MappingNode):
+        return [], False
+    children: list[Node] = []
+    clean = True
+    keys: set[str] = set()
+    for key_node, value_node in node.value:
+        if isinstance(key_node, ScalarNode) and key_node.tag == _MERGE:
+            sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            children.extend(sources)
+            clean = clean and all(isinstance(n, MappingNode) for n in sources)
+            continue
+        if not isinstance(key_node, ScalarNode):
+            clean = False
+            continue
+        text = _key_text(key_node)
+        clean = clean and text not in keys
+        keys.add(text)
+        children.append(value_node)
+    return children, clean
 
 
 def _key_text(node: ScalarNode) -> str:
