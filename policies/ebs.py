@@ -239,7 +239,10 @@ def _aws_managed(key: Any, dev: Device) -> bool | Unknown:
     if isinstance(key, Unknown):
         return key
     if key is None or key == "":
-        return True
+        # The account's default EBS key applies: aws/ebs unless the account chose another, which
+        # only the account (live: GetEbsDefaultKmsKeyId) or an aws_ebs_default_kms_key says.
+        return Unknown("it names no KMS key, so the account's default EBS key applies, and "
+                       "nothing read here says which key that is (aws_ebs_default_kms_key)")
     if isinstance(key, str) and any(key.endswith(k) for k in AWS_MANAGED_KEYS):
         return True
     manager = dev.key_manager

@@ -53,7 +53,7 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
         "ebs003_fail.yaml",
         ("EBS-003",),
         [
-            ("EBS-003", "DefaultKeyVolume", F),
+            ("EBS-003", "DefaultKeyVolume", U),  # the account's default key, not named
             ("EBS-003", "AwsManagedKeyVolume", F),
             ("EBS-003", "Template", F),
         ],
@@ -212,7 +212,7 @@ def test_ebs003_is_off_unless_enabled_in_the_config() -> None:
         for f in evaluate(source.resources, config=config)
         if f.policy_id == "EBS-003"
     ]
-    assert sorted(on) == [("AwsManagedKeyVolume", F), ("DefaultKeyVolume", F), ("Template", F)]
+    assert sorted(on) == [("AwsManagedKeyVolume", F), ("DefaultKeyVolume", U), ("Template", F)]
 
 
 def test_region_given_or_not_the_s3_endpoint_is_recognised() -> None:

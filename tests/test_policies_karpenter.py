@@ -35,13 +35,14 @@ CASES: list[tuple[str, list[tuple[str, str, Status]]]] = [
     ]),
     ("public_gpu", [
         ("EBS-001", "EC2NodeClass/training", F),  # encrypted: false
+        ("EBS-003", "EC2NodeClass/training", F),  # /dev/xvdb names the AWS-managed key
         ("ASG-002", "NodePool/p5-spot", F),  # spot only, one instance type
         ("VPC-001", "aws_vpc.main", F),
         ("VPC-004", "NodePool/p5-spot", F),  # public subnet routing to the IGW
     ]),
     ("endpoint_misses_subnet", [
         ("EBS-001", "EC2NodeClass/inference", P),  # Karpenter's default mappings: encrypted
-        ("EBS-003", "EC2NodeClass/inference", F),  # ... with the AWS-managed key
+        ("EBS-003", "EC2NodeClass/inference", U),  # ... with the account's default key
         ("VPC-001", "Vpc", P),
         ("VPC-002", "GpuSubnet", F),
         ("VPC-003", "S3Endpoint", F),
@@ -49,13 +50,13 @@ CASES: list[tuple[str, list[tuple[str, str, Status]]]] = [
     ]),
     ("unresolved", [
         ("EBS-001", "EC2NodeClass/default", P),
-        ("EBS-003", "EC2NodeClass/default", F),
+        ("EBS-003", "EC2NodeClass/default", U),  # the account's default key, not named
         ("VPC-004", "NodePool/gpu-g5", U),  # no subnet in the scan carries its tags
         ("ASG-002", "NodePool/general", P),  # c, m, r: spot pools of many types
     ]),
     ("terraform", [
         ("EBS-001", "kubectl_manifest.karpenter_node_class", P),
-        ("EBS-003", "kubectl_manifest.karpenter_node_class", F),
+        ("EBS-003", "kubectl_manifest.karpenter_node_class", U),
         ("ASG-002", "kubectl_manifest.karpenter_node_pool", F),
         ("VPC-004", "kubectl_manifest.karpenter_node_pool", P),
         ("ASG-002", "kubernetes_manifest.inferentia_pool", P),
@@ -98,8 +99,8 @@ def test_a_finding_points_at_the_document_in_a_multi_document_file() -> None:
     findings = evaluate(source.resources, policy_ids=["EBS-001", "ASG-002"])
     by_id = {f.resource["id"]: f for f in findings}
     node_class, pool = by_id["EC2NodeClass/training"], by_id["NodePool/p5-spot"]
-    assert node_class.location["start_line"] == 3 and node_class.location["end_line"] == 23
-    assert pool.location["start_line"] == 25
+    assert node_class.location["start_line"] == 3 and node_class.location["end_line"] == 29
+    assert pool.location["start_line"] == 31
     assert pool.location["file"].endswith("manifests/karpenter.yaml")
     assert pool.resource["root"].endswith("manifests/karpenter.yaml")
 

@@ -87,12 +87,23 @@ def test_ebs002(value, expected):
 
 def test_ebs003_off_by_default_and_customer_key():
     assert "EBS-003" not in {p.id for p in select_policies()}
-    aws_key = res("ec2.volume", "a", Encrypted=True)
+    aws_key = res("ec2.volume", "a", Encrypted=True, KmsKeyId="alias/aws/ebs")
     cmk = res("ec2.volume", "c", Encrypted=True, KmsKeyId=Ref("aws_kms_key.k", "arn"))
     assert status([aws_key], "EBS-003", "a") is Status.FAIL
     assert status([cmk], "EBS-003", "c") is Status.PASS
     enabled = Config(policies={"EBS-003": {"enabled": True}})
     assert ("EBS-003", "a") in results([aws_key], config=enabled)
+
+
+def test_ebs003_no_key_named_is_the_account_default_key() -> None:
+    """A volume that names no key uses the account's default EBS key: UNKNOWN unless the
+    account's default key is read (a CMK passes, aws/ebs fails), never FAIL by assumption."""
+    bare = res("ec2.volume", "b", Encrypted=True)
+    assert status([bare], "EBS-003", "b") is Status.UNKNOWN
+    for key, expected in (("arn:aws:kms:us-east-1:1:key/abc", Status.PASS),
+                          ("arn:aws:kms:us-east-1:1:alias/aws/ebs", Status.FAIL)):
+        defaults = res("ec2.ebs_defaults", "d", EbsEncryptionByDefault=True, KmsKeyId=key)
+        assert status([bare, defaults], "EBS-003", "b") is expected, key
 
 
 # -- VPC -------------------------------------------------------------------------------------

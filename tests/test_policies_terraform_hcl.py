@@ -57,7 +57,13 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
     (
         "ebs003_fail",
         ("EBS-003",),
-        [("EBS-003", "aws_ebs_volume.aws_managed", F), ("EBS-003", "aws_launch_template.gpu", F)],
+        [("EBS-003", "aws_ebs_volume.aws_managed", F), ("EBS-003", "aws_launch_template.gpu", F),
+         ("EBS-003", "aws_ebs_volume.default_key", U)],  # the account's default key: not named
+    ),
+    (
+        "ebs003_default_key",
+        ("EBS-003",),
+        [("EBS-003", "aws_ebs_volume.no_own_key", P), ("EBS-003", "aws_launch_template.gpu", P)],
     ),
     (
         "ebs003_pass",

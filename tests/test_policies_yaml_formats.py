@@ -121,7 +121,9 @@ def test_ebs_003_reads_the_kms_keys_of_node_groups_and_queues(tmp_path: Path) ->
         "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\n"
         "managedNodeGroups:\n  - name: cmk\n    volumeEncrypted: true\n"
         "    volumeKmsKeyID: arn:aws:kms:us-east-1:111122223333:key/abcd\n"
-        "  - name: aws-key\n    volumeEncrypted: true\n")
+        "  - name: aws-key\n    volumeEncrypted: true\n"
+        "    volumeKmsKeyID: arn:aws:kms:us-east-1:111122223333:alias/aws/ebs\n"
+        "  - name: default-key\n    volumeEncrypted: true\n")
     (tmp_path / "pc.yaml").write_text(
         "HeadNode:\n  InstanceType: m5.large\n  LocalStorage:\n    RootVolume:\n"
         "      Encrypted: true\n      KmsKeyId: arn:aws:kms:us-east-1:111122223333:key/ef\n"
@@ -131,9 +133,11 @@ def test_ebs_003_reads_the_kms_keys_of_node_groups_and_queues(tmp_path: Path) ->
     source = scan_paths([tmp_path])
     got = sorted((f.resource["id"], f.status) for f in
                  evaluate(source.resources, policy_ids=["EBS-003"]))
+    # no key named: the account's default EBS key, which nothing here names
     assert got == [("ClusterConfig/c/managedNodeGroups/aws-key", F),
                    ("ClusterConfig/c/managedNodeGroups/cmk", P),
-                   ("HeadNode", P), ("Scheduling/SlurmQueues/q", F)]
+                   ("ClusterConfig/c/managedNodeGroups/default-key", U),
+                   ("HeadNode", P), ("Scheduling/SlurmQueues/q", U)]
 
 
 def test_aws_batch_queues_of_parallelcluster_cap_spot_by_percentage(tmp_path: Path) -> None:
