@@ -161,14 +161,25 @@ class Views:
         return tuple(dict.fromkeys(ids))
 
     def gpu_placements(self) -> list[Placement]:
-        """Every active resource that places GPU compute into subnets, with its subnets."""
+        """Every active resource that places GPU compute into subnets, with its subnets.
+
+        Compute whose types are not known (a variable without a value, a data source, an
+        attribute requirement that may ask for GPUs) is placed too, doubted: a verdict that
+        leans on it alone is UNKNOWN, never PASS or FAIL, and never silence."""
         def build() -> list[Placement]:
             out: list[Placement] = []
             for kind in registry.kinds_with(registry.LAUNCHES, registry.PLACES):
                 for r in self.index.of_kind(kind):
                     view = self.of(r)
-                    if view is None or not view.active or view.types.gpu() is not True:
+                    if view is None or not view.active:
                         continue
+                    gpu = view.types.gpu()
+                    if gpu is False:
+                        continue
+                    maybe = doubt(r)
+                    if isinstance(gpu, Unknown) and maybe is None:
+                        maybe = Unknown(f"whether {r.id} launches GPUs is not known"
+                                        f"{f' ({gpu.reason})' if gpu.reason else ''}")
                     subnets: list[Resource] = []
                     unresolved: list[Any] = []
                     for ref in view.network.subnets if view.network else ():
@@ -178,7 +189,7 @@ class Views:
                         else:
                             unresolved.append(ref)
                     out.append(Placement(r, view.types.gpu_types(), subnets, unresolved,
-                                         doubt(r)))
+                                         maybe))
             return out
 
         return self._lazy("gpu_placements", build)
