@@ -188,3 +188,19 @@ def test_demo_from_a_fresh_non_editable_install_outside_the_checkout(tmp_path: P
     examples = [p for p in doc["inputs"]["paths"]]
     assert examples and all(p.startswith(str(venv)) for p in examples)
     check_sarif(work / "out")
+
+
+def test_demo_totals_are_the_reports_totals_each_capacity_counted_once() -> None:
+    from scanner.demo import totals
+
+    def fail(kind: str, usd: float, counted: bool = True) -> dict[str, Any]:
+        return {"status": "FAIL", "savings": {"kind": kind, "usd_month": usd, "counted": counted}}
+
+    doc = {"summary": {"by_status": {"FAIL": 3}, "by_policy": {"SPOT-001": {"FAIL": 3}},
+                       "resources": 3, "savings_usd_month": 100.0, "exposure_usd_month": 300.0},
+           "findings": [fail("overspend_cap", 300.0),  # a launch template
+                        fail("overspend_cap", 200.0, counted=False),  # its group: same capacity
+                        fail("rightsize", 100.0)],
+           "inputs": {}, "errors": []}
+    line = next(x for x in totals(doc) if x.startswith("Estimated saving"))
+    assert "$100.00/month" in line and "$300.00/month of overspend" in line, line

@@ -137,13 +137,9 @@ def totals(doc: dict[str, Any]) -> list[str]:
     summary = doc["summary"]
     statuses = ", ".join(f"{n} {s}" for s, n in summary["by_status"].items())
     failing = {pid: c["FAIL"] for pid, c in summary["by_policy"].items() if c.get("FAIL")}
-    saving = exposure = 0.0
-    for f in doc["findings"]:
-        if f["status"] == "FAIL" and f.get("savings"):
-            if f["savings"]["kind"] == "overspend_cap":
-                exposure += f["savings"]["usd_month"]
-            else:
-                saving += f["savings"]["usd_month"]
+    # the report's own totals: an amount on capacity already counted is left out of them
+    saving = summary.get("savings_usd_month") or 0.0
+    exposure = summary.get("exposure_usd_month") or 0.0
     inputs = doc["inputs"]
     lines = [
         "",
