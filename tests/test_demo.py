@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -102,7 +103,7 @@ def test_demo_audits_a_sandbox_account_whatever_the_machine_is_set_to(
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".gpuaudit.yaml").write_text("policies: {EBS-001: {enabled: false}}\n")
     before = dict(os.environ)
-    out = tmp_path / "out"
+    out = tmp_path / "my reports"  # a space: the printed command must still be copyable
     res = CliRunner().invoke(cli, ["demo", "--output-dir", str(out)])
     assert res.exit_code == 0, res.output
     assert dict(os.environ) == before  # the sandbox is undone
@@ -114,6 +115,9 @@ def test_demo_audits_a_sandbox_account_whatever_the_machine_is_set_to(
     reports = next(line for line in lines if line.startswith("Reports: "))
     for fmt in ("html", "json", "sarif"):
         assert str(out / f"report.{fmt}") in reports and (out / f"report.{fmt}").is_file()
+    table = next(line for line in lines if line.startswith("The table: "))
+    assert shlex.split(table.removeprefix("The table: "))[:4] == [
+        "gpuaudit", "report", "render", str(out / "report.json")]
 
 
 def test_demo_without_moto_says_how_to_get_it(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import shlex
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -100,7 +101,7 @@ def run_demo(output_dir: Path, echo: Callable[[str], None] = print) -> int:
         echo(line)
     paths = [output_dir / f"report.{fmt}" for fmt in FORMATS]
     echo("Reports: " + ", ".join(str(p) for p in paths))
-    echo(f"The table: gpuaudit report render {output_dir / 'report.json'}   "
+    echo(f"The table: gpuaudit report render {shlex.quote(str(output_dir / 'report.json'))}   "
          f"({time.perf_counter() - started:.1f} s)")
     code = report_exit_code(doc, "none")
     return code if code else (2 if audit_code == 2 else 0)
