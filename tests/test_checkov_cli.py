@@ -247,3 +247,16 @@ def test_a_stopped_checkov_leaves_no_process_behind(tmp_path: Path, how: str) ->
     finally:
         if pidfile.is_file() and not _gone(pid := int(pidfile.read_text())):
             os.kill(pid, 9)
+
+
+def test_the_summary_does_not_count_checks_of_a_checkov_that_did_not_report() -> None:
+    from reports.table import summary_lines
+
+    doc: dict[str, Any] = {"summary": {"by_status": {"FAIL": 1}, "resources": 1,
+                                       "checkov": {"failed": 0, "merged": 0, "seconds": 3.7}},
+                           "errors": []}
+    assert "0 failed checks" in summary_lines(doc)[-1]  # it ran and failed nothing
+    doc["errors"] = [{"kind": "input", "path": "checkov",
+                      "reason": "checkov did not finish within 3 s"}]
+    line = summary_lines(doc)[-1]
+    assert "failed checks" not in line and "did not report after 3.7 s" in line, line
