@@ -268,7 +268,7 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         out = [line]  # no money to show: no price note either
         checkov = summary.get("checkov")
         if isinstance(checkov, dict):
-            out.append(checkov_line(checkov))
+            out.append(checkov_line(checkov, _checkov_failed(doc)))
         return out
     out = [line, money_summary(summary)]
     if cat:
@@ -277,15 +277,25 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
             out.append(f"Note: {cat['note']}.")
     checkov = summary.get("checkov")
     if isinstance(checkov, dict):
-        out.append(checkov_line(checkov))
+        out.append(checkov_line(checkov, _checkov_failed(doc)))
     return out
 
 
-def checkov_line(checkov: dict[str, Any]) -> str:
+def _checkov_failed(doc: dict[str, Any]) -> bool:
+    """checkov did not report (failed, timed out): its error is in the report's errors."""
+    return any(isinstance(e, dict) and e.get("path") == "checkov" for e in doc.get("errors") or [])
+
+
+def checkov_line(checkov: dict[str, Any], failed: bool = False) -> str:
     """What `scan --with-checkov` added, and how long checkov took."""
     version = f" {checkov['version']}" if checkov.get("version") else ""
     took = f" took {checkov['seconds']:.1f} s" if isinstance(checkov.get("seconds"),
                                                               int | float) else ""
+    if failed:  # no "0 failed checks": its checks did not run, or their report was not read
+        secs = checkov.get("seconds")
+        after = f" after {secs:.1f} s" if isinstance(secs, int | float) else ""
+        return (f"checkov{version} did not report{after} (see Errors): its checks are not in "
+                "this report.")
     return (f"checkov{version}{took}: {checkov.get('failed', 0)} failed checks, "
             f"{checkov.get('merged', 0)} of them merged into the gpuaudit findings that say "
             "the same.")

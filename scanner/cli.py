@@ -367,6 +367,9 @@ def hard_exit(code: object) -> None:
         print(code, file=sys.stderr)
         code = EXIT_ERROR
     status = code if isinstance(code, int) else 0 if code is None else EXIT_ERROR
+    checkov = sys.modules.get("scanner.integrations.checkov.run")
+    if checkov is not None:  # --with-checkov ending before checkov did: stop it and its workers
+        checkov.stop_all()
     for stream in (sys.stdout, sys.stderr):
         # a closed pipe (`| head`) or stream: nothing left to keep
         with contextlib.suppress(OSError, ValueError):

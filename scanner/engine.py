@@ -10,6 +10,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from policies import all_policies
@@ -29,6 +30,7 @@ from scanner.model import (
     Unknown,
 )
 from scanner.pricing.overlap import with_capacity
+from scanner.repo_root import git_work_tree
 
 
 def select_policies(config: Config | None = None, policy_ids: Collection[str] | None = None,
@@ -242,9 +244,22 @@ def fingerprint(policy_id: str, resource: Mapping[str, Any], path: str) -> str:
     parts = [policy_id, resource.get("account") or "", resource.get("region") or "",
              resource.get("kind") or "", resource["id"], path]
     if resource.get("root"):  # IaC: the same module under two root modules is two resources
-        parts.append("root=" + str(resource["root"]))
+        parts.append("root=" + _stable_root(str(resource["root"]), os.getcwd()))
     # surrogatepass: a path that is not UTF-8 (lone surrogates) still hashes, stably
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+@functools.lru_cache(maxsize=4096)
+def _stable_root(root: str, cwd: str) -> str:
+    """A root module (template, plan) as a finding's identity names it: relative to its git
+    work tree when it lies in one, so that a finding keeps its id whatever directory the scan
+    runs from (SARIF partialFingerprints, baselines, `report diff`); else as displayed."""
+    real = os.path.realpath(os.path.join(cwd, root))
+    top = git_work_tree(Path(real))
+    if top is None:
+        return root
+    rel = os.path.relpath(real, top).replace(os.sep, "/")
+    return root if rel.startswith("..") else rel
 
 
 @functools.lru_cache(maxsize=4096)

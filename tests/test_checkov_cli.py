@@ -198,3 +198,65 @@ def test_the_default_install_pulls_no_checkov_and_does_not_hold_boto3(tmp_path: 
     assert not [r for r in plain if r.lower().startswith("checkov")]
     assert [r for r in requires if r.startswith("boto3")] == ["boto3>=1.34"]
     assert any(r.startswith("checkov") and 'extra == "checkov"' in r for r in requires)
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (gone, or a zombie waiting for init to reap it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+def _wait_gone(pid: int) -> bool:
+    import time
+
+    for _ in range(100):  # a condition to wait for, not a time budget
+        if _gone(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("how", ["slow", "gpuaudit_stops_first"])
+def test_a_stopped_checkov_leaves_no_process_behind(tmp_path: Path, how: str) -> None:
+    """checkov runs checks in worker processes: when its time budget runs out, or gpuaudit ends
+    before reading its report (a bad config), checkov and its workers are stopped."""
+    pidfile = tmp_path / "worker.pid"
+    script = _fake_checkov(tmp_path, 'sleep 300 &\necho $! > "$WORKER_PIDFILE"\nwait')
+    env = {"GPUAUDIT_CHECKOV": str(script), "WORKER_PIDFILE": str(pidfile),
+           "GPUAUDIT_CHECKOV_TIMEOUT": "2"}
+    args = ["scan", str(FIXTURE), "--with-checkov", "--format", "json", "--quiet"]
+    if how == "gpuaudit_stops_first":
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("fail_on: sometimes\n")
+        args += ["--config", str(bad)]
+        env["GPUAUDIT_CHECKOV_TIMEOUT"] = "600"
+    try:
+        out = _run(args, env=env)
+        assert out.returncode == 2, out.stderr
+        if how == "slow":
+            doc = json.loads(out.stdout)
+            [error] = doc["errors"]
+            assert error["path"] == "checkov" and "did not finish within 2 s" in error["reason"]
+            assert any(f["policy_id"] == "EBS-001" for f in doc["findings"])  # the rest is there
+        assert pidfile.is_file(), "the fake checkov started its worker"
+        worker = int(pidfile.read_text())
+        assert _wait_gone(worker), "checkov's worker still runs after gpuaudit ended"
+    finally:
+        if pidfile.is_file() and not _gone(pid := int(pidfile.read_text())):
+            os.kill(pid, 9)
+
+
+def test_the_summary_does_not_count_checks_of_a_checkov_that_did_not_report() -> None:
+    from reports.table import summary_lines
+
+    doc: dict[str, Any] = {"summary": {"by_status": {"FAIL": 1}, "resources": 1,
+                                       "checkov": {"failed": 0, "merged": 0, "seconds": 3.7}},
+                           "errors": []}
+    assert "0 failed checks" in summary_lines(doc)[-1]  # it ran and failed nothing
+    doc["errors"] = [{"kind": "input", "path": "checkov",
+                      "reason": "checkov did not finish within 3 s"}]
+    line = summary_lines(doc)[-1]
+    assert "failed checks" not in line and "did not report after 3.7 s" in line, line

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -102,7 +103,7 @@ def test_demo_audits_a_sandbox_account_whatever_the_machine_is_set_to(
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".gpuaudit.yaml").write_text("policies: {EBS-001: {enabled: false}}\n")
     before = dict(os.environ)
-    out = tmp_path / "out"
+    out = tmp_path / "my reports"  # a space: the printed command must still be copyable
     res = CliRunner().invoke(cli, ["demo", "--output-dir", str(out)])
     assert res.exit_code == 0, res.output
     assert dict(os.environ) == before  # the sandbox is undone
@@ -114,6 +115,9 @@ def test_demo_audits_a_sandbox_account_whatever_the_machine_is_set_to(
     reports = next(line for line in lines if line.startswith("Reports: "))
     for fmt in ("html", "json", "sarif"):
         assert str(out / f"report.{fmt}") in reports and (out / f"report.{fmt}").is_file()
+    table = next(line for line in lines if line.startswith("The table: "))
+    assert shlex.split(table.removeprefix("The table: "))[:4] == [
+        "gpuaudit", "report", "render", str(out / "report.json")]
 
 
 def test_demo_without_moto_says_how_to_get_it(tmp_path: Path) -> None:
@@ -188,3 +192,19 @@ def test_demo_from_a_fresh_non_editable_install_outside_the_checkout(tmp_path: P
     examples = [p for p in doc["inputs"]["paths"]]
     assert examples and all(p.startswith(str(venv)) for p in examples)
     check_sarif(work / "out")
+
+
+def test_demo_totals_are_the_reports_totals_each_capacity_counted_once() -> None:
+    from scanner.demo import totals
+
+    def fail(kind: str, usd: float, counted: bool = True) -> dict[str, Any]:
+        return {"status": "FAIL", "savings": {"kind": kind, "usd_month": usd, "counted": counted}}
+
+    doc = {"summary": {"by_status": {"FAIL": 3}, "by_policy": {"SPOT-001": {"FAIL": 3}},
+                       "resources": 3, "savings_usd_month": 100.0, "exposure_usd_month": 300.0},
+           "findings": [fail("overspend_cap", 300.0),  # a launch template
+                        fail("overspend_cap", 200.0, counted=False),  # its group: same capacity
+                        fail("rightsize", 100.0)],
+           "inputs": {}, "errors": []}
+    line = next(x for x in totals(doc) if x.startswith("Estimated saving"))
+    assert "$100.00/month" in line and "$300.00/month of overspend" in line, line

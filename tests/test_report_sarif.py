@@ -224,3 +224,22 @@ def test_report_order_sorts_by_root_before_the_fingerprint() -> None:
     # live findings have no root: ordered as before
     assert report_order(None, "EBS-001", {"id": "vol-1"}, "a") < \
         report_order(None, "EBS-001", {"id": "vol-2"}, "a")
+
+
+def test_fingerprints_do_not_depend_on_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub matches alerts across runs on partialFingerprints, baselines and `report diff`
+    on the finding id: the same repository scanned from its root, a subdirectory, a sibling
+    directory or by absolute path gives the same ids."""
+    repo = _repo(tmp_path)
+    (tmp_path / "ci").mkdir()
+    seen = []
+    for cwd, target in ((repo, "envs"), (repo / "envs", "."),
+                        (tmp_path / "ci", "../gpuaudit-infra/envs"),
+                        (tmp_path, str(repo / "envs"))):
+        _, out, _ = _scan(cwd, monkeypatch, target, "--format", "sarif", "--deterministic")
+        seen.append(sorted((r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                            json.dumps(r["partialFingerprints"], sort_keys=True))
+                           for r in _log(out)["runs"][0]["results"]))
+    assert len(seen[0]) == 2 and all(s == seen[0] for s in seen), seen

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import shlex
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -100,7 +101,7 @@ def run_demo(output_dir: Path, echo: Callable[[str], None] = print) -> int:
         echo(line)
     paths = [output_dir / f"report.{fmt}" for fmt in FORMATS]
     echo("Reports: " + ", ".join(str(p) for p in paths))
-    echo(f"The table: gpuaudit report render {output_dir / 'report.json'}   "
+    echo(f"The table: gpuaudit report render {shlex.quote(str(output_dir / 'report.json'))}   "
          f"({time.perf_counter() - started:.1f} s)")
     code = report_exit_code(doc, "none")
     return code if code else (2 if audit_code == 2 else 0)
@@ -137,13 +138,9 @@ def totals(doc: dict[str, Any]) -> list[str]:
     summary = doc["summary"]
     statuses = ", ".join(f"{n} {s}" for s, n in summary["by_status"].items())
     failing = {pid: c["FAIL"] for pid, c in summary["by_policy"].items() if c.get("FAIL")}
-    saving = exposure = 0.0
-    for f in doc["findings"]:
-        if f["status"] == "FAIL" and f.get("savings"):
-            if f["savings"]["kind"] == "overspend_cap":
-                exposure += f["savings"]["usd_month"]
-            else:
-                saving += f["savings"]["usd_month"]
+    # the report's own totals: an amount on capacity already counted is left out of them
+    saving = summary.get("savings_usd_month") or 0.0
+    exposure = summary.get("exposure_usd_month") or 0.0
     inputs = doc["inputs"]
     lines = [
         "",

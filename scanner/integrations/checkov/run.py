@@ -9,9 +9,11 @@ CloudFormation), with ``-o json``, no downloads and a time budget.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -102,10 +104,29 @@ class CheckovJob:
         env = {**os.environ, "BC_SKIP_MAPPING": "TRUE", "CHECKOV_NO_UPDATE_CHECK": "TRUE",
                "LOG_LEVEL": "ERROR"}
         try:
+            # a session of its own: checkov's worker processes go with it when it is stopped
             self.proc = subprocess.Popen(self.cmd, stdout=self._out, stderr=self._err,
-                                         stdin=subprocess.DEVNULL, env=env)
+                                         stdin=subprocess.DEVNULL, env=env,
+                                         start_new_session=True)
         except OSError as exc:
             self.start_error = f"cannot run {checkov}: {exc.strerror or exc}"
+        else:  # gpuaudit may end before it reads checkov's report (a bad config, Ctrl-C)
+            _RUNNING.add(self)
+
+    def stop(self) -> None:
+        """Stop checkov and the workers it started, if it is still running."""
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return
+        _RUNNING.discard(self)
+        try:
+            if hasattr(os, "killpg"):
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:  # pragma: no cover (Windows: no process groups)
+                proc.kill()
+        except OSError:
+            pass
+        proc.wait()
 
     def join(self, findings: list[Finding], *, config: Config, baseline: set[str],
              deterministic: bool = False) -> Joined:
@@ -128,6 +149,8 @@ class CheckovJob:
         try:
             self._wait(out)
         finally:
+            self.stop()
+            _RUNNING.discard(self)
             out.seconds = round(time.perf_counter() - self.started, 2)
             self._out.close()
             self._err.close()
@@ -141,8 +164,7 @@ class CheckovJob:
         try:
             code = self.proc.wait(timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            self.stop()
             out.errors.append(InputError(WHERE, f"checkov did not finish within "
                                                 f"{self.timeout:g} s (set {TIMEOUT_ENV}); "
                                                 "its checks are not in this report"))
@@ -165,6 +187,18 @@ class CheckovJob:
                                                 + "; its checks are not in this report"))
             return
         read_report(report, out)
+
+
+_RUNNING: set[CheckovJob] = set()
+
+
+def stop_all() -> None:
+    """Stop every checkov still running (gpuaudit is ending without reading their reports)."""
+    for job in list(_RUNNING):
+        job.stop()
+
+
+atexit.register(stop_all)  # the CLI ends with os._exit, which runs no atexit: it calls stop_all
 
 
 def _timeout() -> float:
