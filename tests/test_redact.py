@@ -309,3 +309,18 @@ def test_error_messages_do_not_quote_a_file_outside_the_tree(tmp_path: Path,
     assert all("secret-in-a-syntax-error" not in s for s in _walk_strings(
         [e.as_dict() for e in result.errors] + [n.as_dict() for n in result.notices]))
     assert os.path.islink(repo / "t.yaml")
+
+
+def test_keys_of_a_sensitive_plan_map_are_secret(tmp_path: Path) -> None:
+    plan = json.loads(PLAN_A.read_text())
+    trainer = next(r for r in plan["planned_values"]["root_module"]["resources"]
+                   if r["address"] == "aws_instance.trainer")
+    trainer["values"]["tags"] = {"k3y-of-a-secret-map": "v"}
+    trainer["sensitive_values"]["tags"] = True  # the whole map: keys too
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    assert "k3y-of-a-secret-map" in scan_paths([path]).sensitive
+    texts = _all_formats(tmp_path, [str(path)])
+    assert "aws_instance.trainer" in texts["report.json"]
+    for name, text in texts.items():
+        assert "k3y-of-a-secret-map" not in text, name

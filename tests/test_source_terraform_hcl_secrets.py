@@ -164,3 +164,24 @@ def test_errors_never_quote_files_outside_the_tree(tmp_path: Path) -> None:
     # inside the tree, the error may quote the text (it helps to find it)
     inside = load_terraform_dir([tmp_path])
     assert "SECRET-LINE-TEXT" in repr(inside.errors)
+
+
+def test_keys_of_a_sensitive_map_are_secret(tmp_path: Path) -> None:
+    # terraform marks a sensitive map whole: its keys name instances and tags, never shown
+    write(tmp_path, {
+        "main.tf": 'variable "creds" {\n  type = map(string)\n  sensitive = true\n}\n'
+                   'variable "ids" {\n  sensitive = true\n  default = { "Key-Secret-9" = 1 }\n}\n'
+                   'resource "aws_ebs_volume" "w" {\n  for_each = var.creds\n'
+                   '  availability_zone = "us-east-1a"\n  size = 10\n'
+                   '  tags = { K = each.key, N = join(",", keys(var.ids)) }\n}\n',
+        "terraform.tfvars": 'creds = { "Keyname-Secret-8" = "val-Secret-8" }\n',
+    })
+    result = load_terraform_dir([tmp_path])
+    assert {"Keyname-Secret-8", "val-Secret-8", "Key-Secret-9"} <= result.sensitive
+    out = tmp_path / "out.json"
+    res = CliRunner().invoke(cli, ["scan", str(tmp_path), "--format", "json", "-o", str(out),
+                                   "-q", "--include-passed"])
+    assert res.exit_code in (0, 1), res.output
+    text = out.read_text()
+    assert "aws_ebs_volume.w" in text
+    assert "Secret-8" not in text and "Secret-9" not in text

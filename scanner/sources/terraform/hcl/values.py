@@ -62,11 +62,15 @@ def reset_budget(units: int = WORK_BUDGET, strings: int = STRING_BUDGET,
 
 
 def mark_sensitive(v: Any, depth: int = 0) -> None:
-    """Record every string leaf of v as sensitive (empty strings redact nothing)."""
+    """Record every string leaf of v as sensitive, and a map's keys (terraform marks the whole
+    value: ``for_each = var.secret_map`` names instances by them); empty strings redact
+    nothing."""
     if isinstance(v, str):
         if v:
             SENSITIVE.add(v)
     elif depth < 32 and isinstance(v, (list, dict)):
+        if isinstance(v, dict):
+            SENSITIVE.update(k for k in v if isinstance(k, str) and k)
         for x in v.values() if isinstance(v, dict) else v:
             mark_sensitive(x, depth + 1)
 
@@ -85,6 +89,7 @@ def holds_sensitive(v: Any) -> bool:
             if any(s in x for s in SENSITIVE):
                 return True
         elif isinstance(x, dict):
+            stack.extend(x.keys())
             stack.extend(x.values())
         elif isinstance(x, list):
             stack.extend(x)
@@ -95,6 +100,8 @@ def string_leaves(v: Any, out: set[str], depth: int = 0) -> set[str]:
     if isinstance(v, str):
         out.add(v)
     elif depth < 32 and isinstance(v, (list, dict)):
+        if isinstance(v, dict):
+            out.update(k for k in v if isinstance(k, str))
         for x in v.values() if isinstance(v, dict) else v:
             string_leaves(x, out, depth + 1)
     return out
