@@ -324,3 +324,35 @@ def test_keys_of_a_sensitive_plan_map_are_secret(tmp_path: Path) -> None:
     assert "aws_instance.trainer" in texts["report.json"]
     for name, text in texts.items():
         assert "k3y-of-a-secret-map" not in text, name
+
+
+NOECHO_PARTS = """\
+Parameters:
+  Pw:
+    Type: String
+    NoEcho: true
+    Default: alpha1secret-beta2secret
+Resources:
+  Vol:
+    Type: AWS::EC2::Volume
+    Properties:
+      AvailabilityZone: us-east-1a
+      Size: 10
+      Tags:
+        - {Key: a, Value: !Select [0, !Split ["-", !Ref Pw]]}
+        - {Key: b, Value: !Select [1, !Split ["-", !Sub "x-${Pw}"]]}
+        - {Key: c, Value: !Base64 {"Fn::Select": [2, !Split ["-", !Sub "x-${Pw}"]]}}
+"""
+
+
+def test_parts_of_a_noecho_value_are_secret(tmp_path: Path) -> None:
+    # Fn::Split of a NoEcho value: each part is as secret as the whole (and its Base64)
+    template = tmp_path / "parts.yaml"
+    template.write_text(NOECHO_PARTS)
+    texts = _all_formats(tmp_path, [str(template)])
+    tags = next(f for f in json.loads(texts["report.json"])["findings"]
+                if f["resource"]["id"] == "Vol")["resource"]["tags"]
+    assert tags == {"a": SENSITIVE, "b": SENSITIVE, "c": SENSITIVE}
+    for name, text in texts.items():
+        for leak in ("alpha1secret", "beta2secret", "YmV0YTJzZWNyZXQ="):
+            assert leak not in text, f"{leak!r} leaked into {name}"

@@ -779,7 +779,10 @@ def _fn_split(ev: Evaluator, arg: Any, lit: bool) -> Any:
     if isinstance(text, Unknown):
         return text
     ev.spend(text.count(arg[0]) + 1)
-    return text.split(arg[0])
+    pieces = text.split(arg[0])
+    if ev.sensitive and any(len(secret) >= 4 and secret in text for secret in ev.sensitive):
+        ev.sensitive.update(p for p in pieces if p)  # parts of a NoEcho value are secret too
+    return pieces
 
 
 def _fn_if(ev: Evaluator, arg: Any, lit: bool) -> Any:
