@@ -54,6 +54,9 @@ def test_the_vendored_patterns_are_detect_secrets_own() -> None:
     "password=hunter2", "db password: hunter2", "token: abc", "api_key = 1234",
     "postgres://admin:s3cr3t@db.internal:5432/x", "xoxb-1234-5678-abcdef",
     "sk_live_abcdefghijklmnopqrstuvwx",
+    # an assignment whose name has a prefix (environment variables in user data, tags)
+    "DB_PASSWORD=hunter2", "export MYSQL_ROOT_PASSWORD='hunter2'", "PGPASSWORD=hunter2 psql",
+    "admin_password = hunter2", "API_TOKEN=abcd1234",
 ])
 def test_credentials_are_detected(text: str) -> None:
     assert looks_like_credential(text)
@@ -72,6 +75,7 @@ def test_credentials_are_detected(text: str) -> None:
     "EBS storage not encrypted: root (from the AMI)",
     "(12.24 − 1.006) $/h × 730 h × 3 instances",
     "datasets/imagenet/train/shards/000001.tar",
+    "http_tokens = required", "password_length=16",
 ])
 def test_useful_evidence_survives(text: str) -> None:
     assert not looks_like_credential(text)
