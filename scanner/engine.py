@@ -10,6 +10,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from policies import all_policies
@@ -242,9 +243,28 @@ def fingerprint(policy_id: str, resource: Mapping[str, Any], path: str) -> str:
     parts = [policy_id, resource.get("account") or "", resource.get("region") or "",
              resource.get("kind") or "", resource["id"], path]
     if resource.get("root"):  # IaC: the same module under two root modules is two resources
-        parts.append("root=" + str(resource["root"]))
+        parts.append("root=" + _stable_root(str(resource["root"])))
     # surrogatepass: a path that is not UTF-8 (lone surrogates) still hashes, stably
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+@functools.lru_cache(maxsize=4096)
+def _stable_root(root: str) -> str:
+    """A root module as the fingerprint knows it: relative to its git work tree, so that the
+    same finding has the same id whatever the working directory and however the path was
+    spelled (``scan .`` in envs/prod, ``scan envs/prod`` at the top, an absolute CI path);
+    outside any repository, the display path."""
+    from scanner.repo_root import git_work_tree
+
+    try:
+        top = git_work_tree(Path(root))
+        if top is not None:
+            rel = os.path.relpath(os.path.realpath(root), top)
+            if not rel.startswith(".."):
+                return rel.replace(os.sep, "/")
+    except (OSError, ValueError):
+        pass
+    return root
 
 
 @functools.lru_cache(maxsize=4096)
