@@ -35,7 +35,7 @@ from scanner.model import (
     Unknown,
 )
 from scanner.safe_read import ReadError, decode_head, read_regular
-from scanner.sane_numbers import sane_number, sane_number_text
+from scanner.sane_numbers import parse_decimal, parse_integer, sane_number, sane_number_text
 from scanner.sizes import exceeds
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 
@@ -990,7 +990,7 @@ def _to_int(key: str, value: Any, notice: Any) -> Any:
         number = int(value)
     elif isinstance(value, str) and len(value.strip()) <= 17:
         try:
-            number = int(value.strip())
+            number = parse_integer(value.strip())
         except ValueError:
             return _garbage(key, value, "an integer", notice)
     else:
@@ -1008,7 +1008,7 @@ def _to_number(key: str, value: Any, notice: Any) -> Any:
         number: float = value
     else:
         try:
-            number = float(str(value).strip())
+            number = parse_decimal(str(value).strip())
         except ValueError:
             return _garbage(key, value, "a number", notice)
     if isinstance(sane_number(number), Unknown):

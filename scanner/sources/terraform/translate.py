@@ -30,7 +30,7 @@ from scanner.kinds import types as kt
 from scanner.kinds.coerce import coerce_fields
 from scanner.kinds.types import FieldType
 from scanner.model import InputError, Notice, Provenance, Ref, Resource, Skip, Unknown
-from scanner.sane_numbers import sane_number, sane_number_text
+from scanner.sane_numbers import parse_decimal, parse_integer, sane_number, sane_number_text
 
 Attrs = dict[str, Any]
 # A translator returns (kind, attrs, name, extra aliases).
@@ -86,10 +86,10 @@ def _int(value: Any) -> Any:
         if len(text) > 32:
             return Unknown(f"not a usable number: {text[:20]}… ({len(text):,} characters)")
         try:
-            return sane_number(int(text))
+            return sane_number(parse_integer(text))
         except ValueError:
             try:
-                number = sane_number(float(text))
+                number = sane_number(parse_decimal(text))
             except ValueError:
                 return Unknown(f"not a number: {value!r}")
             if isinstance(number, Unknown):

@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from scanner.model import Ref, Unknown
+from scanner.sane_numbers import parse_decimal, parse_integer
 
 # The budgets: every amplification a small file can ask for is bounded, per root module.
 MAX_ITEMS = 100_000  # no collection may grow beyond this (range, for, setproduct …)
@@ -306,8 +307,8 @@ def to_number(v: Any) -> int | float:
     if isinstance(v, str):
         try:
             if v.strip().lstrip("-").isdigit():
-                return norm_number(int(v))
-            return norm_number(float(v))
+                return norm_number(parse_integer(v))
+            return norm_number(parse_decimal(v))
         except ValueError:
             raise EvalError(f"cannot convert {_quote(v)} to a number") from None
     raise EvalError(f"a {type_name(v)} is not a number")
