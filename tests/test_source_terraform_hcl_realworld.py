@@ -324,7 +324,7 @@ module "gpu" {
   source = "../../modules/gpu"
 }
 resource "aws_ebs_volume" "root_file" {
-  size = tonumber(trimspace(file("size.txt")))  # terraform: tonumber("42\n") fails
+  size = tonumber(trimspace(file("size.txt")))  # terraform: tonumber("42\\n") fails
   tags = {
     escape  = file("../../../outside/secret.txt")
     link    = file("${path.module}/link.txt")
