@@ -236,3 +236,19 @@ resource "aws_autoscaling_group" "grows" {
                                                           policy_ids=["ASG-001"])}
     assert got == {("aws_autoscaling_group.unknown_max", Status.UNKNOWN),
                    ("aws_autoscaling_group.grows", Status.FAIL)}
+
+
+def test_bools_are_read_as_terraform_converts_them(tmp_path: Path) -> None:
+    # terraform: "true"/"1" and "false"/"0" are bools; a number, "TRUE" or " true" is refused
+    # (verified with terraform 1.11 console: tobool(1), tobool("TRUE") fail; tobool("1") = true)
+    cases = {"one": "1", "num": 1, "upper": '"TRUE"', "blank": '" true"', "zero": '"0"',
+             "yes": '"true"'}
+    (tmp_path / "main.tf").write_text("".join(
+        f'resource "aws_ebs_volume" "{name}" {{\n  availability_zone = "us-east-1a"\n'
+        f'  size = 1\n  encrypted = {value if name != "one" else chr(34) + "1" + chr(34)}\n}}\n'
+        for name, value in cases.items()))
+    source = load_terraform_dir([tmp_path])
+    got = {f.resource["id"].split(".")[1]: f.status
+           for f in evaluate(source.resources, policy_ids=["EBS-001"])}
+    assert got == {"one": Status.PASS, "num": Status.UNKNOWN, "upper": Status.UNKNOWN,
+                   "blank": Status.UNKNOWN, "zero": Status.FAIL, "yes": Status.PASS}

@@ -54,19 +54,18 @@ def _s(value: Any) -> Any:
 
 
 def _bool(value: Any) -> Any:
+    """A bool as terraform converts one: the strings "true"/"1" and "false"/"0" exactly; a
+    number is no bool (terraform refuses ``encrypted = 1`` and ``encrypted = "TRUE"``)."""
     if value is None or isinstance(value, bool | Unknown | Ref):
         return value
     if isinstance(value, str):
-        text = value.strip().lower()
-        if text == "":
+        if value == "":
             return None
-        if text == "true":
+        if value in ("true", "1"):
             return True
-        if text == "false":
+        if value in ("false", "0"):
             return False
-    elif isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    return Unknown(f"not a boolean: {value!r}")
+    return Unknown(f"not a boolean: {str(value)[:40]!r}")
 
 
 def _int(value: Any) -> Any:
