@@ -321,9 +321,9 @@ def _quote(v: str) -> str:
 def to_bool(v: Any) -> bool:
     if isinstance(v, bool):
         return v
-    if v == "true":
+    if v == "true" or v == "1":  # terraform's string-to-bool conversion, exactly
         return True
-    if v == "false":
+    if v == "false" or v == "0":
         return False
     raise EvalError(f"a {type_name(v)} is not a bool")
 
