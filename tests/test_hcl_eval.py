@@ -83,6 +83,9 @@ def test_constructs(text: str, value: Any) -> None:
         "tobool(1)",
         'tonumber("42\\n")',
         'tonumber("1_000")',
+        'parseint("0x10", 16)',
+        'parseint(" 12", 10)',
+        'parseint("1_0", 10)',
     ],
 )
 def test_errors_terraform_would_report(text: str) -> None:
@@ -206,6 +209,8 @@ def test_contains_with_an_unknown_element_is_undecidable() -> None:
         ('tobool("1")', True),  # terraform 1.11: "1" and "0" are bools
         ('"0" ? 1 : 2', 2),
         ('tonumber("+5")', 5),
+        ('parseint("+12", 10)', 12),
+        ('parseint("-ff", 16)', -255),
         ('toset(["b", "a", "b"])', ["a", "b"]),
         ('tolist(toset(["b", "a"]))', ["a", "b"]),
         ("tomap({a = 1})", {"a": 1}),
