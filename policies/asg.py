@@ -89,6 +89,11 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
     side = "above" if share > hi else "below"
     message = (f"on-demand share {share:.0f}% ({cap.on_demand} of {cap.desired} {unit}) is "
                f"{side} the {lo:g}-{hi:g}% band")
+    if isinstance(largest, Unknown):  # fixed at one or two (not judged), or free to grow?
+        yield ctx.result(asg, Status.UNKNOWN, f"{message}, and whether the group can grow to a "
+                         f"size that holds a split in the band is not known (MaxSize: "
+                         f"{largest.reason})", path=view.purchase.split_path, evidence=evidence)
+        return
     if gpu_only and isinstance(gpu, Unknown):  # judged only if GPU: not known, so not a FAIL
         yield ctx.result(asg, Status.UNKNOWN, f"{message}, and whether it is GPU compute is "
                          f"not known ({gpu.reason})", path=view.purchase.split_path,

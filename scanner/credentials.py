@@ -73,8 +73,9 @@ OURS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\bgithub_pat_[A-Za-z0-9_]{22,}", ("github_pat_",)),  # GitHub fine-grained token
     (r"(?i:aws_(?:secret_access_key|session_token|secret_key)[\"']?\s*[=:]\s*\S)", ("aws_",)),
     (r"(?i:-----BEGIN[A-Z0-9 ]*PRIVATE KEY)", ()),
-    # an assignment, not an ARN segment (arn:aws:secretsmanager:…:secret:name)
-    (r"(?i:(?<![:/])\b(?:password|passwd|passphrase|pwd|secret|secret_?key|client_?secret"
+    # an assignment, not an ARN segment (arn:aws:secretsmanager:…:secret:name); the name may
+    # have a prefix (DB_PASSWORD=…, MYSQL_ROOT_PASSWORD=…, PGPASSWORD=…, API_TOKEN=…)
+    (r"(?i:(?<![:/])\b\w*?(?:password|passwd|passphrase|pwd|secret|secret_?key|client_?secret"
      r"|api_?key|auth_?token|access_?token|token)[\"']?\s*[=:]\s*\S)",
      ("pass", "pwd", "secret", "key", "token")),
 )

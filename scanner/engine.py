@@ -254,11 +254,14 @@ def _stable_root(root: str, cwd: str) -> str:
     """A root module (template, plan) as a finding's identity names it: relative to its git
     work tree when it lies in one, so that a finding keeps its id whatever directory the scan
     runs from (SARIF partialFingerprints, baselines, `report diff`); else as displayed."""
-    real = os.path.realpath(os.path.join(cwd, root))
-    top = git_work_tree(Path(real))
-    if top is None:
+    try:
+        real = os.path.realpath(os.path.join(cwd, root))
+        top = git_work_tree(Path(real))
+        if top is None:
+            return root
+        rel = os.path.relpath(real, top).replace(os.sep, "/")
+    except (OSError, ValueError):  # an unreadable parent, a path that is not one
         return root
-    rel = os.path.relpath(real, top).replace(os.sep, "/")
     return root if rel.startswith("..") else rel
 
 

@@ -79,7 +79,11 @@ def read_report(path: Path) -> dict[str, Any]:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ReportReadError(path, f"not a valid gpuaudit report: {problems[0]}{more}")
-    return doc
+    # a report read back is rendered, merged or diffed into new reports: the same last step as
+    # a scan's (a report of an older version, or edited by hand, may hold a credential)
+    from scanner.redact import redact_document
+
+    return redact_document(doc)
 
 
 @dataclass

@@ -9,6 +9,7 @@ digits. None is a real size, count or price; each would crash arithmetic later, 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from scanner.model import Unknown
@@ -17,6 +18,24 @@ from scanner.model import Unknown
 MAX_MAGNITUDE = 10**15
 NOT_FINITE = "not a finite number"
 TOO_LARGE = "too large (more than 1e15)"
+# Numbers as AWS, CloudFormation and terraform spell them in text. Python's int() and float()
+# also take "1_000", "١٢" (any Unicode digits) and surrounding blanks, which none of them accept.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_decimal(text: str) -> float:
+    """The number ``text`` spells in ASCII decimal (``0.5``, ``1e3``); ValueError otherwise."""
+    if _DECIMAL.fullmatch(text) is None:
+        raise ValueError(f"not a decimal number: {text[:40]!r}")
+    return float(text)
+
+
+def parse_integer(text: str) -> int:
+    """The integer ``text`` spells in ASCII digits; ValueError otherwise."""
+    if _INTEGER.fullmatch(text) is None:
+        raise ValueError(f"not an integer: {text[:40]!r}")
+    return int(text)
 
 
 def sane_number(value: Any) -> Any:

@@ -79,6 +79,13 @@ def test_constructs(text: str, value: Any) -> None:
         '[1]["x"]',
         '"a" + 1',
         'tobool("yes")',
+        'tobool("TRUE")',
+        "tobool(1)",
+        'tonumber("42\\n")',
+        'tonumber("1_000")',
+        'parseint("0x10", 16)',
+        'parseint(" 12", 10)',
+        'parseint("1_0", 10)',
     ],
 )
 def test_errors_terraform_would_report(text: str) -> None:
@@ -199,6 +206,11 @@ def test_contains_with_an_unknown_element_is_undecidable() -> None:
         ("tostring(null)", None),
         ('tonumber("2.5")', 2.5),
         ('tobool("true")', True),
+        ('tobool("1")', True),  # terraform 1.11: "1" and "0" are bools
+        ('"0" ? 1 : 2', 2),
+        ('tonumber("+5")', 5),
+        ('parseint("+12", 10)', 12),
+        ('parseint("-ff", 16)', -255),
         ('toset(["b", "a", "b"])', ["a", "b"]),
         ('tolist(toset(["b", "a"]))', ["a", "b"]),
         ("tomap({a = 1})", {"a": 1}),

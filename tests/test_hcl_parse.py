@@ -260,3 +260,17 @@ def test_tf_json_errors() -> None:
     assert exc.value.line == 3
     with pytest.raises(ParseError):
         parse_tf_json("[]")
+
+
+def test_tf_json_duplicate_keys_are_errors_naming_the_key_and_line() -> None:
+    # json.loads keeps the last of two keys: `"encrypted": false, "encrypted": true` read as
+    # encrypted, where terraform refuses the file
+    from scanner.sources.terraform.hcl.json_syntax import parse_tfvars_json
+
+    with pytest.raises(ParseError) as err:
+        parse_tf_json('{"resource": {"aws_ebs_volume": {"v": {\n  "encrypted": false,\n'
+                      '  "encrypted": true\n}}}}')
+    assert "duplicate key 'encrypted'" in err.value.reason and err.value.line == 3
+    with pytest.raises(ParseError, match="duplicate key 'pw'"):
+        parse_tfvars_json('{"pw": "a", "pw": "b"}')
+    assert parse_tfvars_json('{"a": {"x": 1}, "b": {"x": 2}}') == {"a": {"x": 1}, "b": {"x": 2}}

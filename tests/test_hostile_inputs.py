@@ -586,3 +586,37 @@ def test_no_input_crashes_a_renderer() -> None:
                    resources=0, deterministic=True)
     for fmt in ("table", "json", "html", "sarif", "junit", "markdown", "csv"):
         render(fmt, doc).encode("utf-8")
+
+
+# Python's int() and float() also read "1_000", Unicode digits and blanks; AWS, CloudFormation
+# and terraform do not: such a "number" is not one (a price of "1_000" was judged as $1000/h).
+PYTHON_ONLY_NUMBERS = ("1_000", "\u0661\u0662", "\uff11", "1_0.5")
+
+
+@pytest.mark.parametrize("text", PYTHON_ONLY_NUMBERS)
+def test_python_only_number_spellings_are_not_numbers(tmp_path: Path, text: str) -> None:
+    from scanner.compute.values import to_int, to_price
+    from scanner.sources.terraform.hcl.values import EvalError, to_number
+
+    assert isinstance(to_price(text), Unknown)
+    assert isinstance(to_int(text), Unknown)
+    with pytest.raises(EvalError):
+        to_number(text)
+    p = tmp_path / "t.yaml"
+    p.write_text("Resources:\n  V:\n    Type: AWS::EC2::Volume\n    Properties:\n"
+                 f"      Size: '{text}'\n      AvailabilityZone: us-east-1a\n"
+                 "  Spot:\n    Type: AWS::EC2::LaunchTemplate\n    Properties:\n"
+                 "      LaunchTemplateData:\n        InstanceType: g5.xlarge\n"
+                 "        InstanceMarketOptions:\n          MarketType: spot\n"
+                 f"          SpotOptions: {{MaxPrice: '{text}'}}\n", encoding="utf-8")
+    res = {r.id: r for r in load_template(p).resources}
+    assert not isinstance(res["V"].attrs.get("Size"), int | float)
+    doc = json.loads(gpuaudit("scan", str(p), "--format", "json", "--policy", "SPOT-001",
+                              "--include-passed", "-q").stdout)
+    assert [f["status"] for f in doc["findings"]] == ["UNKNOWN"]
+
+
+def test_plain_number_spellings_still_are(tmp_path: Path) -> None:
+    from scanner.compute.values import to_int, to_price
+
+    assert to_price("0.50") == 0.5 and to_price(" 1e-1 ") == 0.1 and to_int("12") == 12

@@ -208,3 +208,47 @@ def test_findings_point_at_the_source_lines() -> None:
 def test_ebs003_is_off_unless_enabled() -> None:
     source = load_terraform_dir([POLICIES / "ebs003_fail"])
     assert not [f for f in evaluate(source.resources) if f.policy_id == "EBS-003"]
+
+
+def test_asg_001_with_an_unknown_max_size_is_unknown_not_fail(tmp_path: Path) -> None:
+    # a group fixed at one or two instances is not judged; with MaxSize not known, the group
+    # may be one of those: its out-of-band split is UNKNOWN, never a FAIL
+    (tmp_path / "main.tf").write_text("""
+variable "max" {}
+resource "aws_launch_template" "gpu" {
+  instance_type = "p4d.24xlarge"
+}
+resource "aws_autoscaling_group" "unknown_max" {
+  min_size            = 1
+  max_size            = var.max
+  vpc_zone_identifier = ["subnet-1"]
+  launch_template { id = aws_launch_template.gpu.id }
+}
+resource "aws_autoscaling_group" "grows" {
+  min_size            = 1
+  max_size            = 4
+  vpc_zone_identifier = ["subnet-1"]
+  launch_template { id = aws_launch_template.gpu.id }
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    got = {(f.resource["id"], f.status) for f in evaluate(source.resources,
+                                                          policy_ids=["ASG-001"])}
+    assert got == {("aws_autoscaling_group.unknown_max", Status.UNKNOWN),
+                   ("aws_autoscaling_group.grows", Status.FAIL)}
+
+
+def test_bools_are_read_as_terraform_converts_them(tmp_path: Path) -> None:
+    # terraform: "true"/"1" and "false"/"0" are bools; a number, "TRUE" or " true" is refused
+    # (verified with terraform 1.11 console: tobool(1), tobool("TRUE") fail; tobool("1") = true)
+    cases = {"one": "1", "num": 1, "upper": '"TRUE"', "blank": '" true"', "zero": '"0"',
+             "yes": '"true"'}
+    (tmp_path / "main.tf").write_text("".join(
+        f'resource "aws_ebs_volume" "{name}" {{\n  availability_zone = "us-east-1a"\n'
+        f'  size = 1\n  encrypted = {value if name != "one" else chr(34) + "1" + chr(34)}\n}}\n'
+        for name, value in cases.items()))
+    source = load_terraform_dir([tmp_path])
+    got = {f.resource["id"].split(".")[1]: f.status
+           for f in evaluate(source.resources, policy_ids=["EBS-001"])}
+    assert got == {"one": Status.PASS, "num": Status.UNKNOWN, "upper": Status.UNKNOWN,
+                   "blank": Status.UNKNOWN, "zero": Status.FAIL, "yes": Status.PASS}

@@ -54,6 +54,9 @@ def test_the_vendored_patterns_are_detect_secrets_own() -> None:
     "password=hunter2", "db password: hunter2", "token: abc", "api_key = 1234",
     "postgres://admin:s3cr3t@db.internal:5432/x", "xoxb-1234-5678-abcdef",
     "sk_live_abcdefghijklmnopqrstuvwx",
+    # an assignment whose name has a prefix (environment variables in user data, tags)
+    "DB_PASSWORD=hunter2", "export MYSQL_ROOT_PASSWORD='hunter2'", "PGPASSWORD=hunter2 psql",
+    "admin_password = hunter2", "API_TOKEN=abcd1234",
 ])
 def test_credentials_are_detected(text: str) -> None:
     assert looks_like_credential(text)
@@ -72,6 +75,7 @@ def test_credentials_are_detected(text: str) -> None:
     "EBS storage not encrypted: root (from the AMI)",
     "(12.24 − 1.006) $/h × 730 h × 3 instances",
     "datasets/imagenet/train/shards/000001.tar",
+    "http_tokens = required", "password_length=16",
 ])
 def test_useful_evidence_survives(text: str) -> None:
     assert not looks_like_credential(text)
@@ -309,3 +313,81 @@ def test_error_messages_do_not_quote_a_file_outside_the_tree(tmp_path: Path,
     assert all("secret-in-a-syntax-error" not in s for s in _walk_strings(
         [e.as_dict() for e in result.errors] + [n.as_dict() for n in result.notices]))
     assert os.path.islink(repo / "t.yaml")
+
+
+def test_keys_of_a_sensitive_plan_map_are_secret(tmp_path: Path) -> None:
+    plan = json.loads(PLAN_A.read_text())
+    trainer = next(r for r in plan["planned_values"]["root_module"]["resources"]
+                   if r["address"] == "aws_instance.trainer")
+    trainer["values"]["tags"] = {"k3y-of-a-secret-map": "v"}
+    trainer["sensitive_values"]["tags"] = True  # the whole map: keys too
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    assert "k3y-of-a-secret-map" in scan_paths([path]).sensitive
+    texts = _all_formats(tmp_path, [str(path)])
+    assert "aws_instance.trainer" in texts["report.json"]
+    for name, text in texts.items():
+        assert "k3y-of-a-secret-map" not in text, name
+
+
+NOECHO_PARTS = """\
+Parameters:
+  Pw:
+    Type: String
+    NoEcho: true
+    Default: alpha1secret-beta2secret
+Resources:
+  Vol:
+    Type: AWS::EC2::Volume
+    Properties:
+      AvailabilityZone: us-east-1a
+      Size: 10
+      Tags:
+        - {Key: a, Value: !Select [0, !Split ["-", !Ref Pw]]}
+        - {Key: b, Value: !Select [1, !Split ["-", !Sub "x-${Pw}"]]}
+        - {Key: c, Value: !Base64 {"Fn::Select": [2, !Split ["-", !Sub "x-${Pw}"]]}}
+"""
+
+
+def test_parts_of_a_noecho_value_are_secret(tmp_path: Path) -> None:
+    # Fn::Split of a NoEcho value: each part is as secret as the whole (and its Base64)
+    template = tmp_path / "parts.yaml"
+    template.write_text(NOECHO_PARTS)
+    texts = _all_formats(tmp_path, [str(template)])
+    tags = next(f for f in json.loads(texts["report.json"])["findings"]
+                if f["resource"]["id"] == "Vol")["resource"]["tags"]
+    assert tags == {"a": SENSITIVE, "b": SENSITIVE, "c": SENSITIVE}
+    for name, text in texts.items():
+        for leak in ("alpha1secret", "beta2secret", "YmV0YTJzZWNyZXQ="):
+            assert leak not in text, f"{leak!r} leaked into {name}"
+
+
+def test_a_report_read_back_is_redacted_again(tmp_path: Path) -> None:
+    # render / merge / diff write new reports from a JSON report: one written by an older
+    # version or edited by hand may hold a credential, which must not reach the new report
+    plan = tmp_path / "plan.json"
+    plan.write_text(PLAN_A.read_text())
+    first = tmp_path / "first.json"
+    res = CliRunner().invoke(cli, ["scan", str(plan), "--format", "json", "-o", str(first),
+                                   "--deterministic", "--fail-on", "none", "-q"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(first.read_text())
+    doc["findings"][0]["message"] = f"rotated {ACCESS_KEY}"
+    doc["findings"][0]["resource"]["tags"] = {"db_password": "hunter2-by-hand"}
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    out = tmp_path / "out"
+    cmd = ["report", "render", str(edited), "--output-dir", str(out)]
+    for fmt in FORMATS:
+        cmd += ["--format", fmt]
+    res = CliRunner().invoke(cli, cmd)
+    assert res.exit_code == 0, res.output
+    merged = tmp_path / "merged.json"
+    res = CliRunner().invoke(cli, ["report", "merge", str(edited), "--format", "json", "-o",
+                                   str(merged), "-q"])
+    assert res.exit_code in (0, 1), res.output
+    texts = {p.name: p.read_text() for p in out.iterdir()}
+    texts["merged.json"] = merged.read_text()
+    assert len(texts) == len(FORMATS) + 1
+    for name, text in texts.items():
+        assert ACCESS_KEY not in text and "hunter2-by-hand" not in text, name

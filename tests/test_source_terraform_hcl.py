@@ -502,7 +502,8 @@ def test_installed_remote_modules_are_scanned(tmp_path: Path) -> None:
     assert result.notices == []
 
 
-def test_workspace_and_paths(tmp_path: Path) -> None:
+def test_workspace_and_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TF_WORKSPACE", raising=False)
     write(
         tmp_path,
         {
@@ -522,6 +523,20 @@ def test_workspace_and_paths(tmp_path: Path) -> None:
         "root": ".",
         "cwd": tmp_path.name,
     }
+
+
+def test_tf_workspace_selects_the_workspace_as_in_terraform(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # CI selects a workspace with TF_WORKSPACE (it overrides .terraform/environment): the prod
+    # resources of `count = terraform.workspace == "prod" ? 1 : 0` exist and are judged
+    write(tmp_path, {
+        "main.tf": 'resource "aws_vpc" "prod" {\n  count = terraform.workspace == "prod" ? 1 : 0\n'
+                   '  tags = { ws = terraform.workspace }\n}\n',
+        ".terraform/environment": "staging\n",
+    })
+    monkeypatch.setenv("TF_WORKSPACE", "prod")
+    assert values(tmp_path)["aws_vpc.prod[0]"]["tags"] == {"ws": "prod"}
 
 
 def test_missing_local_module_is_an_error(tmp_path: Path) -> None:

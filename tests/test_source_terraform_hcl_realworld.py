@@ -265,6 +265,41 @@ def test_a_module_under_two_roots_gives_two_findings_everywhere(
     assert not [n for n in merged.get("notices", []) if "appear in both" in n["message"]]
 
 
+def test_a_finding_keeps_its_id_however_its_root_is_spelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the root module enters the fingerprint: relative to the repository, not to the working
+    # directory, or a baseline made with `scan envs/prod` at the top matches nothing of
+    # `scan .` in envs/prod or of a CI job's absolute path
+    import json
+
+    from click.testing import CliRunner
+
+    from scanner.cli import cli
+
+    repo = tmp_path / "repo"
+    write(repo, {
+        "modules/disk/main.tf": 'resource "aws_ebs_volume" "d" {\n  size = 1\n}\n',
+        "envs/prod/main.tf": 'module "disk" {\n  source = "../../modules/disk"\n}\n'
+                             'resource "aws_ebs_volume" "own" {\n  size = 1\n}\n',
+    })
+    (repo / ".git").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+
+    def ids(cwd: Path, path: str) -> list[str]:
+        monkeypatch.chdir(cwd)
+        out = tmp_path / "out.json"
+        res = CliRunner().invoke(cli, ["scan", path, "--format", "json", "-o", str(out),
+                                       "--deterministic", "-q", "--policy", "EBS-001"])
+        assert res.exit_code == 1, res.output
+        return sorted(f["id"] for f in json.loads(out.read_text())["findings"])
+
+    at_top = ids(repo, "envs/prod")
+    assert len(at_top) == 2
+    assert ids(repo / "envs" / "prod", ".") == at_top
+    assert ids(tmp_path / "elsewhere", str(repo / "envs" / "prod")) == at_top
+
+
 def test_live_fingerprints_do_not_change() -> None:
     from scanner.engine import fingerprint
 
@@ -289,7 +324,7 @@ module "gpu" {
   source = "../../modules/gpu"
 }
 resource "aws_ebs_volume" "root_file" {
-  size = tonumber(file("size.txt"))
+  size = tonumber(trimspace(file("size.txt")))  # terraform: tonumber("42\\n") fails
   tags = {
     escape  = file("../../../outside/secret.txt")
     link    = file("${path.module}/link.txt")

@@ -164,3 +164,47 @@ def test_errors_never_quote_files_outside_the_tree(tmp_path: Path) -> None:
     # inside the tree, the error may quote the text (it helps to find it)
     inside = load_terraform_dir([tmp_path])
     assert "SECRET-LINE-TEXT" in repr(inside.errors)
+
+
+def test_keys_of_a_sensitive_map_are_secret(tmp_path: Path) -> None:
+    # terraform marks a sensitive map whole: its keys name instances and tags, never shown
+    write(tmp_path, {
+        "main.tf": 'variable "creds" {\n  type = map(string)\n  sensitive = true\n}\n'
+                   'variable "ids" {\n  sensitive = true\n  default = { "Key-Secret-9" = 1 }\n}\n'
+                   'resource "aws_ebs_volume" "w" {\n  for_each = var.creds\n'
+                   '  availability_zone = "us-east-1a"\n  size = 10\n'
+                   '  tags = { K = each.key, N = join(",", keys(var.ids)) }\n}\n',
+        "terraform.tfvars": 'creds = { "Keyname-Secret-8" = "val-Secret-8" }\n',
+    })
+    result = load_terraform_dir([tmp_path])
+    assert {"Keyname-Secret-8", "val-Secret-8", "Key-Secret-9"} <= result.sensitive
+    out = tmp_path / "out.json"
+    res = CliRunner().invoke(cli, ["scan", str(tmp_path), "--format", "json", "-o", str(out),
+                                   "-q", "--include-passed"])
+    assert res.exit_code in (0, 1), res.output
+    text = out.read_text()
+    assert "aws_ebs_volume.w" in text
+    assert "Secret-8" not in text and "Secret-9" not in text
+
+
+def test_a_module_source_without_terraform_files_does_not_open_a_directory(
+        tmp_path: Path) -> None:
+    # source = "../../home/aws" made ~/.aws a "module tree": file() in any root module then read
+    # the credentials into a tag. A directory with no .tf files is no module: it stays outside.
+    write(tmp_path, {
+        "home/aws/credentials": "[default]\nnote = Home-Secret-10\n",
+        "scan/a/main.tf": 'module "grab" {\n  source = "../../home/aws"\n}\n',
+        "scan/b/main.tf": 'resource "aws_ebs_volume" "v" {\n  availability_zone = "us-east-1a"\n'
+                          '  size = 1\n  tags = { a = file("../../home/aws/credentials") }\n}\n',
+        "scan/b/local.txt": "inside-the-tree",
+        "scan/c/main.tf": 'module "m" {\n  source = "../../mods/m"\n}\n',
+        "mods/m/main.tf": 'resource "aws_ebs_volume" "w" {\n  availability_zone = "us-east-1a"\n'
+                          '  size = 1\n  tags = { t = file("${path.module}/t.txt") }\n}\n',
+        "mods/m/t.txt": "module-file",
+    })
+    result = load_terraform_dir([tmp_path / "scan"])
+    tags = {r.id: r.tags for r in result.resources}
+    assert "Home-Secret-10" not in json.dumps(tags)
+    assert "a" not in tags["aws_ebs_volume.v"] or "Secret" not in tags["aws_ebs_volume.v"]["a"]
+    # a module reached by ../ is read as terraform reads it, its own files too
+    assert tags["module.m.aws_ebs_volume.w"] == {"t": "module-file"}

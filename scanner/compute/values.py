@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from scanner.model import Unknown
+from scanner.sane_numbers import parse_decimal
 
 
 def as_list(value: Any) -> list[Any]:
@@ -31,7 +32,7 @@ def to_price(value: Any) -> float | Unknown | None:
     if value is None or value == "":
         return None
     try:
-        price = float(value)
+        price = parse_decimal(value.strip()) if isinstance(value, str) else float(value)
     except (TypeError, ValueError, OverflowError):
         return Unknown(f"max price {str(value)[:40]!r} is not a usable number")
     if not math.isfinite(price) or not 0 <= price <= 1e9:
@@ -47,7 +48,7 @@ def to_int(value: Any) -> int | Unknown | None:
     if isinstance(value, bool):
         return Unknown(f"{value!r} is not a number")
     try:
-        number = float(value)
+        number = parse_decimal(value.strip()) if isinstance(value, str) else float(value)
     except (TypeError, ValueError, OverflowError):
         return Unknown(f"{str(value)[:40]!r} is not a number")
     if not math.isfinite(number) or abs(number) > 1e15:

@@ -35,7 +35,7 @@ from scanner.model import (
     Unknown,
 )
 from scanner.safe_read import ReadError, decode_head, read_regular
-from scanner.sane_numbers import sane_number, sane_number_text
+from scanner.sane_numbers import parse_decimal, parse_integer, sane_number, sane_number_text
 from scanner.sizes import exceeds
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 
@@ -779,7 +779,10 @@ def _fn_split(ev: Evaluator, arg: Any, lit: bool) -> Any:
     if isinstance(text, Unknown):
         return text
     ev.spend(text.count(arg[0]) + 1)
-    return text.split(arg[0])
+    pieces = text.split(arg[0])
+    if ev.sensitive and any(len(secret) >= 4 and secret in text for secret in ev.sensitive):
+        ev.sensitive.update(p for p in pieces if p)  # parts of a NoEcho value are secret too
+    return pieces
 
 
 def _fn_if(ev: Evaluator, arg: Any, lit: bool) -> Any:
@@ -987,7 +990,7 @@ def _to_int(key: str, value: Any, notice: Any) -> Any:
         number = int(value)
     elif isinstance(value, str) and len(value.strip()) <= 17:
         try:
-            number = int(value.strip())
+            number = parse_integer(value.strip())
         except ValueError:
             return _garbage(key, value, "an integer", notice)
     else:
@@ -1005,7 +1008,7 @@ def _to_number(key: str, value: Any, notice: Any) -> Any:
         number: float = value
     else:
         try:
-            number = float(str(value).strip())
+            number = parse_decimal(str(value).strip())
         except ValueError:
             return _garbage(key, value, "a number", notice)
     if isinstance(sane_number(number), Unknown):

@@ -30,7 +30,7 @@ from scanner.kinds import types as kt
 from scanner.kinds.coerce import coerce_fields
 from scanner.kinds.types import FieldType
 from scanner.model import InputError, Notice, Provenance, Ref, Resource, Skip, Unknown
-from scanner.sane_numbers import sane_number, sane_number_text
+from scanner.sane_numbers import parse_decimal, parse_integer, sane_number, sane_number_text
 
 Attrs = dict[str, Any]
 # A translator returns (kind, attrs, name, extra aliases).
@@ -54,19 +54,18 @@ def _s(value: Any) -> Any:
 
 
 def _bool(value: Any) -> Any:
+    """A bool as terraform converts one: the strings "true"/"1" and "false"/"0" exactly; a
+    number is no bool (terraform refuses ``encrypted = 1`` and ``encrypted = "TRUE"``)."""
     if value is None or isinstance(value, bool | Unknown | Ref):
         return value
     if isinstance(value, str):
-        text = value.strip().lower()
-        if text == "":
+        if value == "":
             return None
-        if text == "true":
+        if value in ("true", "1"):
             return True
-        if text == "false":
+        if value in ("false", "0"):
             return False
-    elif isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    return Unknown(f"not a boolean: {value!r}")
+    return Unknown(f"not a boolean: {str(value)[:40]!r}")
 
 
 def _int(value: Any) -> Any:
@@ -86,10 +85,10 @@ def _int(value: Any) -> Any:
         if len(text) > 32:
             return Unknown(f"not a usable number: {text[:20]}… ({len(text):,} characters)")
         try:
-            return sane_number(int(text))
+            return sane_number(parse_integer(text))
         except ValueError:
             try:
-                number = sane_number(float(text))
+                number = sane_number(parse_decimal(text))
             except ValueError:
                 return Unknown(f"not a number: {value!r}")
             if isinstance(number, Unknown):

@@ -11,7 +11,7 @@ from scanner.kinds import schema
 from scanner.kinds.coerce import coerce_fields
 from scanner.kinds.types import Bool, FieldType, Ids, Int, List, Map, Num, Price, Str
 from scanner.model import Unknown
-from scanner.sane_numbers import sane_number, sane_number_text
+from scanner.sane_numbers import parse_decimal, parse_integer, sane_number, sane_number_text
 
 Notice = Callable[[str], None]
 
@@ -86,7 +86,7 @@ def _int(key: str, value: Any, notice: Notice) -> Any:
         checked = sane_number(int(value))
     elif isinstance(value, str) and len(value.strip()) <= 17:
         try:
-            checked = sane_number(int(value.strip()))
+            checked = sane_number(parse_integer(value.strip()))
         except ValueError:
             return _garbage(key, value, "an integer", notice)
     else:
@@ -103,7 +103,7 @@ def _number(key: str, value: Any, notice: Notice) -> Any:
         number: float = value
     else:
         try:
-            number = float(str(value).strip()[:40])
+            number = parse_decimal(str(value).strip()[:40])
         except ValueError:
             return _garbage(key, value, "a number", notice)
     if isinstance(sane_number(number), Unknown):

@@ -204,7 +204,11 @@ class ParseCache:
         if any(lexical == t or lexical.startswith(t.rstrip(os.sep) + os.sep)
                for t in self._lexical):
             return False
-        self.trees.append(os.path.realpath(directory))
+        if module_files(self.files(directory)):
+            # a module: its files (templates, file()) are read as terraform reads them. A
+            # "module" without Terraform files (source = "../../../home/runner/.aws") is no
+            # tree: file() of what lies there stays outside
+            self.trees.append(os.path.realpath(directory))
         return True
 
     def confined(self, path: str) -> None:

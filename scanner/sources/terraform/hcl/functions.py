@@ -1156,8 +1156,16 @@ def f_signum(n: Any) -> Any:
 
 @value_fn("parseint")
 def f_parseint(s: Any, base: Any) -> Any:
+    text = to_str(s)
+    radix = int(to_number(base))
+    # Python's int() also takes blanks, "_" and a 0x/0o/0b prefix; terraform takes only an
+    # optional sign and the base's ASCII digits
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not 2 <= radix <= 62 or not digits or not digits.isascii() or not digits.isalnum() \
+            or any(int(c, 36) >= radix for c in digits.lower()):
+        raise EvalError(f"parseint: cannot parse {text[:40]!r} in base {radix}")
     try:
-        return int(to_str(s), int(to_number(base)))
+        return int(text, radix)
     except ValueError as exc:
         raise EvalError(f"parseint: {exc}") from None
 

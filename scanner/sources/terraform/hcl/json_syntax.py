@@ -148,10 +148,41 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key[:80]!r} (terraform rejects an argument written "
+                         "twice; a last-wins reading would hide the first)")
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are distinct (json.loads would keep the last silently)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return out
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text, parse_float=_finite_float, parse_constant=_no_constant,
+                          object_pairs_hook=_unique)
+    except _DuplicateKey as exc:
+        quoted = json.dumps(exc.key)
+        first = text.find(quoted)
+        second = text.find(quoted, first + 1) if first >= 0 else -1
+        line = text.count("\n", 0, second) + 1 if second >= 0 else None
+        raise ParseError(f"invalid JSON: {exc}", line) from None
+
+
 def parse_tf_json(text: str) -> Body:
     """A ``.tf.json`` document as a top-level Body of blocks."""
     try:
-        doc = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+        doc = _loads(text)
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         raise ParseError(f"invalid JSON: {exc}", line) from None
@@ -230,7 +261,7 @@ def _variable(obj: Any, line: int) -> Body:
 
 def parse_tfvars_json(text: str) -> dict[str, Any]:
     try:
-        doc = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+        doc = _loads(text)
     except ValueError as exc:
         raise ParseError(f"invalid JSON: {exc}", getattr(exc, "lineno", None)) from None
     if not isinstance(doc, dict):

@@ -1252,7 +1252,11 @@ def cli_value(text: str, t: Type) -> Any:
 
 
 def read_workspace(root_dir: str) -> str:
-    """The selected workspace (``terraform workspace select``), else "default"."""
+    """The selected workspace: ``TF_WORKSPACE`` (terraform's override, how CI selects one),
+    else ``terraform workspace select``'s, else "default"."""
+    chosen = os.environ.get("TF_WORKSPACE", "").strip()
+    if chosen:
+        return chosen[:256]
     path = os.path.join(root_dir or ".", ".terraform", "environment")
     if not os.path.exists(path):
         return "default"

@@ -20,7 +20,7 @@ What is evaluated (anything else is UNKNOWN with a reason, never a guess):
   interpolations, ``%{if}`` / ``%{for}`` directives and ``~`` strip markers;
 - ``var.*`` (typed: ``optional()`` attributes filled with their defaults), ``local.*``,
   ``count.index``, ``each.key`` / ``each.value``, ``path.module`` / ``path.root`` / ``path.cwd``,
-  ``terraform.workspace`` (``.terraform/environment``, else "default");
+  ``terraform.workspace`` (``TF_WORKSPACE``, else ``.terraform/environment``, else "default");
 - references to resources: an attribute set in the configuration is its value; anything else is
   ``Ref(address[, attr])`` (``id`` → ``Ref(address)``); ``aws_x.y[*].id`` and
   ``[for s in aws_x.y : s.id]`` over all instances → ``Ref("aws_x.y")``; module outputs of

@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from scanner.model import Ref, Unknown
+from scanner.sane_numbers import parse_decimal, parse_integer
 
 # The budgets: every amplification a small file can ask for is bounded, per root module.
 MAX_ITEMS = 100_000  # no collection may grow beyond this (range, for, setproduct …)
@@ -62,11 +63,15 @@ def reset_budget(units: int = WORK_BUDGET, strings: int = STRING_BUDGET,
 
 
 def mark_sensitive(v: Any, depth: int = 0) -> None:
-    """Record every string leaf of v as sensitive (empty strings redact nothing)."""
+    """Record every string leaf of v as sensitive, and a map's keys (terraform marks the whole
+    value: ``for_each = var.secret_map`` names instances by them); empty strings redact
+    nothing."""
     if isinstance(v, str):
         if v:
             SENSITIVE.add(v)
     elif depth < 32 and isinstance(v, (list, dict)):
+        if isinstance(v, dict):
+            SENSITIVE.update(k for k in v if isinstance(k, str) and k)
         for x in v.values() if isinstance(v, dict) else v:
             mark_sensitive(x, depth + 1)
 
@@ -85,6 +90,7 @@ def holds_sensitive(v: Any) -> bool:
             if any(s in x for s in SENSITIVE):
                 return True
         elif isinstance(x, dict):
+            stack.extend(x.keys())
             stack.extend(x.values())
         elif isinstance(x, list):
             stack.extend(x)
@@ -95,6 +101,8 @@ def string_leaves(v: Any, out: set[str], depth: int = 0) -> set[str]:
     if isinstance(v, str):
         out.add(v)
     elif depth < 32 and isinstance(v, (list, dict)):
+        if isinstance(v, dict):
+            out.update(k for k in v if isinstance(k, str))
         for x in v.values() if isinstance(v, dict) else v:
             string_leaves(x, out, depth + 1)
     return out
@@ -299,8 +307,8 @@ def to_number(v: Any) -> int | float:
     if isinstance(v, str):
         try:
             if v.strip().lstrip("-").isdigit():
-                return norm_number(int(v))
-            return norm_number(float(v))
+                return norm_number(parse_integer(v))
+            return norm_number(parse_decimal(v))
         except ValueError:
             raise EvalError(f"cannot convert {_quote(v)} to a number") from None
     raise EvalError(f"a {type_name(v)} is not a number")
@@ -313,9 +321,9 @@ def _quote(v: str) -> str:
 def to_bool(v: Any) -> bool:
     if isinstance(v, bool):
         return v
-    if v == "true":
+    if v == "true" or v == "1":  # terraform's string-to-bool conversion, exactly
         return True
-    if v == "false":
+    if v == "false" or v == "0":
         return False
     raise EvalError(f"a {type_name(v)} is not a bool")
 

@@ -940,6 +940,7 @@ def _all_text(value: Any, out: set[str]) -> None:
         elif isinstance(cur, int | float) and not isinstance(cur, bool):
             out.add(str(cur))
         elif isinstance(cur, dict):
+            stack.extend(cur.keys())  # a sensitive map's keys are secret too
             stack.extend(cur.values())
         elif isinstance(cur, list):
             stack.extend(cur)
