@@ -23,7 +23,7 @@ from typing import Any
 
 from policies.base import Context, Remediation, policy
 from policies.recommend import Demand, Options, recommend
-from scanner.catalog import InstanceSpec, is_gpu_type
+from scanner.catalog import InstanceSpec, is_gpu_type, vendor_by_family
 from scanner.compute import MEASURED, kinds_with, reads_of
 from scanner.model import Resource, Result, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
@@ -230,7 +230,7 @@ def _vendor(instance_type: str, ctx: Context) -> str:
     spec = ctx.catalog.spec(instance_type)
     if spec is not None:
         return spec.gpu_vendor
-    return "aws-neuron" if instance_type.startswith(("inf", "trn")) else "nvidia"
+    return vendor_by_family(instance_type)
 
 
 def subject(resource: Resource, ctx: Context) -> Subject | Result | None:

@@ -181,6 +181,21 @@ def test_arch_vendor_and_family_limits() -> None:
     assert fam[("RS-001", "i")].evidence["recommended"] == "g6.xlarge"
 
 
+def test_amd_habana_and_qualcomm_types_outside_the_catalogue_are_not_nvidia() -> None:
+    """g4ad (AMD Radeon Pro V520), dl1 (Habana Gaudi) and dl2q (Qualcomm AI 100) are not in the
+    catalogue: their vendor comes from the family, so RS-003 does not call them NVIDIA compute
+    without metrics, and RS-001/RS-002 do not judge them on a history given for them."""
+    machines = [res("ec2.instance", f"i-{t}", declared=False, InstanceType=t, State="running")
+                for t in ("g4ad.xlarge", "dl1.24xlarge", "dl2q.24xlarge")]
+    assert run(*machines, coverage(declared=False)) == {}
+    given = run(res("ec2.instance", "amd", InstanceType="g4ad.4xlarge"),
+                usage("amd", ("amd", [gpu(0, 1, 2, 100)])), coverage())
+    assert given == {}
+    # a type of an NVIDIA family missing from the catalogue is still NVIDIA compute
+    assert statuses(run(res("ec2.instance", "i", InstanceType="g9.xlarge"), coverage())) == {
+        ("RS-003", "i"): "FAIL"}
+
+
 def test_small_saving_passes_and_unknown_type_is_unknown() -> None:
     small = run(res("ec2.instance", "i", InstanceType="g4dn.2xlarge"),
                 usage("i", ("i", [gpu(0, 30, 40, 2000)])), coverage(),
