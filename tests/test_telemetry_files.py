@@ -56,6 +56,39 @@ def test_nvidia_smi_without_header_uses_the_documented_order() -> None:
     assert parse_nvidia_smi(text, "x.csv")[""]["0"].util_mean
 
 
+@pytest.mark.parametrize("text", [
+    # the unit in the header (--format=csv,nounits keeps it there), in the values, or both
+    "timestamp, index, name, utilization.gpu [%], memory.used [GiB], memory.total [GiB]\n"
+    "2026/01/14 10:00:00.000, 0, A100, 30, 35, 40\n",
+    "timestamp, index, name, utilization.gpu [%], memory.used [GiB], memory.total [GiB]\n"
+    "2026/01/14 10:00:00.000, 0, A100, 30 %, 35 GiB, 40 GiB\n",
+    "timestamp, index, name, utilization.gpu, memory.used, memory.total\n"
+    "2026/01/14 10:00:00.000, 0, A100, 30 %, 35840 MiB, 40 GiB\n",
+    "timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n"
+    "2026/01/14 10:00:00.000, 0, A100, 30 %, 35 GiB, 40960 MiB\n",
+])
+def test_nvidia_smi_memory_in_other_units_is_read_as_mib(text: str) -> None:
+    """35 GiB used is 35,840 MiB, not 35 MiB: read as MiB it would fit a GPU of 1 GiB."""
+    gpu = parse_nvidia_smi(text, "gpu.csv")[""]["0"]
+    assert max(gpu.mem_used_max.values()) == 35 * 1024.0
+    assert gpu.mem_total == 40 * 1024.0
+
+
+@pytest.mark.parametrize(("text", "line", "words"), [
+    ("timestamp, index, name, utilization.gpu [%], memory.used [W], memory.total [MiB]\n"
+     "2026/01/14 10:00:00.000, 0, A100, 30, 35, 40\n", 1, "memory.used"),
+    (NVIDIA + "2026/01/14 13:00:00.000, 0, Tesla T4, 5 %, 70 W, 2 MiB\n", 8, "memory.used"),
+    (NVIDIA + "2026/01/14 13:00:00.000, 0, Tesla T4, 5 MiB, 1 MiB, 2 MiB\n", 8,
+     "utilization.gpu"),
+])
+def test_nvidia_smi_unit_that_is_not_one_of_the_column_is_an_error(text: str, line: int,
+                                                                    words: str) -> None:
+    with pytest.raises(TelemetryFileError) as err:
+        parse_nvidia_smi(text, "gpu.csv")
+    assert err.value.line == line
+    assert words in err.value.reason
+
+
 @pytest.mark.parametrize(("text", "line", "words"), [
     (NVIDIA + "2026/01/14 13:00:00.000, 0, Tesla T4, lots %, 1 MiB, 2 MiB\n", 8, "not a nvidia"),
     (NVIDIA + "yesterday, 0, Tesla T4, 1 %, 1 MiB, 2 MiB\n", 8, "not a nvidia"),
