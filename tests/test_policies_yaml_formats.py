@@ -156,3 +156,30 @@ def test_aws_batch_queues_of_parallelcluster_cap_spot_by_percentage(tmp_path: Pa
                    ("SPOT-001", "Scheduling/AwsBatchQueues/half", P),
                    ("SPOT-002", "Scheduling/AwsBatchQueues/full", P),
                    ("SPOT-002", "Scheduling/AwsBatchQueues/half", P)]
+
+
+def test_eksctl_sizes_left_out_take_eksctl_defaults(tmp_path: Path) -> None:
+    """eksctl fills an unset minSize with desiredCapacity (else 2), an unset maxSize with
+    desiredCapacity (else minSize) and an unset desiredCapacity with minSize: a group of
+    ``desiredCapacity: 2`` is fixed at two instances, which cannot hold a 20-40 % split (a
+    notice, as for an Auto Scaling group of MaxSize 2), while ``desiredCapacity: 5`` can."""
+    (tmp_path / "ng.yaml").write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\n"
+        "nodeGroups:\n"
+        "  - {name: two, instanceType: g5.xlarge, desiredCapacity: 2}\n"
+        "  - {name: min-one, instanceType: g5.xlarge, minSize: 1}\n"
+        "  - {name: default, instanceType: g5.xlarge}\n"
+        "  - {name: five, instanceType: g5.xlarge, desiredCapacity: 5}\n")
+    source = scan_paths([tmp_path])
+    found = evaluate(source.resources, policy_ids=["ASG-001"])
+    got = sorted((f.resource["id"], f.status) for f in found)
+    assert got == [(NG.format("c", "nodeGroups", "five"), F)]
+    from scanner.compute import views
+
+    sizes = {r.id: (c.desired.value, c.min.value, c.max.value)
+             for r in source.resources
+             if (v := views(source.resources).of(r)) is not None and (c := v.capacity)}
+    assert sizes == {NG.format("c", "nodeGroups", "two"): (2, 2, 2),
+                     NG.format("c", "nodeGroups", "min-one"): (1, 1, 1),
+                     NG.format("c", "nodeGroups", "default"): (2, 2, 2),
+                     NG.format("c", "nodeGroups", "five"): (5, 5, 5)}
