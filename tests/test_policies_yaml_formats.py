@@ -183,3 +183,29 @@ def test_eksctl_sizes_left_out_take_eksctl_defaults(tmp_path: Path) -> None:
                      NG.format("c", "nodeGroups", "min-one"): (1, 1, 1),
                      NG.format("c", "nodeGroups", "default"): (2, 2, 2),
                      NG.format("c", "nodeGroups", "five"): (5, 5, 5)}
+
+
+def test_aws_batch_queues_of_parallelcluster_are_judged_on_their_spot_pools(
+        tmp_path: Path) -> None:
+    """ParallelCluster creates an AWS Batch queue's compute environment without an allocation
+    strategy: Batch's BEST_FIT takes the lowest-priced type first, so a SPOT queue is not
+    diversified whatever its types; an on-demand queue buys no spot."""
+    (tmp_path / "batch.yaml").write_text(
+        "Region: us-east-1\nHeadNode:\n  InstanceType: m5.large\nScheduling:\n"
+        "  Scheduler: awsbatch\n  AwsBatchQueues:\n"
+        "    - Name: one\n      CapacityType: SPOT\n      Networking: {SubnetIds: [subnet-1]}\n"
+        "      ComputeResources:\n        - Name: g4dn\n          InstanceTypes: [g4dn.xlarge]\n"
+        "    - Name: families\n      CapacityType: SPOT\n"
+        "      Networking: {SubnetIds: [subnet-1]}\n"
+        "      ComputeResources:\n        - Name: gpus\n          InstanceTypes: [g5, g6]\n"
+        "    - Name: od\n      Networking: {SubnetIds: [subnet-1]}\n"
+        "      ComputeResources:\n        - Name: gpus\n          InstanceTypes: [g5]\n")
+    source = scan_paths([tmp_path])
+    found = evaluate(source.resources, policy_ids=["ASG-002"])
+    got = sorted((f.resource["id"], f.status) for f in found)
+    assert got == [("Scheduling/AwsBatchQueues/families", F),
+                   ("Scheduling/AwsBatchQueues/one", F)]
+    one = next(f for f in found if f.resource["id"].endswith("/one"))
+    assert "at most 1 instance type" in one.message and "lowest-price" in one.message
+    families = next(f for f in found if f.resource["id"].endswith("/families"))
+    assert "instance type" not in families.message.split(":", 2)[-1]
