@@ -17,12 +17,13 @@ runs has an empty view, so the node group's capacity is priced once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.recommend import Demand, Options, recommend
+from policies.recommend import MIB_PER_GIB, Demand, Options, recommend
 from scanner.catalog import InstanceSpec, is_gpu_type, vendor_by_family
 from scanner.compute import MEASURED, kinds_with, reads_of
 from scanner.model import Resource, Result, Severity, Status, Unknown
@@ -256,7 +257,41 @@ def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
         return ctx.result(resource, Status.UNKNOWN,
                           f"no catalogue price for {', '.join(cap.types) or 'its type'}")
     current = priced[0][1]
+    problem = _inconsistent(usage, [s for t in cap.types if (s := ctx.catalog.spec(t))])
+    if problem:
+        return ctx.result(resource, Status.UNKNOWN, problem, evidence=_evidence_usage(usage))
     return Subject(resource, cap, usage, ctx.catalog.spec(current), current, region)
+
+
+MEMORY_SLACK = 1.05  # nvidia-smi's total differs from the marketed size by a few percent
+
+
+def _inconsistent(usage: Usage, specs: list[InstanceSpec]) -> str | None:
+    """Why the utilization cannot be read as the work of these types' GPUs: a member that
+    published fewer GPUs than the type has (the others are not known to be idle), memory used
+    above the GPU's memory, or a total memory far from the catalogue's (a unit mistake)."""
+    counts = [s.gpu_count for s in specs if s.gpu_count]
+    mems = [s.gpu_mem_gib * MIB_PER_GIB for s in specs if s.gpu_mem_gib]
+    if not counts or not mems:
+        return None
+    expected = math.ceil(min(counts))
+    gpu_mib = max(mems)
+    for m in usage.members:
+        gpus = [g for g in m.get("Gpus") or [] if int(g.get("Hours") or 0) > 0]
+        who = f" (member {m.get('Id')})" if len(usage.members) > 1 else ""
+        if len({str(g.get("Index")) for g in gpus}) < expected:
+            return (f"utilization of {len(gpus)} of its {expected} GPUs{who}: the others "
+                    "published nothing in the window, so whether they work is not known")
+        for g in gpus:
+            used, total = g.get("MemUsedMaxMiB"), g.get("MemTotalMiB")
+            if used is not None and float(used) > gpu_mib * MEMORY_SLACK:
+                return (f"GPU {g.get('Index')}{who} used {float(used):g} MiB, more memory than "
+                        f"one GPU holds ({gpu_mib:g} MiB): check the units (MiB) and the key")
+            if total is not None and not gpu_mib / 2 <= float(total) <= gpu_mib * 2:
+                return (f"GPU {g.get('Index')}{who} reports a total memory of {float(total):g} "
+                        f"MiB where the catalogue says {gpu_mib:g} MiB: check the units (MiB) "
+                        "and the key")
+    return None
 
 
 def _price(subj: Subject, ctx: Context, instance_type: str, market: str) -> Price:

@@ -196,6 +196,43 @@ def test_amd_habana_and_qualcomm_types_outside_the_catalogue_are_not_nvidia() ->
         ("RS-003", "i"): "FAIL"}
 
 
+def test_gpus_that_published_nothing_are_not_taken_for_idle() -> None:
+    """A p4d.24xlarge has 8 GPUs: utilization of GPU 0 alone says nothing of the other seven
+    (an exporter that read one device, a history that kept one), so neither "1 of 8 GPUs used"
+    (RS-001) nor "idle" (RS-002) is known; a GPU whose points all fall outside the window is
+    as good as absent. RS-003 still counts the hours."""
+    one = run(res("ec2.instance", "i", InstanceType="p4d.24xlarge"),
+              usage("i", ("i", [gpu(0, 30, 40, 20000)])), coverage())
+    assert statuses(one) == {("RS-001", "i"): "UNKNOWN", ("RS-002", "i"): "UNKNOWN",
+                             ("RS-003", "i"): "PASS"}
+    assert "1 of its 8 GPUs" in one[("RS-001", "i")].message
+    idle = run(res("ec2.instance", "i", InstanceType="p4d.24xlarge"),
+               usage("i", ("i", [gpu(0, 1, 2, 100)] + [
+                   {"Index": str(n), "Hours": 0, "MemUsedMaxMiB": None, "MemTotalMiB": None}
+                   for n in range(1, 8)])), coverage())
+    assert statuses(idle)[("RS-002", "i")] == "UNKNOWN"
+    every = run(res("ec2.instance", "i", InstanceType="p4d.24xlarge"),
+                usage("i", ("i", [gpu(0, 30, 40, 20000)] + [gpu(n, 0, 0, 0)
+                                                             for n in range(1, 8)])),
+                coverage())
+    assert statuses(every)[("RS-001", "i")] == "FAIL"
+
+
+@pytest.mark.parametrize(("mem", "total", "words"), [
+    (35.0, 40.0, "total memory"),  # GiB written where MiB is meant
+    (50000.0, 40960.0, "more memory than"),  # more than an A100 40GB holds
+])
+def test_memory_figures_that_do_not_fit_the_gpu_are_unknown(mem: float, total: float,
+                                                             words: str) -> None:
+    found = run(res("ec2.instance", "i", InstanceType="p4d.24xlarge"),
+                usage("i", ("i", [gpu(n, 30 if n == 0 else 0, 40 if n == 0 else 0,
+                                      mem if n == 0 else 0, total=total) for n in range(8)])),
+                coverage())
+    assert statuses(found) == {("RS-001", "i"): "UNKNOWN", ("RS-002", "i"): "UNKNOWN",
+                               ("RS-003", "i"): "PASS"}
+    assert words in found[("RS-001", "i")].message
+
+
 def test_small_saving_passes_and_unknown_type_is_unknown() -> None:
     small = run(res("ec2.instance", "i", InstanceType="g4dn.2xlarge"),
                 usage("i", ("i", [gpu(0, 30, 40, 2000)])), coverage(),
