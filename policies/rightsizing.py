@@ -337,7 +337,8 @@ RECOMMENDATION = (
     "the observed p95 compute demand + compute_headroom percent, where demand = p95 utilization x "
     "the current GPU's dense FP16 tensor TFLOPS and a candidate offers its own (where the current "
     "model has no published figure only the same GPU model is compared; a candidate without one "
-    "is left out); the same CPU architecture and accelerator vendor unless allow_arch_change / "
+    "is left out; a group of several GPU models is measured against the strongest); the same "
+    "CPU architecture and accelerator vendor unless allow_arch_change / "
     "allow_vendor_change; a family in `families` when that list is not empty. Evidence lists the "
     "statistics, the hours of data and the three cheapest fitting types with price and projected "
     "utilization. Host vCPU and memory are not measured: check them before moving. A group is "
@@ -387,27 +388,31 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                          f"{subj.current} is not in the catalogue: no specs to compare",
                          evidence=evidence)
         return
-    demand = demand_of(subj.usage, subj.spec, idle)
+    measured = _measured_on(subj, subj.spec, ctx)
+    if isinstance(measured, str):
+        yield ctx.result(resource, Status.UNKNOWN, measured, evidence=evidence)
+        return
+    demand = demand_of(subj.usage, measured, idle)
     opts = Options(float(ctx.params["memory_headroom"]), float(ctx.params["compute_headroom"]),
                    bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
                    tuple(str(f) for f in ctx.params["families"] or ()))
     market = ON_DEMAND if subj.capacity.on_demand else SPOT
     current_rate = _price(subj, ctx, subj.current, market).usd_hour or 0.0
-    found = recommend(subj.spec, current_rate, demand, ctx.catalog,
+    found = recommend(measured, current_rate, demand, ctx.catalog,
                       lambda t: _price(subj, ctx, t, market), opts, exclude=subj.capacity.types)
     evidence["demand"] = {"gpus_used": demand.gpus_used,
                           "peak_memory_used_mib": round(demand.mem_peak_mib, 1),
                           "memory_measured": demand.mem_measured,
                           "util_p95_percent": round(demand.util_p95, 2),
                           "util_max_percent": round(demand.util_max, 2),
-                          "gpu_model": subj.spec.gpu_model,
-                          "fp16_tflops_per_gpu": subj.spec.fp16_tflops_per_gpu}
+                          "gpu_model": measured.gpu_model,
+                          "fp16_tflops_per_gpu": measured.fp16_tflops_per_gpu}
     evidence["headroom_percent"] = {"memory": opts.memory_headroom,
                                     "compute": opts.compute_headroom}
     evidence["candidates"] = [c.as_evidence(HOURS_PER_MONTH) for c in found[:3]]
-    if subj.spec.fp16_tflops_per_gpu is None:
-        evidence["note"] = (f"{subj.spec.gpu_model} has no published dense FP16 figure: only "
-                            f"{subj.spec.gpu_model} types were compared")
+    if measured.fp16_tflops_per_gpu is None:
+        evidence["note"] = (f"{measured.gpu_model} has no published dense FP16 figure: only "
+                            f"{measured.gpu_model} types were compared")
     minimum = float(ctx.params["min_saving_usd_month"])
     if not found:
         yield ctx.result(resource, Status.PASS, f"no cheaper type fits the observed use of "
@@ -430,6 +435,23 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
         f"{usd_text(savings.usd_month)} $/month",
         path="InstanceType", evidence=evidence | {"recommended": best.instance_type},
         savings=savings)
+
+
+def _measured_on(subj: Subject, current: InstanceSpec, ctx: Context) -> InstanceSpec | str:
+    """The GPU the utilization is read against. A group whose override types hold different
+    GPU models may have been measured on any of them: the strongest is assumed (its work is the
+    most), so no recommendation is too weak for what ran; where one of the models has no
+    published FP16 figure the work cannot be compared (a string: why)."""
+    specs = [s for t in subj.capacity.types if (s := ctx.catalog.spec(t)) is not None]
+    models = sorted({s.gpu_model for s in specs})
+    if len(models) < 2:
+        return current
+    missing = sorted({s.gpu_model for s in specs if s.fp16_tflops_per_gpu is None})
+    if missing:
+        return (f"the override types hold {', '.join(models)} GPUs and {', '.join(missing)} "
+                "has no published dense FP16 figure: the utilization cannot be read as work "
+                "on one of them")
+    return max(specs, key=lambda s: (s.fp16_tflops_per_gpu or 0.0, s.instance_type))
 
 
 def _capacity_evidence(subj: Subject) -> dict[str, Any]:

@@ -162,6 +162,31 @@ def test_live_spot_price_used_and_a_moto_constant_ignored() -> None:
     assert "below 1% of on-demand" in tiny.savings.basis  # type: ignore[union-attr]
 
 
+def _mixed_models(*overrides: str) -> list[Resource]:
+    return [res("autoscaling.group", "g", DesiredCapacity=2, MinSize=0, MaxSize=4,
+                MixedInstancesPolicy={
+                    "LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateName": "lt"},
+                                       "Overrides": [{"InstanceType": t} for t in overrides]}}),
+            res("ec2.launch_template", "lt", LaunchTemplateData={}),
+            usage("g", ("m1", [gpu(0, 60, 70, 6000)])), coverage()]
+
+
+def test_group_of_several_gpu_models_is_sized_on_the_strongest() -> None:
+    """Utilization measured on a group whose override types hold different GPU models may come
+    from the strongest of them: 60 % of an L4 (g6) is more work than 60 % of a T4 (g4dn), the
+    cheapest override. The demand is taken on the strongest, so no candidate too weak for it is
+    recommended; where a model has no published figure, the work cannot be compared at all."""
+    found = run(*_mixed_models("g4dn.xlarge", "g6.xlarge"), policies=("RS-001",))
+    f = found[("RS-001", "g")]
+    assert f.evidence["demand"]["gpu_model"] == "L4"
+    assert f.evidence["demand"]["fp16_tflops_per_gpu"] == 121.0
+    # 60 % of 121 TFLOPS is 72.6: a T4 (65) cannot do it, so nothing cheaper than a g4dn fits
+    assert f.status.value == "PASS" and f.evidence["candidates"] == []
+    unknown = run(*_mixed_models("g5.xlarge", "g6.xlarge"), policies=("RS-001",))
+    assert statuses(unknown) == {("RS-001", "g"): "UNKNOWN"}
+    assert "A10G" in unknown[("RS-001", "g")].message
+
+
 def test_no_fp16_figure_compares_the_same_gpu_model_only() -> None:
     found = run(res("ec2.instance", "i", InstanceType="g5.12xlarge"),
                 usage("i", ("i", [gpu(0, 30, 40, 6000), gpu(1, 0, 0, 0), gpu(2, 0, 0, 0),
