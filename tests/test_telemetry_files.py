@@ -211,6 +211,31 @@ def test_history_that_cannot_be_read_is_one_error(tmp_path: Path, text: str, lin
     assert loaded.records == {}
 
 
+@pytest.mark.parametrize("stamp", [1768384800000, -5, "9999-12-31T23:00:00Z"])
+def test_a_timestamp_outside_any_plausible_window_is_an_input_error(tmp_path: Path,
+                                                                    stamp: object) -> None:
+    """Milliseconds where seconds are meant (year 58007), a negative epoch or a date no GPU has
+    run: an input error naming the key, not an internal error that stops the run."""
+    doc = {"gpuaudit_utilization": 1, "resources": {
+        "good": {"gpus": [{"index": 0, "samples": _samples([50])}]},
+        "ms": {"gpus": [{"index": 0, "samples": [[stamp, 50.0, 1000.0]]}]}}}
+    loaded = load_history(_history(tmp_path, doc), 14)
+    assert set(loaded.records) == {"good"} and set(loaded.unreadable) == {"ms"}
+    assert len(loaded.errors) == 1 and "resources.ms" in loaded.errors[0].reason
+    assert "timestamp" in loaded.errors[0].reason and loaded.errors[0].line is not None
+
+
+@pytest.mark.parametrize("end", ["yesterday", "50000-01-01T00:00:00Z", 1768384800000])
+def test_an_end_that_is_not_a_time_is_one_error(tmp_path: Path, end: object) -> None:
+    doc = {"gpuaudit_utilization": 1, "end": end, "resources": {
+        "good": {"gpus": [{"index": 0, "samples": _samples([50])}]}}}
+    path = _history(tmp_path, doc)
+    loaded = load_history(path, 14)
+    assert len(loaded.errors) == 1 and "end" in loaded.errors[0].reason
+    assert loaded.errors[0].path == str(path)
+    assert loaded.records == {}
+
+
 def test_a_bad_entry_is_unreadable_and_the_others_still_load(tmp_path: Path) -> None:
     (tmp_path / "bad.csv").write_text(NVIDIA + "2026/01/14 13:00:00.000, 0, T4, x %, 1, 2\n")
     doc = {"gpuaudit_utilization": 1, "resources": {
