@@ -135,6 +135,24 @@ def test_dcgm_bad_input_names_the_line(text: str, line: int | None, words: str) 
     assert words in err.value.reason
 
 
+@pytest.mark.parametrize("stamp", ["1768384800000000", "-1768384800000", "5000000000000"])
+def test_dcgm_timestamp_outside_any_plausible_window_names_the_line(stamp: str) -> None:
+    """Microseconds where Prometheus writes milliseconds, a negative or far-future time: an
+    input error naming the line, not an internal error or a utilization dated 1913."""
+    text = (f'DCGM_FI_DEV_GPU_UTIL{{gpu="0",Hostname="a"}} 40 1768384800000\n'
+            f'DCGM_FI_DEV_GPU_UTIL{{gpu="0",Hostname="a"}} 40 {stamp}\n')
+    with pytest.raises(TelemetryFileError) as err:
+        parse_dcgm(text, "dcgm.prom")
+    assert err.value.line == 2 and "time" in err.value.reason
+
+
+def test_nvidia_smi_timestamp_outside_any_plausible_window_names_the_line() -> None:
+    with pytest.raises(TelemetryFileError) as err:
+        parse_nvidia_smi(NVIDIA + "1970/01/01 00:00:00.000, 0, Tesla T4, 5 %, 1 MiB, 2 MiB\n",
+                         "gpu.csv")
+    assert err.value.line == 8 and "time" in err.value.reason
+
+
 def test_format_is_sniffed_and_an_unknown_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "a.prom").write_text(DCGM)
     (tmp_path / "b.csv").write_text(NVIDIA)

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from scanner.telemetry.aggregate import GpuHours
+from scanner.telemetry.aggregate import GpuHours, plausible_time
 
 MAX_FILE_BYTES = 512 * 1024 * 1024  # a budget: a month of 1-minute samples of 8 GPUs is ~30 MB
 NVIDIA_COLUMNS = ("timestamp", "index", "name", "utilization.gpu", "memory.used", "memory.total")
@@ -86,13 +86,15 @@ def _timestamp(text: str) -> float:
     text = text.strip()
     for fmt in ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S"):
         try:
-            return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.timezone.utc).timestamp()
-        except ValueError:
-            pass
+            return plausible_time(dt.datetime.strptime(text, fmt).replace(
+                tzinfo=dt.timezone.utc).timestamp(), text)
+        except ValueError as exc:
+            if "not a time" in str(exc):
+                raise
     value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.timezone.utc)
-    return value.timestamp()
+    return plausible_time(value.timestamp(), text)
 
 
 def _number(text: str, column: str | None = None, header_unit: str | None = None) -> float | None:
@@ -199,6 +201,12 @@ def parse_dcgm(text: str, path: str) -> Members:
                 raise TelemetryFileError(path, f"{sample.name} sample without a timestamp "
                                                "(append the scrape time to each sample)", line)
             index = sample.labels.get("gpu")
+            try:
+                plausible_time(float(sample.timestamp),
+                               f"timestamp {float(sample.timestamp) * 1000:.0f} (ms)")
+            except ValueError as exc:
+                raise TelemetryFileError(path, f"{sample.name}: {exc}", _line_of(
+                    text, sample.name, index, stamp=sample.timestamp)) from exc
             if index is None:
                 raise TelemetryFileError(path, f"{sample.name} sample without a gpu label",
                                          _line_of(text, sample.name, None))
@@ -232,19 +240,32 @@ def parse_dcgm(text: str, path: str) -> Members:
     return members
 
 
-def _line_of(text: str, name: str, index: str | None, *, untimed: bool = False) -> int | None:
+def _line_of(text: str, name: str, index: str | None, *, untimed: bool = False,
+             stamp: object = None) -> int | None:
     """The first line of sample ``name`` (of GPU ``index``; without a timestamp if
-    ``untimed``): where a problem the parser cannot place was found."""
+    ``untimed``; with a timestamp of ``stamp`` seconds): where a problem the parser cannot place
+    was found."""
     needle = f'gpu="{index}"' if index is not None else None
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.startswith(name + "{") and not line.startswith(name + " "):
             continue
         if needle is not None and needle not in line:
             continue
-        if untimed and len(line.rsplit("}", 1)[-1].split()) >= 2:
+        fields = line.rsplit("}", 1)[-1].split()
+        if untimed and len(fields) >= 2:
+            continue
+        if stamp is not None and not (len(fields) >= 2 and _same_ms(fields[1], stamp)):
             continue
         return n
     return None
+
+
+def _same_ms(field: str, stamp: object) -> bool:
+    try:
+        return abs(float(field) / 1000.0 - float(str(stamp))) < 1e-3 * max(1.0, abs(
+            float(field) / 1000.0))
+    except ValueError:
+        return False
 
 
 def parse_file(path: Path, fmt: str | None = None) -> tuple[str, Members]:

@@ -27,6 +27,7 @@ from scanner.telemetry.aggregate import (
     Trend,
     Window,
     member_stats,
+    plausible_time,
     usage_record,
 )
 from scanner.telemetry.files import Members, TelemetryFileError, parse_file, read_text
@@ -61,11 +62,6 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-# A time GPU utilization can have been measured at: 2000-01-01 to 2100-01-01 (UTC). Outside it
-# is a unit mistake (epoch milliseconds where seconds are meant) or not a time at all.
-EARLIEST, LATEST = 946684800.0, 4102444800.0
-
-
 def _epoch(value: Any) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
         t = float(value)
@@ -74,10 +70,7 @@ def _epoch(value: Any) -> float:
         if stamp.tzinfo is None:
             stamp = stamp.replace(tzinfo=dt.timezone.utc)
         t = stamp.timestamp()
-    if not EARLIEST <= t < LATEST:
-        unit = " (milliseconds? give seconds since the epoch)" if t >= LATEST * 100 else ""
-        raise ValueError(f"{value!r} is not a time between 2000 and 2100{unit}")
-    return t
+    return plausible_time(t, value)
 
 
 def _line_of(text: str, needle: Any) -> int | None:
