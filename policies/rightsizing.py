@@ -17,13 +17,14 @@ runs has an empty view, so the node group's capacity is priced once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.recommend import Demand, Options, recommend
-from scanner.catalog import InstanceSpec, is_gpu_type
+from policies.recommend import MIB_PER_GIB, Demand, Options, recommend
+from scanner.catalog import InstanceSpec, is_gpu_type, vendor_by_family
 from scanner.compute import MEASURED, kinds_with, reads_of
 from scanner.model import Resource, Result, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
@@ -230,7 +231,7 @@ def _vendor(instance_type: str, ctx: Context) -> str:
     spec = ctx.catalog.spec(instance_type)
     if spec is not None:
         return spec.gpu_vendor
-    return "aws-neuron" if instance_type.startswith(("inf", "trn")) else "nvidia"
+    return vendor_by_family(instance_type)
 
 
 def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
@@ -256,7 +257,41 @@ def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
         return ctx.result(resource, Status.UNKNOWN,
                           f"no catalogue price for {', '.join(cap.types) or 'its type'}")
     current = priced[0][1]
+    problem = _inconsistent(usage, [s for t in cap.types if (s := ctx.catalog.spec(t))])
+    if problem:
+        return ctx.result(resource, Status.UNKNOWN, problem, evidence=_evidence_usage(usage))
     return Subject(resource, cap, usage, ctx.catalog.spec(current), current, region)
+
+
+MEMORY_SLACK = 1.05  # nvidia-smi's total differs from the marketed size by a few percent
+
+
+def _inconsistent(usage: Usage, specs: list[InstanceSpec]) -> str | None:
+    """Why the utilization cannot be read as the work of these types' GPUs: a member that
+    published fewer GPUs than the type has (the others are not known to be idle), memory used
+    above the GPU's memory, or a total memory far from the catalogue's (a unit mistake)."""
+    counts = [s.gpu_count for s in specs if s.gpu_count]
+    mems = [s.gpu_mem_gib * MIB_PER_GIB for s in specs if s.gpu_mem_gib]
+    if not counts or not mems:
+        return None
+    expected = math.ceil(min(counts))
+    gpu_mib = max(mems)
+    for m in usage.members:
+        gpus = [g for g in m.get("Gpus") or [] if int(g.get("Hours") or 0) > 0]
+        who = f" (member {m.get('Id')})" if len(usage.members) > 1 else ""
+        if len({str(g.get("Index")) for g in gpus}) < expected:
+            return (f"utilization of {len(gpus)} of its {expected} GPUs{who}: the others "
+                    "published nothing in the window, so whether they work is not known")
+        for g in gpus:
+            used, total = g.get("MemUsedMaxMiB"), g.get("MemTotalMiB")
+            if used is not None and float(used) > gpu_mib * MEMORY_SLACK:
+                return (f"GPU {g.get('Index')}{who} used {float(used):g} MiB, more memory than "
+                        f"one GPU holds ({gpu_mib:g} MiB): check the units (MiB) and the key")
+            if total is not None and not gpu_mib / 2 <= float(total) <= gpu_mib * 2:
+                return (f"GPU {g.get('Index')}{who} reports a total memory of {float(total):g} "
+                        f"MiB where the catalogue says {gpu_mib:g} MiB: check the units (MiB) "
+                        "and the key")
+    return None
 
 
 def _price(subj: Subject, ctx: Context, instance_type: str, market: str) -> Price:
@@ -302,7 +337,8 @@ RECOMMENDATION = (
     "the observed p95 compute demand + compute_headroom percent, where demand = p95 utilization x "
     "the current GPU's dense FP16 tensor TFLOPS and a candidate offers its own (where the current "
     "model has no published figure only the same GPU model is compared; a candidate without one "
-    "is left out); the same CPU architecture and accelerator vendor unless allow_arch_change / "
+    "is left out; a group of several GPU models is measured against the strongest); the same "
+    "CPU architecture and accelerator vendor unless allow_arch_change / "
     "allow_vendor_change; a family in `families` when that list is not empty. Evidence lists the "
     "statistics, the hours of data and the three cheapest fitting types with price and projected "
     "utilization. Host vCPU and memory are not measured: check them before moving. A group is "
@@ -352,27 +388,31 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                          f"{subj.current} is not in the catalogue: no specs to compare",
                          evidence=evidence)
         return
-    demand = demand_of(subj.usage, subj.spec, idle)
+    measured = _measured_on(subj, subj.spec, ctx)
+    if isinstance(measured, str):
+        yield ctx.result(resource, Status.UNKNOWN, measured, evidence=evidence)
+        return
+    demand = demand_of(subj.usage, measured, idle)
     opts = Options(float(ctx.params["memory_headroom"]), float(ctx.params["compute_headroom"]),
                    bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
                    tuple(str(f) for f in ctx.params["families"] or ()))
     market = ON_DEMAND if subj.capacity.on_demand else SPOT
     current_rate = _price(subj, ctx, subj.current, market).usd_hour or 0.0
-    found = recommend(subj.spec, current_rate, demand, ctx.catalog,
+    found = recommend(measured, current_rate, demand, ctx.catalog,
                       lambda t: _price(subj, ctx, t, market), opts, exclude=subj.capacity.types)
     evidence["demand"] = {"gpus_used": demand.gpus_used,
                           "peak_memory_used_mib": round(demand.mem_peak_mib, 1),
                           "memory_measured": demand.mem_measured,
                           "util_p95_percent": round(demand.util_p95, 2),
                           "util_max_percent": round(demand.util_max, 2),
-                          "gpu_model": subj.spec.gpu_model,
-                          "fp16_tflops_per_gpu": subj.spec.fp16_tflops_per_gpu}
+                          "gpu_model": measured.gpu_model,
+                          "fp16_tflops_per_gpu": measured.fp16_tflops_per_gpu}
     evidence["headroom_percent"] = {"memory": opts.memory_headroom,
                                     "compute": opts.compute_headroom}
     evidence["candidates"] = [c.as_evidence(HOURS_PER_MONTH) for c in found[:3]]
-    if subj.spec.fp16_tflops_per_gpu is None:
-        evidence["note"] = (f"{subj.spec.gpu_model} has no published dense FP16 figure: only "
-                            f"{subj.spec.gpu_model} types were compared")
+    if measured.fp16_tflops_per_gpu is None:
+        evidence["note"] = (f"{measured.gpu_model} has no published dense FP16 figure: only "
+                            f"{measured.gpu_model} types were compared")
     minimum = float(ctx.params["min_saving_usd_month"])
     if not found:
         yield ctx.result(resource, Status.PASS, f"no cheaper type fits the observed use of "
@@ -395,6 +435,23 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
         f"{usd_text(savings.usd_month)} $/month",
         path="InstanceType", evidence=evidence | {"recommended": best.instance_type},
         savings=savings)
+
+
+def _measured_on(subj: Subject, current: InstanceSpec, ctx: Context) -> InstanceSpec | str:
+    """The GPU the utilization is read against. A group whose override types hold different
+    GPU models may have been measured on any of them: the strongest is assumed (its work is the
+    most), so no recommendation is too weak for what ran; where one of the models has no
+    published FP16 figure the work cannot be compared (a string: why)."""
+    specs = [s for t in subj.capacity.types if (s := ctx.catalog.spec(t)) is not None]
+    models = sorted({s.gpu_model for s in specs})
+    if len(models) < 2:
+        return current
+    missing = sorted({s.gpu_model for s in specs if s.fp16_tflops_per_gpu is None})
+    if missing:
+        return (f"the override types hold {', '.join(models)} GPUs and {', '.join(missing)} "
+                "has no published dense FP16 figure: the utilization cannot be read as work "
+                "on one of them")
+    return max(specs, key=lambda s: (s.fp16_tflops_per_gpu or 0.0, s.instance_type))
 
 
 def _capacity_evidence(subj: Subject) -> dict[str, Any]:

@@ -156,3 +156,56 @@ def test_aws_batch_queues_of_parallelcluster_cap_spot_by_percentage(tmp_path: Pa
                    ("SPOT-001", "Scheduling/AwsBatchQueues/half", P),
                    ("SPOT-002", "Scheduling/AwsBatchQueues/full", P),
                    ("SPOT-002", "Scheduling/AwsBatchQueues/half", P)]
+
+
+def test_eksctl_sizes_left_out_take_eksctl_defaults(tmp_path: Path) -> None:
+    """eksctl fills an unset minSize with desiredCapacity (else 2), an unset maxSize with
+    desiredCapacity (else minSize) and an unset desiredCapacity with minSize: a group of
+    ``desiredCapacity: 2`` is fixed at two instances, which cannot hold a 20-40 % split (a
+    notice, as for an Auto Scaling group of MaxSize 2), while ``desiredCapacity: 5`` can."""
+    (tmp_path / "ng.yaml").write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\n"
+        "nodeGroups:\n"
+        "  - {name: two, instanceType: g5.xlarge, desiredCapacity: 2}\n"
+        "  - {name: min-one, instanceType: g5.xlarge, minSize: 1}\n"
+        "  - {name: default, instanceType: g5.xlarge}\n"
+        "  - {name: five, instanceType: g5.xlarge, desiredCapacity: 5}\n")
+    source = scan_paths([tmp_path])
+    found = evaluate(source.resources, policy_ids=["ASG-001"])
+    got = sorted((f.resource["id"], f.status) for f in found)
+    assert got == [(NG.format("c", "nodeGroups", "five"), F)]
+    from scanner.compute import views
+
+    sizes = {r.id: (c.desired.value, c.min.value, c.max.value)
+             for r in source.resources
+             if (v := views(source.resources).of(r)) is not None and (c := v.capacity)}
+    assert sizes == {NG.format("c", "nodeGroups", "two"): (2, 2, 2),
+                     NG.format("c", "nodeGroups", "min-one"): (1, 1, 1),
+                     NG.format("c", "nodeGroups", "default"): (2, 2, 2),
+                     NG.format("c", "nodeGroups", "five"): (5, 5, 5)}
+
+
+def test_aws_batch_queues_of_parallelcluster_are_judged_on_their_spot_pools(
+        tmp_path: Path) -> None:
+    """ParallelCluster creates an AWS Batch queue's compute environment without an allocation
+    strategy: Batch's BEST_FIT takes the lowest-priced type first, so a SPOT queue is not
+    diversified whatever its types; an on-demand queue buys no spot."""
+    (tmp_path / "batch.yaml").write_text(
+        "Region: us-east-1\nHeadNode:\n  InstanceType: m5.large\nScheduling:\n"
+        "  Scheduler: awsbatch\n  AwsBatchQueues:\n"
+        "    - Name: one\n      CapacityType: SPOT\n      Networking: {SubnetIds: [subnet-1]}\n"
+        "      ComputeResources:\n        - Name: g4dn\n          InstanceTypes: [g4dn.xlarge]\n"
+        "    - Name: families\n      CapacityType: SPOT\n"
+        "      Networking: {SubnetIds: [subnet-1]}\n"
+        "      ComputeResources:\n        - Name: gpus\n          InstanceTypes: [g5, g6]\n"
+        "    - Name: od\n      Networking: {SubnetIds: [subnet-1]}\n"
+        "      ComputeResources:\n        - Name: gpus\n          InstanceTypes: [g5]\n")
+    source = scan_paths([tmp_path])
+    found = evaluate(source.resources, policy_ids=["ASG-002"])
+    got = sorted((f.resource["id"], f.status) for f in found)
+    assert got == [("Scheduling/AwsBatchQueues/families", F),
+                   ("Scheduling/AwsBatchQueues/one", F)]
+    one = next(f for f in found if f.resource["id"].endswith("/one"))
+    assert "at most 1 instance type" in one.message and "lowest-price" in one.message
+    families = next(f for f in found if f.resource["id"].endswith("/families"))
+    assert "instance type" not in families.message.split(":", 2)[-1]

@@ -162,6 +162,31 @@ def test_live_spot_price_used_and_a_moto_constant_ignored() -> None:
     assert "below 1% of on-demand" in tiny.savings.basis  # type: ignore[union-attr]
 
 
+def _mixed_models(*overrides: str) -> list[Resource]:
+    return [res("autoscaling.group", "g", DesiredCapacity=2, MinSize=0, MaxSize=4,
+                MixedInstancesPolicy={
+                    "LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateName": "lt"},
+                                       "Overrides": [{"InstanceType": t} for t in overrides]}}),
+            res("ec2.launch_template", "lt", LaunchTemplateData={}),
+            usage("g", ("m1", [gpu(0, 60, 70, 6000)])), coverage()]
+
+
+def test_group_of_several_gpu_models_is_sized_on_the_strongest() -> None:
+    """Utilization measured on a group whose override types hold different GPU models may come
+    from the strongest of them: 60 % of an L4 (g6) is more work than 60 % of a T4 (g4dn), the
+    cheapest override. The demand is taken on the strongest, so no candidate too weak for it is
+    recommended; where a model has no published figure, the work cannot be compared at all."""
+    found = run(*_mixed_models("g4dn.xlarge", "g6.xlarge"), policies=("RS-001",))
+    f = found[("RS-001", "g")]
+    assert f.evidence["demand"]["gpu_model"] == "L4"
+    assert f.evidence["demand"]["fp16_tflops_per_gpu"] == 121.0
+    # 60 % of 121 TFLOPS is 72.6: a T4 (65) cannot do it, so nothing cheaper than a g4dn fits
+    assert f.status.value == "PASS" and f.evidence["candidates"] == []
+    unknown = run(*_mixed_models("g5.xlarge", "g6.xlarge"), policies=("RS-001",))
+    assert statuses(unknown) == {("RS-001", "g"): "UNKNOWN"}
+    assert "A10G" in unknown[("RS-001", "g")].message
+
+
 def test_no_fp16_figure_compares_the_same_gpu_model_only() -> None:
     found = run(res("ec2.instance", "i", InstanceType="g5.12xlarge"),
                 usage("i", ("i", [gpu(0, 30, 40, 6000), gpu(1, 0, 0, 0), gpu(2, 0, 0, 0),
@@ -179,6 +204,58 @@ def test_arch_vendor_and_family_limits() -> None:
     fam = run(res("ec2.instance", "i", InstanceType="p3.8xlarge"),
               usage("i", ("i", LIGHT_P3)), coverage(), policies=("RS-001",), families=["g6"])
     assert fam[("RS-001", "i")].evidence["recommended"] == "g6.xlarge"
+
+
+def test_amd_habana_and_qualcomm_types_outside_the_catalogue_are_not_nvidia() -> None:
+    """g4ad (AMD Radeon Pro V520), dl1 (Habana Gaudi) and dl2q (Qualcomm AI 100) are not in the
+    catalogue: their vendor comes from the family, so RS-003 does not call them NVIDIA compute
+    without metrics, and RS-001/RS-002 do not judge them on a history given for them."""
+    machines = [res("ec2.instance", f"i-{t}", declared=False, InstanceType=t, State="running")
+                for t in ("g4ad.xlarge", "dl1.24xlarge", "dl2q.24xlarge")]
+    assert run(*machines, coverage(declared=False)) == {}
+    given = run(res("ec2.instance", "amd", InstanceType="g4ad.4xlarge"),
+                usage("amd", ("amd", [gpu(0, 1, 2, 100)])), coverage())
+    assert given == {}
+    # a type of an NVIDIA family missing from the catalogue is still NVIDIA compute
+    assert statuses(run(res("ec2.instance", "i", InstanceType="g9.xlarge"), coverage())) == {
+        ("RS-003", "i"): "FAIL"}
+
+
+def test_gpus_that_published_nothing_are_not_taken_for_idle() -> None:
+    """A p4d.24xlarge has 8 GPUs: utilization of GPU 0 alone says nothing of the other seven
+    (an exporter that read one device, a history that kept one), so neither "1 of 8 GPUs used"
+    (RS-001) nor "idle" (RS-002) is known; a GPU whose points all fall outside the window is
+    as good as absent. RS-003 still counts the hours."""
+    one = run(res("ec2.instance", "i", InstanceType="p4d.24xlarge"),
+              usage("i", ("i", [gpu(0, 30, 40, 20000)])), coverage())
+    assert statuses(one) == {("RS-001", "i"): "UNKNOWN", ("RS-002", "i"): "UNKNOWN",
+                             ("RS-003", "i"): "PASS"}
+    assert "1 of its 8 GPUs" in one[("RS-001", "i")].message
+    idle = run(res("ec2.instance", "i", InstanceType="p4d.24xlarge"),
+               usage("i", ("i", [gpu(0, 1, 2, 100)] + [
+                   {"Index": str(n), "Hours": 0, "MemUsedMaxMiB": None, "MemTotalMiB": None}
+                   for n in range(1, 8)])), coverage())
+    assert statuses(idle)[("RS-002", "i")] == "UNKNOWN"
+    every = run(res("ec2.instance", "i", InstanceType="p4d.24xlarge"),
+                usage("i", ("i", [gpu(0, 30, 40, 20000)] + [gpu(n, 0, 0, 0)
+                                                             for n in range(1, 8)])),
+                coverage())
+    assert statuses(every)[("RS-001", "i")] == "FAIL"
+
+
+@pytest.mark.parametrize(("mem", "total", "words"), [
+    (35.0, 40.0, "total memory"),  # GiB written where MiB is meant
+    (50000.0, 40960.0, "more memory than"),  # more than an A100 40GB holds
+])
+def test_memory_figures_that_do_not_fit_the_gpu_are_unknown(mem: float, total: float,
+                                                             words: str) -> None:
+    found = run(res("ec2.instance", "i", InstanceType="p4d.24xlarge"),
+                usage("i", ("i", [gpu(n, 30 if n == 0 else 0, 40 if n == 0 else 0,
+                                      mem if n == 0 else 0, total=total) for n in range(8)])),
+                coverage())
+    assert statuses(found) == {("RS-001", "i"): "UNKNOWN", ("RS-002", "i"): "UNKNOWN",
+                               ("RS-003", "i"): "PASS"}
+    assert words in found[("RS-001", "i")].message
 
 
 def test_small_saving_passes_and_unknown_type_is_unknown() -> None:

@@ -56,6 +56,39 @@ def test_nvidia_smi_without_header_uses_the_documented_order() -> None:
     assert parse_nvidia_smi(text, "x.csv")[""]["0"].util_mean
 
 
+@pytest.mark.parametrize("text", [
+    # the unit in the header (--format=csv,nounits keeps it there), in the values, or both
+    "timestamp, index, name, utilization.gpu [%], memory.used [GiB], memory.total [GiB]\n"
+    "2026/01/14 10:00:00.000, 0, A100, 30, 35, 40\n",
+    "timestamp, index, name, utilization.gpu [%], memory.used [GiB], memory.total [GiB]\n"
+    "2026/01/14 10:00:00.000, 0, A100, 30 %, 35 GiB, 40 GiB\n",
+    "timestamp, index, name, utilization.gpu, memory.used, memory.total\n"
+    "2026/01/14 10:00:00.000, 0, A100, 30 %, 35840 MiB, 40 GiB\n",
+    "timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n"
+    "2026/01/14 10:00:00.000, 0, A100, 30 %, 35 GiB, 40960 MiB\n",
+])
+def test_nvidia_smi_memory_in_other_units_is_read_as_mib(text: str) -> None:
+    """35 GiB used is 35,840 MiB, not 35 MiB: read as MiB it would fit a GPU of 1 GiB."""
+    gpu = parse_nvidia_smi(text, "gpu.csv")[""]["0"]
+    assert max(gpu.mem_used_max.values()) == 35 * 1024.0
+    assert gpu.mem_total == 40 * 1024.0
+
+
+@pytest.mark.parametrize(("text", "line", "words"), [
+    ("timestamp, index, name, utilization.gpu [%], memory.used [W], memory.total [MiB]\n"
+     "2026/01/14 10:00:00.000, 0, A100, 30, 35, 40\n", 1, "memory.used"),
+    (NVIDIA + "2026/01/14 13:00:00.000, 0, Tesla T4, 5 %, 70 W, 2 MiB\n", 8, "memory.used"),
+    (NVIDIA + "2026/01/14 13:00:00.000, 0, Tesla T4, 5 MiB, 1 MiB, 2 MiB\n", 8,
+     "utilization.gpu"),
+])
+def test_nvidia_smi_unit_that_is_not_one_of_the_column_is_an_error(text: str, line: int,
+                                                                    words: str) -> None:
+    with pytest.raises(TelemetryFileError) as err:
+        parse_nvidia_smi(text, "gpu.csv")
+    assert err.value.line == line
+    assert words in err.value.reason
+
+
 @pytest.mark.parametrize(("text", "line", "words"), [
     (NVIDIA + "2026/01/14 13:00:00.000, 0, Tesla T4, lots %, 1 MiB, 2 MiB\n", 8, "not a nvidia"),
     (NVIDIA + "yesterday, 0, Tesla T4, 1 %, 1 MiB, 2 MiB\n", 8, "not a nvidia"),
@@ -100,6 +133,24 @@ def test_dcgm_bad_input_names_the_line(text: str, line: int | None, words: str) 
         parse_dcgm(text, "dcgm.prom")
     assert err.value.line == line, err.value
     assert words in err.value.reason
+
+
+@pytest.mark.parametrize("stamp", ["1768384800000000", "-1768384800000", "5000000000000"])
+def test_dcgm_timestamp_outside_any_plausible_window_names_the_line(stamp: str) -> None:
+    """Microseconds where Prometheus writes milliseconds, a negative or far-future time: an
+    input error naming the line, not an internal error or a utilization dated 1913."""
+    text = (f'DCGM_FI_DEV_GPU_UTIL{{gpu="0",Hostname="a"}} 40 1768384800000\n'
+            f'DCGM_FI_DEV_GPU_UTIL{{gpu="0",Hostname="a"}} 40 {stamp}\n')
+    with pytest.raises(TelemetryFileError) as err:
+        parse_dcgm(text, "dcgm.prom")
+    assert err.value.line == 2 and "time" in err.value.reason
+
+
+def test_nvidia_smi_timestamp_outside_any_plausible_window_names_the_line() -> None:
+    with pytest.raises(TelemetryFileError) as err:
+        parse_nvidia_smi(NVIDIA + "1970/01/01 00:00:00.000, 0, Tesla T4, 5 %, 1 MiB, 2 MiB\n",
+                         "gpu.csv")
+    assert err.value.line == 8 and "time" in err.value.reason
 
 
 def test_format_is_sniffed_and_an_unknown_file_is_refused(tmp_path: Path) -> None:
@@ -175,6 +226,31 @@ def test_history_that_cannot_be_read_is_one_error(tmp_path: Path, text: str, lin
     assert len(loaded.errors) == 1
     err = loaded.errors[0]
     assert err.path == str(path) and err.line == line and words in err.reason
+    assert loaded.records == {}
+
+
+@pytest.mark.parametrize("stamp", [1768384800000, -5, "9999-12-31T23:00:00Z"])
+def test_a_timestamp_outside_any_plausible_window_is_an_input_error(tmp_path: Path,
+                                                                    stamp: object) -> None:
+    """Milliseconds where seconds are meant (year 58007), a negative epoch or a date no GPU has
+    run: an input error naming the key, not an internal error that stops the run."""
+    doc = {"gpuaudit_utilization": 1, "resources": {
+        "good": {"gpus": [{"index": 0, "samples": _samples([50])}]},
+        "ms": {"gpus": [{"index": 0, "samples": [[stamp, 50.0, 1000.0]]}]}}}
+    loaded = load_history(_history(tmp_path, doc), 14)
+    assert set(loaded.records) == {"good"} and set(loaded.unreadable) == {"ms"}
+    assert len(loaded.errors) == 1 and "resources.ms" in loaded.errors[0].reason
+    assert "timestamp" in loaded.errors[0].reason and loaded.errors[0].line is not None
+
+
+@pytest.mark.parametrize("end", ["yesterday", "50000-01-01T00:00:00Z", 1768384800000])
+def test_an_end_that_is_not_a_time_is_one_error(tmp_path: Path, end: object) -> None:
+    doc = {"gpuaudit_utilization": 1, "end": end, "resources": {
+        "good": {"gpus": [{"index": 0, "samples": _samples([50])}]}}}
+    path = _history(tmp_path, doc)
+    loaded = load_history(path, 14)
+    assert len(loaded.errors) == 1 and "end" in loaded.errors[0].reason
+    assert loaded.errors[0].path == str(path)
     assert loaded.records == {}
 
 

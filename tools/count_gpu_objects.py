@@ -34,7 +34,7 @@ from typing import Any
 
 from policies import all_policies
 from policies.base import Policy
-from scanner.catalog import default_catalog, is_gpu_type
+from scanner.catalog import default_catalog, is_gpu_type, vendor_by_family
 from scanner.compute import Placement, Views, registry, views
 from scanner.compute.view import ComputeView
 from scanner.engine import run
@@ -376,8 +376,8 @@ def _rightsizing(pol: Policy, r: Resource, view: ComputeView) -> Verdict:
         return Verdict(BY_DESIGN, reason=RS_NOT_FOR)
     gpus = [t for t in view.types.values if isinstance(t, str) and is_gpu_type(t)]
     catalogue = default_catalog()
-    vendors = {s.gpu_vendor if (s := catalogue.spec(t)) is not None else
-               ("aws-neuron" if t.startswith(("inf", "trn")) else "nvidia") for t in gpus}
+    vendors = {s.gpu_vendor if (s := catalogue.spec(t)) is not None else vendor_by_family(t)
+               for t in gpus}
     if gpus and "nvidia" not in vendors:
         return Verdict(BY_DESIGN, reason="not NVIDIA: RS-* measure NVIDIA GPUs")
     return Verdict(NO_INPUT, reason="no utilization history given (--utilization)")

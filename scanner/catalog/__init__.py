@@ -17,7 +17,8 @@ from typing import Any
 from scanner.pricing.money import HOURS_PER_MONTH
 
 __all__ = ["CATALOG_FILE", "HOURS_PER_MONTH", "Catalog", "CatalogError", "InstanceSpec",
-           "default_catalog", "is_gpu_type", "is_neuron_type", "load_catalog", "region_name"]
+           "default_catalog", "is_gpu_type", "is_neuron_type", "load_catalog", "region_name",
+           "vendor_by_family"]
 
 CATALOG_FILE = Path(__file__).with_name("gpu_instances.json")
 BASE_REGION = "us-east-1"
@@ -49,6 +50,18 @@ def _is_gpu_name(name: str) -> bool:
 
 def is_neuron_type(instance_type: object) -> bool:
     return isinstance(instance_type, str) and bool(_NEURON_FAMILY.match(instance_type.strip()))
+
+
+# Accelerator vendors of GPU families the catalogue does not list (AMD Radeon Pro V520, Habana
+# Gaudi, Qualcomm AI 100); any other GPU family is NVIDIA, inf*/trn* AWS Neuron.
+_VENDOR_BY_FAMILY = {"g4ad": "amd", "dl1": "habana", "dl2q": "qualcomm"}
+
+
+def vendor_by_family(instance_type: str) -> str:
+    """The accelerator vendor of a GPU type the catalogue does not list, from its family."""
+    if is_neuron_type(instance_type):
+        return "aws-neuron"
+    return _VENDOR_BY_FAMILY.get(family_of(instance_type.strip()), "nvidia")
 
 
 def family_of(instance_type: str) -> str:

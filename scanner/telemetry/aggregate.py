@@ -17,6 +17,19 @@ from typing import Any
 
 HOUR = 3600
 MAX_TREND_POINTS = 56  # 14 days of 6-hour points
+# A time GPU utilization can have been measured at: 2000-01-01 to 2100-01-01 (UTC). Outside it
+# is a unit mistake (milliseconds where seconds are meant, or microseconds for milliseconds).
+EARLIEST, LATEST = 946684800.0, 4102444800.0
+
+
+def plausible_time(t: float, shown: object = None) -> float:
+    """``t`` (seconds since the epoch) when it lies in 2000-2100; else ValueError saying so."""
+    if not (math.isfinite(t) and EARLIEST <= t < LATEST):
+        unit = " (a unit too small: milliseconds or microseconds where seconds are meant?)" \
+            if t >= LATEST * 100 else ""
+        what = shown if isinstance(shown, str) else repr(shown if shown is not None else t)
+        raise ValueError(f"{what} is not a time between 2000 and 2100{unit}")
+    return t
 
 
 def percentile(ordered: Sequence[float], q: float) -> float:

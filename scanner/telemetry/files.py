@@ -24,13 +24,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from scanner.telemetry.aggregate import GpuHours
+from scanner.telemetry.aggregate import GpuHours, plausible_time
 
 MAX_FILE_BYTES = 512 * 1024 * 1024  # a budget: a month of 1-minute samples of 8 GPUs is ~30 MB
 NVIDIA_COLUMNS = ("timestamp", "index", "name", "utilization.gpu", "memory.used", "memory.total")
 _NA = re.compile(r"^\[(n/a|not supported|unknown error|gpu is lost)\]$", re.I)
-_UNIT = re.compile(r"\s*(%|mib|mb|gib|w)\s*$", re.I)
-_HEADER_UNIT = re.compile(r"\s*\[[^\]]*\]\s*$")
+_UNIT = re.compile(r"\s*(%|[kmgt]i?b|b|w)\s*$", re.I)
+_HEADER_UNIT = re.compile(r"\s*\[([^\]]*)\]\s*$")
+# What one unit of each is in MiB. nvidia-smi writes MiB; "MB"/"GB" are read as MiB/GiB, as GPU
+# tools (and the CloudWatch agent's "Megabytes") use them.
+_MIB = {"b": 1 / 1048576, "kib": 1 / 1024, "kb": 1 / 1024, "mib": 1.0, "mb": 1.0,
+        "gib": 1024.0, "gb": 1024.0, "tib": 1048576.0, "tb": 1048576.0}
+_UNITS_OF = {"utilization.gpu": {"%": 1.0}, "memory.used": _MIB, "memory.total": _MIB}
+_DEFAULT_UNIT = {"utilization.gpu": "%", "memory.used": "mib", "memory.total": "mib"}
 DCGM_UTIL, DCGM_USED, DCGM_FREE, DCGM_RESERVED = (
     "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED")
 _DCGM = (DCGM_UTIL, DCGM_USED, DCGM_FREE, DCGM_RESERVED)
@@ -80,29 +86,41 @@ def _timestamp(text: str) -> float:
     text = text.strip()
     for fmt in ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S"):
         try:
-            return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.timezone.utc).timestamp()
-        except ValueError:
-            pass
+            return plausible_time(dt.datetime.strptime(text, fmt).replace(
+                tzinfo=dt.timezone.utc).timestamp(), text)
+        except ValueError as exc:
+            if "not a time" in str(exc):
+                raise
     value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.timezone.utc)
-    return value.timestamp()
+    return plausible_time(value.timestamp(), text)
 
 
-def _number(text: str) -> float | None:
+def _number(text: str, column: str | None = None, header_unit: str | None = None) -> float | None:
+    """The value of a cell; for a measured ``column``, in % or MiB, from the cell's unit, else
+    the header's, else nvidia-smi's."""
     text = text.strip()
     if not text or _NA.match(text):
         return None
+    unit = _UNIT.search(text)
     value = float(_UNIT.sub("", text))
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"{text!r} is not a measurement")
-    return value
+    if column not in _UNITS_OF:
+        return value
+    name = (unit.group(1) if unit else header_unit or _DEFAULT_UNIT[column]).lower()
+    scale = _UNITS_OF[column].get(name)
+    if scale is None:
+        raise ValueError(f"{column} in {name!r}, not a unit of it")
+    return value * scale
 
 
 def parse_nvidia_smi(text: str, path: str) -> Members:
     gpus: dict[str, GpuHours] = {}
     counts: dict[str, dict[int, int]] = {}
     columns: dict[str, int] | None = None
+    units: dict[str, str] = {}
     rows = csv.reader(io.StringIO(text), skipinitialspace=True)
     for row in rows:
         line = rows.line_num
@@ -114,6 +132,12 @@ def parse_nvidia_smi(text: str, path: str) -> Members:
             if missing:
                 raise TelemetryFileError(path, f"header lacks {', '.join(missing)}", line)
             columns = {name: i for i, name in enumerate(names)}
+            units = {name: m.group(1).strip().lower() for name, c in zip(names, row, strict=True)
+                     if name in _UNITS_OF and (m := _HEADER_UNIT.search(c)) and m.group(1).strip()}
+            wrong = [f"{n} [{u}]" for n, u in units.items() if u not in _UNITS_OF[n]]
+            if wrong:
+                raise TelemetryFileError(path, f"header unit not one of its column: "
+                                               f"{', '.join(wrong)}", line)
             continue
         cols = columns or {name: i for i, name in enumerate(NVIDIA_COLUMNS)}
         if len(row) < len(cols):
@@ -127,9 +151,11 @@ def parse_nvidia_smi(text: str, path: str) -> Members:
         try:
             t = _timestamp(cell("timestamp") or "")
             index = str(int(_number(cell("index") or "") or 0))
-            util = _number(cell("utilization.gpu") or "")
-            used = _number(cell("memory.used") or "")
-            total = _number(cell("memory.total") or "")
+            util = _number(cell("utilization.gpu") or "", "utilization.gpu",
+                           units.get("utilization.gpu"))
+            used = _number(cell("memory.used") or "", "memory.used", units.get("memory.used"))
+            total = _number(cell("memory.total") or "", "memory.total",
+                            units.get("memory.total"))
         except ValueError as exc:
             raise TelemetryFileError(path, f"not a nvidia-smi sample: {exc}", line) from exc
         if util is not None and util > 100:
@@ -175,6 +201,12 @@ def parse_dcgm(text: str, path: str) -> Members:
                 raise TelemetryFileError(path, f"{sample.name} sample without a timestamp "
                                                "(append the scrape time to each sample)", line)
             index = sample.labels.get("gpu")
+            try:
+                plausible_time(float(sample.timestamp),
+                               f"timestamp {float(sample.timestamp) * 1000:.0f} (ms)")
+            except ValueError as exc:
+                raise TelemetryFileError(path, f"{sample.name}: {exc}", _line_of(
+                    text, sample.name, index, stamp=sample.timestamp)) from exc
             if index is None:
                 raise TelemetryFileError(path, f"{sample.name} sample without a gpu label",
                                          _line_of(text, sample.name, None))
@@ -208,19 +240,32 @@ def parse_dcgm(text: str, path: str) -> Members:
     return members
 
 
-def _line_of(text: str, name: str, index: str | None, *, untimed: bool = False) -> int | None:
+def _line_of(text: str, name: str, index: str | None, *, untimed: bool = False,
+             stamp: object = None) -> int | None:
     """The first line of sample ``name`` (of GPU ``index``; without a timestamp if
-    ``untimed``): where a problem the parser cannot place was found."""
+    ``untimed``; with a timestamp of ``stamp`` seconds): where a problem the parser cannot place
+    was found."""
     needle = f'gpu="{index}"' if index is not None else None
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.startswith(name + "{") and not line.startswith(name + " "):
             continue
         if needle is not None and needle not in line:
             continue
-        if untimed and len(line.rsplit("}", 1)[-1].split()) >= 2:
+        fields = line.rsplit("}", 1)[-1].split()
+        if untimed and len(fields) >= 2:
+            continue
+        if stamp is not None and not (len(fields) >= 2 and _same_ms(fields[1], stamp)):
             continue
         return n
     return None
+
+
+def _same_ms(field: str, stamp: object) -> bool:
+    try:
+        return abs(float(field) / 1000.0 - float(str(stamp))) < 1e-3 * max(1.0, abs(
+            float(field) / 1000.0))
+    except ValueError:
+        return False
 
 
 def parse_file(path: Path, fmt: str | None = None) -> tuple[str, Members]:

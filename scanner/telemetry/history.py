@@ -27,6 +27,7 @@ from scanner.telemetry.aggregate import (
     Trend,
     Window,
     member_stats,
+    plausible_time,
     usage_record,
 )
 from scanner.telemetry.files import Members, TelemetryFileError, parse_file, read_text
@@ -63,14 +64,16 @@ def _no_constant(name: str) -> Any:
 
 def _epoch(value: Any) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    stamp = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=dt.timezone.utc)
-    return stamp.timestamp()
+        t = float(value)
+    else:
+        stamp = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=dt.timezone.utc)
+        t = stamp.timestamp()
+    return plausible_time(t, value)
 
 
-def _line_of(text: str, needle: str) -> int | None:
+def _line_of(text: str, needle: Any) -> int | None:
     at = text.find(json.dumps(needle))
     return text.count("\n", 0, at) + 1 if at >= 0 else None
 
@@ -132,8 +135,8 @@ def _entry_record(key: str, entry: dict[str, Any], base: Path, days: float,
                     t = _epoch(sample[0])
                 except (TypeError, ValueError) as exc:
                     raise TelemetryFileError(path, f"resources.{key}: bad timestamp "
-                                                   f"{sample[0]!r}", _line_of(text, str(sample[0]))
-                                             ) from exc
+                                                   f"{sample[0]!r}: {exc}",
+                                             _line_of(text, sample[0])) from exc
                 used = sample[2] if len(sample) > 2 else None
                 gpu.add_sample(t, float(sample[1]), used, total, counts)
         members[m["id"] if "members" in entry else ""] = gpus
@@ -183,7 +186,12 @@ def load_history(path: Path, lookback_days: float) -> Loaded:
         out.unreadable.update(dict.fromkeys(doc["resources"], f"{path}: too many samples"))
         return out
     days = float(doc.get("lookback_days") or lookback_days)
-    end = _epoch(doc["end"]) if doc.get("end") else None
+    try:
+        end = _epoch(doc["end"]) if doc.get("end") else None
+    except (TypeError, ValueError) as exc:
+        out.errors.append(InputError(str(path), f"not a utilization history: key 'end': {exc}",
+                                     _line_of(text, "end")))
+        return out
     for key, entry in sorted(doc["resources"].items()):
         if key in bad:
             out.unreadable[key] = f"{path}: entry does not match the schema"

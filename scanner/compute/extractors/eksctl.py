@@ -87,12 +87,22 @@ def _types(r: Resource, managed: bool, dist: Any) -> Types:
 
 
 def _capacity(r: Resource) -> Capacity:
+    """The sizes, with eksctl's defaults for those left out: minSize = desiredCapacity (else 2),
+    maxSize = desiredCapacity (else minSize), desiredCapacity = minSize."""
     desired, low, high = (to_int(r.get(k)) for k in ("DesiredCapacity", "MinSize", "MaxSize"))
-    path = "DesiredCapacity"
+    path, low_path, high_path = "DesiredCapacity", "MinSize", "MaxSize"
     if desired is None and low is None and high is None:
         desired, path = DEFAULT_COUNT, "DesiredCapacity (eksctl's default: 2)"
-    return Capacity(desired=Attr(desired, path), min=Attr(low, "MinSize"),
-                    max=Attr(high, "MaxSize"))
+    if low is None:
+        low, low_path = (desired, "MinSize (eksctl's default: desiredCapacity)") \
+            if desired is not None else (DEFAULT_COUNT, "MinSize (eksctl's default: 2)")
+    if high is None:
+        high, high_path = (desired, "MaxSize (eksctl's default: desiredCapacity)") \
+            if desired is not None else (low, "MaxSize (eksctl's default: minSize)")
+    if desired is None:
+        desired, path = low, "DesiredCapacity (eksctl's default: minSize)"
+    return Capacity(desired=Attr(desired, path), min=Attr(low, low_path),
+                    max=Attr(high, high_path))
 
 
 def _unmanaged_purchase(r: Resource, types: Types, capacity: Capacity, dist: Any) -> Purchase:

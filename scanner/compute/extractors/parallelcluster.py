@@ -7,7 +7,8 @@ explicit public-IP setting (absent: the subnet decides). With ``CapacityType: SP
 compute resource is a spot fleet: its max price is ``SpotPrice`` (absent: the on-demand price,
 ParallelCluster's default) or, for AWS Batch, ``SpotBidPercentage`` % of on-demand (absent:
 100 %), and its pools are its instance types with the queue's ``AllocationStrategy`` (absent:
-lowest-price). A queue has no on-demand/spot split: one capacity type for all of it.
+lowest-price; an AWS Batch queue has none: Batch's BEST_FIT, lowest price first). A queue has no
+on-demand/spot split: one capacity type for all of it.
 
 Storage: the root volumes (``LocalStorage.RootVolume.Encrypted``, absent = true,
 ParallelCluster's default) and the shared EBS volumes (``EbsSettings.Encrypted``, absent =
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scanner.compute.extractors.batch_compute_environment import expand
 from scanner.compute.index import Views
 from scanner.compute.launch import subnet_values
 from scanner.compute.registry import DEVICES, LAUNCHES, PLACES, POOLS, SPOT, extractor
@@ -84,12 +86,14 @@ def queue(r: Resource, views: Views) -> ComputeView:
                 else:
                     offers.append(SpotOffer(t, cr.get("SpotPrice"),
                                             f"ComputeResources[{i}].SpotPrice", None))
+            label = f"compute resource {name}" if isinstance(name, str) else ""
             if not batch:
                 pool_list.append(SpotPools(
                     spot=True, types=tuple(ts), strategy=Attr(r.get("AllocationStrategy"),
                                                               "AllocationStrategy"),
-                    path=f"ComputeResources[{i}]",
-                    name=f"compute resource {name}" if isinstance(name, str) else ""))
+                    path=f"ComputeResources[{i}]", name=label))
+            else:
+                pool_list.append(_batch_pools(ts, i, label))
         spot = tuple(offers) if offers else Unknown("no compute resource")
         pools = tuple(pool_list)
 
@@ -109,6 +113,22 @@ def queue(r: Resource, views: Views) -> ComputeView:
                                          maybe_spot=spot != ()),
                        devices=(_root(r.get(ROOT), ROOT, "the compute nodes' root volume"),),
                        network=network)
+
+
+def _batch_pools(entries: list[Any], i: int, label: str) -> SpotPools:
+    """An AWS Batch queue's compute resource: a SPOT compute environment that ParallelCluster
+    creates without an allocation strategy, so AWS Batch's default BEST_FIT (lowest price
+    first) draws from its types (a family or ``optimal`` stands for several)."""
+    types, several = expand(entries)
+    named = {t for t in types if isinstance(t, str)}
+    certain = len(named) == len(types)
+    return SpotPools(
+        spot=True, types=tuple(types),
+        fewest=(max(len(named), 2) if several else len(named)) if certain else None,
+        most=None if several or not certain else len(named),
+        default_strategy="lowest-price", path=f"ComputeResources[{i}].InstanceTypes",
+        name=label, note="AWS Batch's default allocation BEST_FIT, which ParallelCluster "
+                         "does not change, takes the lowest-priced type first")
 
 
 def _root(volume: Any, path: str, name: str) -> Device:
