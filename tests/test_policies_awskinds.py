@@ -369,7 +369,9 @@ RS_CASES = {
     # (source, name): ({history key: (utilization %, memory MiB)}, {(policy, id): status})
     ("hcl", "awskinds_pass"): (
         {MNG.format("gpu_spot"): (20.0, 3000.0), f"{NG}.inference": (1.0, 300.0)},
-        {("RS-001", MNG.format("gpu_spot")): "FAIL",  # g4dn.xlarge fits: a T4 like g4dn.2xlarge
+        # A10G, L4 and T4 in one group: sized on the strongest, and A10G has no published
+        # dense FP16 figure, so the utilization cannot be read as work: UNKNOWN, not a verdict
+        {("RS-001", MNG.format("gpu_spot")): "UNKNOWN",
          ("RS-002", MNG.format("gpu_spot")): "PASS", ("RS-003", MNG.format("gpu_spot")): "PASS",
          ("RS-002", f"{NG}.inference"): "FAIL", ("RS-003", f"{NG}.inference"): "PASS"}),
     ("plan", "awskinds_fail"): (
@@ -401,3 +403,41 @@ def test_rs_judges_node_groups_on_their_utilization(source: str, name: str,
     for (_pid, rid), f in found.items():
         if f.status.value == "FAIL" and f.savings is not None:
             assert f.savings.capacity and f.savings.capacity[0].endswith(f"eks.nodegroup/{rid}")
+
+
+def test_rs001_fails_a_node_group_of_one_gpu_model_that_a_smaller_type_fits(
+        tmp_path: Path) -> None:
+    """The FAIL of RS-001 on an EKS node group of one GPU model: 4 x L4 at 10 % and 3 GiB each
+    fit a cheaper type with four GPUs."""
+    from scanner.scan import scan_paths
+    from scanner.telemetry.history import attach, load_utilization
+
+    tf = tmp_path / "tf"
+    tf.mkdir()
+    (tf / "main.tf").write_text("""
+resource "aws_eks_node_group" "big" {
+  cluster_name    = "ml"
+  node_group_name = "big"
+  node_role_arn   = "arn:aws:iam::123456789012:role/node"
+  subnet_ids      = ["subnet-1"]
+  instance_types  = ["g6.12xlarge"]
+  scaling_config {
+    desired_size = 2
+    min_size     = 1
+    max_size     = 4
+  }
+}
+""")
+    result = scan_paths([tf])
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({
+        "gpuaudit_utilization": 1, "end": "2026-01-15T00:00:00Z", "resources": {
+            "aws_eks_node_group.big": {"gpus": [
+                {"index": i, "memory_total_mib": 23034, "samples": _samples(10.0, 3000.0)}
+                for i in range(4)]}}}))
+    attach(result, load_utilization([str(history)], 14))
+    assert result.errors == []
+    (found,) = [f for f in evaluate(result.resources, policy_ids=["RS-001"])]
+    assert found.status.value == "FAIL", found.message
+    assert found.savings is not None and found.savings.usd_month > 0
+    assert found.evidence["recommended"] not in (None, "g6.12xlarge")
