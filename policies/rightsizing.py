@@ -388,10 +388,7 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                          f"{subj.current} is not in the catalogue: no specs to compare",
                          evidence=evidence)
         return
-    measured = _measured_on(subj, subj.spec, ctx)
-    if isinstance(measured, str):
-        yield ctx.result(resource, Status.UNKNOWN, measured, evidence=evidence)
-        return
+    measured, measured_note = _measured_on(subj, subj.spec, ctx)
     demand = demand_of(subj.usage, measured, idle)
     opts = Options(float(ctx.params["memory_headroom"]), float(ctx.params["compute_headroom"]),
                    bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
@@ -413,6 +410,8 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     if measured.fp16_tflops_per_gpu is None:
         evidence["note"] = (f"{measured.gpu_model} has no published dense FP16 figure: only "
                             f"{measured.gpu_model} types were compared")
+    elif measured_note:
+        evidence["note"] = measured_note
     minimum = float(ctx.params["min_saving_usd_month"])
     if not found:
         yield ctx.result(resource, Status.PASS, f"no cheaper type fits the observed use of "
@@ -437,21 +436,24 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
         savings=savings)
 
 
-def _measured_on(subj: Subject, current: InstanceSpec, ctx: Context) -> InstanceSpec | str:
-    """The GPU the utilization is read against. A group whose override types hold different
-    GPU models may have been measured on any of them: the strongest is assumed (its work is the
-    most), so no recommendation is too weak for what ran; where one of the models has no
-    published FP16 figure the work cannot be compared (a string: why)."""
+def _measured_on(subj: Subject, current: InstanceSpec,
+                 ctx: Context) -> tuple[InstanceSpec, str | None]:
+    """The GPU the utilization is read against, and a note when it is not the priced type's. A
+    group whose override types hold different GPU models may have been measured on any of them:
+    the strongest with a published FP16 figure is assumed (its work is the most), so no
+    recommendation is too weak for what ran; models without a figure are named in the note."""
     specs = [s for t in subj.capacity.types if (s := ctx.catalog.spec(t)) is not None]
     models = sorted({s.gpu_model for s in specs})
-    if len(models) < 2:
-        return current
+    rated = [s for s in specs if s.fp16_tflops_per_gpu is not None]
+    if len(models) < 2 or not rated:
+        return current, None
+    strongest = max(rated, key=lambda s: (s.fp16_tflops_per_gpu or 0.0, s.instance_type))
+    note = (f"the override types hold {', '.join(models)} GPUs: the utilization is read as work "
+            f"on the strongest, {strongest.gpu_model} ({strongest.fp16_tflops_per_gpu:g} TFLOPS)")
     missing = sorted({s.gpu_model for s in specs if s.fp16_tflops_per_gpu is None})
     if missing:
-        return (f"the override types hold {', '.join(models)} GPUs and {', '.join(missing)} "
-                "has no published dense FP16 figure: the utilization cannot be read as work "
-                "on one of them")
-    return max(specs, key=lambda s: (s.fp16_tflops_per_gpu or 0.0, s.instance_type))
+        note += f"; {', '.join(missing)} has no published figure and is taken as no stronger"
+    return strongest, note
 
 
 def _capacity_evidence(subj: Subject) -> dict[str, Any]:

@@ -174,17 +174,19 @@ def _mixed_models(*overrides: str) -> list[Resource]:
 def test_group_of_several_gpu_models_is_sized_on_the_strongest() -> None:
     """Utilization measured on a group whose override types hold different GPU models may come
     from the strongest of them: 60 % of an L4 (g6) is more work than 60 % of a T4 (g4dn), the
-    cheapest override. The demand is taken on the strongest, so no candidate too weak for it is
-    recommended; where a model has no published figure, the work cannot be compared at all."""
+    cheapest override. The demand is taken on the strongest with a published figure, so no
+    candidate too weak for it is recommended; a model without one is named in the note."""
     found = run(*_mixed_models("g4dn.xlarge", "g6.xlarge"), policies=("RS-001",))
     f = found[("RS-001", "g")]
     assert f.evidence["demand"]["gpu_model"] == "L4"
     assert f.evidence["demand"]["fp16_tflops_per_gpu"] == 121.0
     # 60 % of 121 TFLOPS is 72.6: a T4 (65) cannot do it, so nothing cheaper than a g4dn fits
     assert f.status.value == "PASS" and f.evidence["candidates"] == []
-    unknown = run(*_mixed_models("g5.xlarge", "g6.xlarge"), policies=("RS-001",))
-    assert statuses(unknown) == {("RS-001", "g"): "UNKNOWN"}
-    assert "A10G" in unknown[("RS-001", "g")].message
+    assert "strongest, L4" in f.evidence["note"]
+    unrated = run(*_mixed_models("g5.xlarge", "g6.xlarge"), policies=("RS-001",))
+    g = unrated[("RS-001", "g")]
+    assert g.evidence["demand"]["gpu_model"] == "L4" and "A10G has no published" in \
+        g.evidence["note"]
 
 
 def test_no_fp16_figure_compares_the_same_gpu_model_only() -> None:
