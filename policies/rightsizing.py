@@ -118,6 +118,8 @@ class Usage:
     sources: list[str]
     lookback_days: float | None
     trend: dict[str, Any] | None
+    running_members: int = 0  # a group's running members (live), with or without data
+    silent_members: int = 0  # of those, the ones that published no utilization
 
 
 def _telemetry(ctx: Context, scope: str) -> tuple[Resource | None, dict[str, Resource]]:
@@ -144,14 +146,21 @@ def usage_of(resource: Resource, ctx: Context) -> Usage | str | None:
         if name in unreadable:
             return f"utilization for {name} could not be read: {unreadable[name]}"
     records = [by_target[n] for n in _names(resource) if n in by_target][:1]
+    running = silent = 0
     if not records:  # a group: its members' utilization together
-        records = [by_target[i] for i in member_ids(resource, ctx) if i in by_target]
+        ids = member_ids(resource, ctx)
+        records = [by_target[i] for i in ids if i in by_target]
+        for i in ids:
+            inst = ctx.index.resolve(i, resource.scope, "ec2.instance")
+            if inst is not None and is_running(inst, ctx):
+                running += 1
+                silent += i not in by_target
     members = [m for r in records for m in r.get("Members") or []]
     trends = [r.get("Trend") for r in records if isinstance(r.get("Trend"), dict)]
     return Usage(members, max((int(m.get("Hours") or 0) for m in members), default=0),
                  sorted({str(r.get("Source")) for r in records}),
                  next((r.get("LookbackDays") for r in records), coverage.get("LookbackDays")),
-                 _combine(trends))
+                 _combine(trends), running, silent)
 
 
 def _combine(trends: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -245,6 +254,12 @@ def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
         return ctx.result(resource, Status.UNKNOWN, usage)
     if usage.hours < int(ctx.params["min_hours_of_data"]):
         return None  # RS-003 says it
+    if usage.silent_members:
+        return ctx.result(
+            resource, Status.UNKNOWN,
+            f"{usage.silent_members} of its {usage.running_members} running members published "
+            "no GPU utilization in the window: the group's use is not known (a silent member "
+            "may be the busy one)", evidence=_evidence_usage(usage))
     cap = capacity_of(resource, ctx)
     if cap is None:
         return None

@@ -129,6 +129,28 @@ def test_group_is_judged_on_its_members_and_they_are_not_judged_alone() -> None:
     assert f.savings.usd_month == pytest.approx((12.24 - 3.912) * 730 * 2)  # type: ignore
 
 
+def test_a_group_with_running_members_that_published_nothing_is_not_judged_idle() -> None:
+    """Two running members, one publishing idle GPUs and one publishing nothing: the silent one
+    may be the busy one, so neither RS-002 (the full price of both) nor RS-001 is known; a
+    stopped member without data does not matter."""
+    def member(n: int, state: str = "running") -> Resource:
+        return res("ec2.instance", f"i-{n}", declared=False, InstanceType="g5.2xlarge",
+                   State=state, AutoScalingGroupName="infer")
+
+    group = res("autoscaling.group", "infer", declared=False, DesiredCapacity=2, MinSize=0,
+                MaxSize=4, LaunchTemplate={"LaunchTemplateName": "lt"},
+                Instances=[{"InstanceId": "i-1"}, {"InstanceId": "i-2"}])
+    lt = res("ec2.launch_template", "lt", declared=False,
+             LaunchTemplateData={"InstanceType": "g5.2xlarge"})
+    seen = usage("i-1", ("i-1", [gpu(0, 1, 2, 300)]), declared=False)
+    found = run(member(1), member(2), group, lt, coverage(declared=False), seen)
+    assert statuses(found) == {("RS-001", "infer"): "UNKNOWN", ("RS-002", "infer"): "UNKNOWN",
+                               ("RS-003", "infer"): "PASS"}
+    assert "1 of its 2 running members" in found[("RS-002", "infer")].message
+    stopped = run(member(1), member(2, "stopped"), group, lt, coverage(declared=False), seen)
+    assert statuses(stopped)[("RS-002", "infer")] == "FAIL"
+
+
 def _spot_group(**extra: Any) -> list[Resource]:
     return [res("autoscaling.group", "g", DesiredCapacity=4, MinSize=0, MaxSize=8,
                 MixedInstancesPolicy={
