@@ -243,10 +243,30 @@ def _vendor(instance_type: str, ctx: Context) -> str:
     return vendor_by_family(instance_type)
 
 
+def _unnamed_gpu(resource: Resource, ctx: Context) -> Unknown | None:
+    """Why the types are not known, for GPU compute whose types are not named (chosen by
+    attributes, or EKS's default for a GPU AMI) that RS-* would otherwise pass over."""
+    if is_member(resource, ctx) or not is_running(resource, ctx):
+        return None
+    view = ctx.compute.of(resource)
+    if view is None or view.types.known() or view.types.gpu() is not True:
+        return None
+    reasons = [t for t in view.types.values if isinstance(t, Unknown)]
+    return reasons[0] if reasons else Unknown("instance types chosen by attributes "
+                                              "(InstanceRequirements)")
+
+
 def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
     """What RS-001/RS-002 judge, a Result to give as it is, or None (no result)."""
     if not _applies(resource, ctx):
-        return None
+        why = _unnamed_gpu(resource, ctx)
+        usage = usage_of(resource, ctx) if why is not None else None
+        if why is None or usage is None or (not isinstance(usage, str) and not usage.members):
+            return None
+        return ctx.result(resource, Status.UNKNOWN, usage if isinstance(usage, str) else
+                          f"GPU compute whose instance type is not known ({why.reason}): the "
+                          "utilization given for it cannot be priced or compared",
+                          evidence=None if isinstance(usage, str) else _evidence_usage(usage))
     usage = usage_of(resource, ctx)
     if usage is None:
         return None

@@ -151,6 +151,22 @@ def test_a_group_with_running_members_that_published_nothing_is_not_judged_idle(
     assert statuses(stopped)[("RS-002", "infer")] == "FAIL"
 
 
+def test_gpu_group_whose_types_are_chosen_by_attributes_is_unknown_when_measured() -> None:
+    """A group launching GPU types chosen by InstanceRequirements, with utilization given for
+    it: which type runs is not known, so RS-001/RS-002 say UNKNOWN rather than nothing (the
+    user asked); without utilization nothing is said (RS-003 speaks for NVIDIA types only)."""
+    group = res("autoscaling.group", "attr", DesiredCapacity=2, MinSize=0, MaxSize=4,
+                MixedInstancesPolicy={"LaunchTemplate": {
+                    "LaunchTemplateSpecification": {"LaunchTemplateName": "lt"}}})
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceRequirements": {
+        "VCpuCount": {"Min": 4}, "MemoryMiB": {"Min": 16384}, "AcceleratorTypes": ["gpu"],
+        "AcceleratorManufacturers": ["nvidia"]}})
+    found = run(group, lt, usage("attr", ("attr", [gpu(0, 1, 2, 300)])), coverage())
+    assert statuses(found) == {("RS-001", "attr"): "UNKNOWN", ("RS-002", "attr"): "UNKNOWN"}
+    assert "not known" in found[("RS-002", "attr")].message
+    assert run(group, lt, coverage()) == {}
+
+
 def _spot_group(**extra: Any) -> list[Resource]:
     return [res("autoscaling.group", "g", DesiredCapacity=4, MinSize=0, MaxSize=8,
                 MixedInstancesPolicy={
