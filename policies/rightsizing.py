@@ -118,6 +118,8 @@ class Usage:
     sources: list[str]
     lookback_days: float | None
     trend: dict[str, Any] | None
+    running_members: int = 0  # a group's running members (live), with or without data
+    silent_members: int = 0  # of those, the ones that published no utilization
 
 
 def _telemetry(ctx: Context, scope: str) -> tuple[Resource | None, dict[str, Resource]]:
@@ -144,14 +146,21 @@ def usage_of(resource: Resource, ctx: Context) -> Usage | str | None:
         if name in unreadable:
             return f"utilization for {name} could not be read: {unreadable[name]}"
     records = [by_target[n] for n in _names(resource) if n in by_target][:1]
+    running = silent = 0
     if not records:  # a group: its members' utilization together
-        records = [by_target[i] for i in member_ids(resource, ctx) if i in by_target]
+        ids = member_ids(resource, ctx)
+        records = [by_target[i] for i in ids if i in by_target]
+        for i in ids:
+            inst = ctx.index.resolve(i, resource.scope, "ec2.instance")
+            if inst is not None and is_running(inst, ctx):
+                running += 1
+                silent += i not in by_target
     members = [m for r in records for m in r.get("Members") or []]
     trends = [r.get("Trend") for r in records if isinstance(r.get("Trend"), dict)]
     return Usage(members, max((int(m.get("Hours") or 0) for m in members), default=0),
                  sorted({str(r.get("Source")) for r in records}),
                  next((r.get("LookbackDays") for r in records), coverage.get("LookbackDays")),
-                 _combine(trends))
+                 _combine(trends), running, silent)
 
 
 def _combine(trends: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -234,10 +243,30 @@ def _vendor(instance_type: str, ctx: Context) -> str:
     return vendor_by_family(instance_type)
 
 
+def _unnamed_gpu(resource: Resource, ctx: Context) -> Unknown | None:
+    """Why the types are not known, for GPU compute whose types are not named (chosen by
+    attributes, or EKS's default for a GPU AMI) that RS-* would otherwise pass over."""
+    if is_member(resource, ctx) or not is_running(resource, ctx):
+        return None
+    view = ctx.compute.of(resource)
+    if view is None or view.types.known() or view.types.gpu() is not True:
+        return None
+    reasons = [t for t in view.types.values if isinstance(t, Unknown)]
+    return reasons[0] if reasons else Unknown("instance types chosen by attributes "
+                                              "(InstanceRequirements)")
+
+
 def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
     """What RS-001/RS-002 judge, a Result to give as it is, or None (no result)."""
     if not _applies(resource, ctx):
-        return None
+        why = _unnamed_gpu(resource, ctx)
+        usage = usage_of(resource, ctx) if why is not None else None
+        if why is None or usage is None or (not isinstance(usage, str) and not usage.members):
+            return None
+        return ctx.result(resource, Status.UNKNOWN, usage if isinstance(usage, str) else
+                          f"GPU compute whose instance type is not known ({why.reason}): the "
+                          "utilization given for it cannot be priced or compared",
+                          evidence=None if isinstance(usage, str) else _evidence_usage(usage))
     usage = usage_of(resource, ctx)
     if usage is None:
         return None
@@ -245,6 +274,12 @@ def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
         return ctx.result(resource, Status.UNKNOWN, usage)
     if usage.hours < int(ctx.params["min_hours_of_data"]):
         return None  # RS-003 says it
+    if usage.silent_members:
+        return ctx.result(
+            resource, Status.UNKNOWN,
+            f"{usage.silent_members} of its {usage.running_members} running members published "
+            "no GPU utilization in the window: the group's use is not known (a silent member "
+            "may be the busy one)", evidence=_evidence_usage(usage))
     cap = capacity_of(resource, ctx)
     if cap is None:
         return None
@@ -388,10 +423,7 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                          f"{subj.current} is not in the catalogue: no specs to compare",
                          evidence=evidence)
         return
-    measured = _measured_on(subj, subj.spec, ctx)
-    if isinstance(measured, str):
-        yield ctx.result(resource, Status.UNKNOWN, measured, evidence=evidence)
-        return
+    measured, measured_note = _measured_on(subj, subj.spec, ctx)
     demand = demand_of(subj.usage, measured, idle)
     opts = Options(float(ctx.params["memory_headroom"]), float(ctx.params["compute_headroom"]),
                    bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
@@ -413,6 +445,8 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     if measured.fp16_tflops_per_gpu is None:
         evidence["note"] = (f"{measured.gpu_model} has no published dense FP16 figure: only "
                             f"{measured.gpu_model} types were compared")
+    elif measured_note:
+        evidence["note"] = measured_note
     minimum = float(ctx.params["min_saving_usd_month"])
     if not found:
         yield ctx.result(resource, Status.PASS, f"no cheaper type fits the observed use of "
@@ -437,21 +471,24 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
         savings=savings)
 
 
-def _measured_on(subj: Subject, current: InstanceSpec, ctx: Context) -> InstanceSpec | str:
-    """The GPU the utilization is read against. A group whose override types hold different
-    GPU models may have been measured on any of them: the strongest is assumed (its work is the
-    most), so no recommendation is too weak for what ran; where one of the models has no
-    published FP16 figure the work cannot be compared (a string: why)."""
+def _measured_on(subj: Subject, current: InstanceSpec,
+                 ctx: Context) -> tuple[InstanceSpec, str | None]:
+    """The GPU the utilization is read against, and a note when it is not the priced type's. A
+    group whose override types hold different GPU models may have been measured on any of them:
+    the strongest with a published FP16 figure is assumed (its work is the most), so no
+    recommendation is too weak for what ran; models without a figure are named in the note."""
     specs = [s for t in subj.capacity.types if (s := ctx.catalog.spec(t)) is not None]
     models = sorted({s.gpu_model for s in specs})
-    if len(models) < 2:
-        return current
+    rated = [s for s in specs if s.fp16_tflops_per_gpu is not None]
+    if len(models) < 2 or not rated:
+        return current, None
+    strongest = max(rated, key=lambda s: (s.fp16_tflops_per_gpu or 0.0, s.instance_type))
+    note = (f"the override types hold {', '.join(models)} GPUs: the utilization is read as work "
+            f"on the strongest, {strongest.gpu_model} ({strongest.fp16_tflops_per_gpu:g} TFLOPS)")
     missing = sorted({s.gpu_model for s in specs if s.fp16_tflops_per_gpu is None})
     if missing:
-        return (f"the override types hold {', '.join(models)} GPUs and {', '.join(missing)} "
-                "has no published dense FP16 figure: the utilization cannot be read as work "
-                "on one of them")
-    return max(specs, key=lambda s: (s.fp16_tflops_per_gpu or 0.0, s.instance_type))
+        note += f"; {', '.join(missing)} has no published figure and is taken as no stronger"
+    return strongest, note
 
 
 def _capacity_evidence(subj: Subject) -> dict[str, Any]:

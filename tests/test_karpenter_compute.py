@@ -57,6 +57,21 @@ def test_the_gpu_fact(items: tuple[Any, ...], gpu: Any) -> None:
     assert (isinstance(fact, Unknown) if gpu is Unknown else fact is gpu), fact
 
 
+@pytest.mark.parametrize(("items", "gpu"), [
+    ((("eks.amazonaws.com/instance-family", "In", ["g6e"]),), True),
+    ((("eks.amazonaws.com/instance-gpu-count", "Gt", ["0"]),), True),
+    ((("eks.amazonaws.com/instance-gpu-name", "In", ["l40s"]),), True),
+    ((("eks.amazonaws.com/instance-category", "In", ["c", "m", "r"]),), False),
+])
+def test_eks_auto_mode_keys_are_karpenter_s(items: tuple[Any, ...], gpu: bool) -> None:
+    """EKS Auto Mode's NodePools (karpenter.sh/v1) spell the instance labels
+    eks.amazonaws.com/instance-*: they decide the GPU fact as karpenter.k8s.aws/instance-* do
+    (not "every type admitted", which made a CPU pool maybe GPU compute)."""
+    assert nr.gpu_fact(reqs(*items)).gpu is gpu
+    assert nr.type_bounds(reqs(*items)) == nr.type_bounds(reqs(*(
+        (k.replace("eks.amazonaws.com/", "karpenter.k8s.aws/"), op, v) for k, op, v in items)))
+
+
 @pytest.mark.parametrize(("items", "fewest", "most"), [
     (((IT, "In", ["p5.48xlarge"]),), 1, 1),
     (((IT, "In", ["g5.xlarge", "g6.xlarge"]),), 2, 2),

@@ -129,6 +129,44 @@ def test_group_is_judged_on_its_members_and_they_are_not_judged_alone() -> None:
     assert f.savings.usd_month == pytest.approx((12.24 - 3.912) * 730 * 2)  # type: ignore
 
 
+def test_a_group_with_running_members_that_published_nothing_is_not_judged_idle() -> None:
+    """Two running members, one publishing idle GPUs and one publishing nothing: the silent one
+    may be the busy one, so neither RS-002 (the full price of both) nor RS-001 is known; a
+    stopped member without data does not matter."""
+    def member(n: int, state: str = "running") -> Resource:
+        return res("ec2.instance", f"i-{n}", declared=False, InstanceType="g5.2xlarge",
+                   State=state, AutoScalingGroupName="infer")
+
+    group = res("autoscaling.group", "infer", declared=False, DesiredCapacity=2, MinSize=0,
+                MaxSize=4, LaunchTemplate={"LaunchTemplateName": "lt"},
+                Instances=[{"InstanceId": "i-1"}, {"InstanceId": "i-2"}])
+    lt = res("ec2.launch_template", "lt", declared=False,
+             LaunchTemplateData={"InstanceType": "g5.2xlarge"})
+    seen = usage("i-1", ("i-1", [gpu(0, 1, 2, 300)]), declared=False)
+    found = run(member(1), member(2), group, lt, coverage(declared=False), seen)
+    assert statuses(found) == {("RS-001", "infer"): "UNKNOWN", ("RS-002", "infer"): "UNKNOWN",
+                               ("RS-003", "infer"): "PASS"}
+    assert "1 of its 2 running members" in found[("RS-002", "infer")].message
+    stopped = run(member(1), member(2, "stopped"), group, lt, coverage(declared=False), seen)
+    assert statuses(stopped)[("RS-002", "infer")] == "FAIL"
+
+
+def test_gpu_group_whose_types_are_chosen_by_attributes_is_unknown_when_measured() -> None:
+    """A group launching GPU types chosen by InstanceRequirements, with utilization given for
+    it: which type runs is not known, so RS-001/RS-002 say UNKNOWN rather than nothing (the
+    user asked); without utilization nothing is said (RS-003 speaks for NVIDIA types only)."""
+    group = res("autoscaling.group", "attr", DesiredCapacity=2, MinSize=0, MaxSize=4,
+                MixedInstancesPolicy={"LaunchTemplate": {
+                    "LaunchTemplateSpecification": {"LaunchTemplateName": "lt"}}})
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceRequirements": {
+        "VCpuCount": {"Min": 4}, "MemoryMiB": {"Min": 16384}, "AcceleratorTypes": ["gpu"],
+        "AcceleratorManufacturers": ["nvidia"]}})
+    found = run(group, lt, usage("attr", ("attr", [gpu(0, 1, 2, 300)])), coverage())
+    assert statuses(found) == {("RS-001", "attr"): "UNKNOWN", ("RS-002", "attr"): "UNKNOWN"}
+    assert "not known" in found[("RS-002", "attr")].message
+    assert run(group, lt, coverage()) == {}
+
+
 def _spot_group(**extra: Any) -> list[Resource]:
     return [res("autoscaling.group", "g", DesiredCapacity=4, MinSize=0, MaxSize=8,
                 MixedInstancesPolicy={
@@ -174,17 +212,19 @@ def _mixed_models(*overrides: str) -> list[Resource]:
 def test_group_of_several_gpu_models_is_sized_on_the_strongest() -> None:
     """Utilization measured on a group whose override types hold different GPU models may come
     from the strongest of them: 60 % of an L4 (g6) is more work than 60 % of a T4 (g4dn), the
-    cheapest override. The demand is taken on the strongest, so no candidate too weak for it is
-    recommended; where a model has no published figure, the work cannot be compared at all."""
+    cheapest override. The demand is taken on the strongest with a published figure, so no
+    candidate too weak for it is recommended; a model without one is named in the note."""
     found = run(*_mixed_models("g4dn.xlarge", "g6.xlarge"), policies=("RS-001",))
     f = found[("RS-001", "g")]
     assert f.evidence["demand"]["gpu_model"] == "L4"
     assert f.evidence["demand"]["fp16_tflops_per_gpu"] == 121.0
     # 60 % of 121 TFLOPS is 72.6: a T4 (65) cannot do it, so nothing cheaper than a g4dn fits
     assert f.status.value == "PASS" and f.evidence["candidates"] == []
-    unknown = run(*_mixed_models("g5.xlarge", "g6.xlarge"), policies=("RS-001",))
-    assert statuses(unknown) == {("RS-001", "g"): "UNKNOWN"}
-    assert "A10G" in unknown[("RS-001", "g")].message
+    assert "strongest, L4" in f.evidence["note"]
+    unrated = run(*_mixed_models("g5.xlarge", "g6.xlarge"), policies=("RS-001",))
+    g = unrated[("RS-001", "g")]
+    assert g.evidence["demand"]["gpu_model"] == "L4" and "A10G has no published" in \
+        g.evidence["note"]
 
 
 def test_no_fp16_figure_compares_the_same_gpu_model_only() -> None:

@@ -4,7 +4,8 @@ and how many distinct types it can draw from.
 
 Requirements use Kubernetes' well-known labels (``node.kubernetes.io/instance-type``,
 ``karpenter.k8s.aws/instance-family``, ``-category``, ``-size``, ``-gpu-count``, ``-gpu-name``
-…) with the operators In, NotIn, Exists, DoesNotExist, Gt, Lt (and Gte, Lte). Requirements on
+…; EKS Auto Mode spells the latter ``eks.amazonaws.com/instance-*``) with the operators In,
+NotIn, Exists, DoesNotExist, Gt, Lt (and Gte, Lte). Requirements on
 other keys are node labels and do not narrow the types. A label of a type is evaluated only
 where it is certain: from the type's name (family, category, size, generation) or from the
 catalogue's exact facts (vCPUs, architecture, a whole GPU count, the GPU maker); anything else
@@ -42,6 +43,14 @@ ARCH = "kubernetes.io/arch"
 OS = "kubernetes.io/os"
 ALIASES = {"beta.kubernetes.io/instance-type": INSTANCE_TYPE, "beta.kubernetes.io/arch": ARCH,
            "beta.kubernetes.io/os": OS}
+# EKS Auto Mode's NodePools spell Karpenter's instance labels under its own prefix.
+_AUTO_MODE = "eks.amazonaws.com/instance-"
+
+
+def _alias(key: str) -> str:
+    if key.startswith(_AUTO_MODE):
+        return _AWS + key[len(_AUTO_MODE):]
+    return ALIASES.get(key, key)
 # Well-known keys that do not narrow which instance types are launched.
 PLACEMENT_KEYS = frozenset({
     CAPACITY_TYPE, "karpenter.sh/nodepool", "topology.kubernetes.io/zone",
@@ -111,7 +120,7 @@ def parse(value: Any, path: str = "Requirements") -> Requirements:
                              else Unknown(f"{where}: no key"))
             unknown_key = True
             continue
-        key = ALIASES.get(key, key)
+        key = _alias(key)
         if not isinstance(op, str) or op not in OPERATORS:
             unknown = _first(unknown, op if isinstance(op, Unknown)
                              else Unknown(f"{where}: operator {str(op)[:40]!r} is not known"))
