@@ -369,9 +369,9 @@ RS_CASES = {
     # (source, name): ({history key: (utilization %, memory MiB)}, {(policy, id): status})
     ("hcl", "awskinds_pass"): (
         {MNG.format("gpu_spot"): (20.0, 3000.0), f"{NG}.inference": (1.0, 300.0)},
-        # A10G, L4 and T4 in one group: sized on the strongest, and A10G has no published
-        # dense FP16 figure, so the utilization cannot be read as work: UNKNOWN, not a verdict
-        {("RS-001", MNG.format("gpu_spot")): "UNKNOWN",
+        # A10G, L4 and T4 in one group: the demand is taken on the strongest rated model (L4;
+        # A10G has no published FP16 figure, the evidence names it); g4dn.xlarge fits
+        {("RS-001", MNG.format("gpu_spot")): "FAIL",
          ("RS-002", MNG.format("gpu_spot")): "PASS", ("RS-003", MNG.format("gpu_spot")): "PASS",
          ("RS-002", f"{NG}.inference"): "FAIL", ("RS-003", f"{NG}.inference"): "PASS"}),
     ("plan", "awskinds_fail"): (
