@@ -92,8 +92,9 @@ def _gpuaudit_verdicts() -> dict[tuple[str, str], str]:
     return {(f["policy_id"], f["resource"]["id"]): f["status"] for f in doc["findings"]}
 
 
-def _run_checkov(cmd: list[str], tmp: Path) -> dict[tuple[str, str], str]:
-    args = ["-d", str(FIXTURE), "--external-checks-dir", _checks_dir(), "-o", "json",
+def _run_checkov(cmd: list[str], tmp: Path, target: Path = FIXTURE
+                 ) -> dict[tuple[str, str], str]:
+    args = ["-d", str(target), "--external-checks-dir", _checks_dir(), "-o", "json",
             "--framework", "terraform", "cloudformation", "--skip-download"]
     out = subprocess.run([*cmd, *args], capture_output=True, text=True, cwd=tmp, env=ENV,
                          timeout=600)
@@ -240,3 +241,58 @@ def test_on_real_terraform_plans_checkov_and_gpuaudit_agree(CHECKOV: Path, tmp_p
     for (check_id, rid), result in got.items():
         pid = check_id.removeprefix("CKV_GPUAUDIT_").replace("_", "-")
         assert ours.get((pid, rid)) == words[result], (pid, rid, result)
+
+
+MAYBE_TF = """
+variable "create" {}
+
+resource "aws_ebs_volume" "always" {
+  availability_zone = "us-east-1a"
+  size              = 1
+  encrypted         = false
+}
+
+resource "aws_ebs_volume" "maybe" {
+  count             = var.create ? 1 : 0
+  availability_zone = "us-east-1a"
+  size              = 1
+  encrypted         = false
+}
+
+resource "aws_ebs_volume" "per_name" {
+  for_each          = toset([])
+  availability_zone = "us-east-1a"
+  size              = 1
+  encrypted         = false
+}
+"""
+MAYBE_CFN = """AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  Env: {Type: String}
+Conditions:
+  IsProd: !Equals [!Ref Env, prod]
+Resources:
+  Always:
+    Type: AWS::EC2::Volume
+    Properties: {AvailabilityZone: us-east-1a, Size: 1, Encrypted: false}
+  OnlyInProd:
+    Type: AWS::EC2::Volume
+    Condition: IsProd
+    Properties: {AvailabilityZone: us-east-1a, Size: 1, Encrypted: false}
+"""
+
+
+def test_resources_that_may_not_be_created_get_no_verdict_in_checkov(
+        CHECKOV: Path, tmp_path: Path) -> None:
+    """checkov hands a check a resource whose count / for_each it could not expand, and a
+    CloudFormation resource without its Condition: no PASS or FAIL on them, as in gpuaudit's
+    scan (UNKNOWN), while the resources that are created are judged."""
+    iac = tmp_path / "iac"
+    iac.mkdir()
+    (iac / "main.tf").write_text(MAYBE_TF)
+    (iac / "stack.yaml").write_text(MAYBE_CFN)
+    run = tmp_path / "run"
+    run.mkdir()
+    got = _run_checkov([str(CHECKOV)], run, iac)
+    assert got == {("CKV_GPUAUDIT_EBS_001", "aws_ebs_volume.always"): "FAILED",
+                   ("CKV_GPUAUDIT_EBS_001", "Always"): "FAILED"}
