@@ -115,7 +115,12 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
                             var_files=var_file, variables=_pairs(tf_vars, "--var"))
     inputs = {"paths": [p.as_posix() for p in paths]}
     extra: list[Path] = []
-    if paths and all(p.is_file() for p in paths):
+    deleted: list[Path] = []
+    if paths and not all(p.exists() for p in paths):
+        from scanner.change_scope import deleted_since
+
+        deleted = deleted_since(paths, diff_base)  # a pull request's deleted .tf files
+    if paths and all(p.is_file() or p in deleted for p in paths):
         # files named one by one (pre-commit): their modules are read, and what the change
         # is answerable for is reported (scanner.change_scope)
         from scanner.change_scope import prepare
@@ -125,7 +130,7 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
                            policy_ids=opts.policy_ids or None, skip_ids=opts.skip_ids)
         opts.narrow = prepared.scope.report
         extra = prepared.extra_inputs
-    result = scan_paths([*paths, *extra], scan_opts)
+    result = scan_paths([*(p for p in paths if p not in deleted), *extra], scan_opts)
     from scanner.rightsizing_inputs import with_utilization
 
     with_utilization(result, opts, utilization)
