@@ -266,20 +266,20 @@ def materialize(git: Git, commit: str, roots: Collection[str], dest: Path) -> di
 
 
 def deleted_since(paths: Sequence[Path], base_ref: str) -> list[Path]:
-    """The named Terraform files that are gone from the working tree but were in the base
-    commit: a pull request's deleted files (``git diff --diff-filter=D``). Their directory
-    is evaluated as of now and as of the base, like a changed file's; any other missing path
-    stays an input error."""
+    """The named files that are gone from the working tree but were in the base commit: a
+    pull request's deleted files (``git diff --diff-filter=D``). A Terraform file's directory
+    is evaluated as of now and as of the base, like a changed file's; a deleted template has
+    nothing left to judge. Any other missing path stays an input error."""
     out: list[Path] = []
     for path in paths:
-        if path.exists() or not is_terraform(path.name) or not path.parent.is_dir():
+        if path.exists():
             continue
-        git = Git.find(path.parent)
+        here = next((d for d in Path(os.path.abspath(path)).parents if d.is_dir()), None)
+        git = Git.find(here) if here is not None else None  # its directory may be gone too
         commit = git.commit(base_ref) if git else None
         if git is None or commit is None:
             continue
-        rel = os.path.relpath(os.path.join(_real(str(path.parent)), path.name),
-                              _real(str(git.top)))
+        rel = os.path.relpath(_real(str(path)), _real(str(git.top)))
         if not rel.startswith("..") and _git(
                 git.top, "cat-file", "-e", f"{commit}:{rel.replace(os.sep, '/')}") is not None:
             out.append(path)
@@ -308,7 +308,9 @@ def prepare(
     scope = ChangeScope(named=named)
     if not tf:
         return Prepared(scope, [])
-    git = Git.find(tf[0].parent if tf[0].parent != Path("") else Path("."))
+    start = tf[0].parent if tf[0].parent != Path("") else Path(".")
+    start = next((d for d in (start, *start.parents) if d.is_dir()), Path("."))  # deleted
+    git = Git.find(start)
     scope.roots = affected_roots(tf, git)
     named_dirs = {_real(str(p.parent)) for p in tf if p.exists()}  # a deleted one's: not
     extra = [_shown(f) for root in scope.roots if root not in named_dirs

@@ -163,3 +163,26 @@ def test_a_pull_request_that_deletes_a_file_reports_what_the_deletion_breaks(
     res = CliRunner().invoke(cli, ["scan", "envs/staging/typo.tf", "--diff-base", base,
                                    "--format", "json"])
     assert res.exit_code == 2 and "typo.tf" in json.loads(res.stdout)["errors"][0]["path"]
+
+
+def test_a_pull_request_that_deletes_a_directory_or_a_template(
+    estate: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (estate / "stack.yaml").write_text("Resources:\n  V:\n    Type: AWS::EC2::Volume\n"
+                                       "    Properties: {AvailabilityZone: a, Size: 1}\n")
+    git(estate, "add", ".")
+    git(estate, "commit", "-qm", "a template")
+    base = git(estate, "rev-parse", "HEAD").strip()
+    git(estate, "rm", "-rq", "envs/other", "stack.yaml")
+    git(estate, "commit", "-qm", "drop a root module and a template")
+    code, doc = scan(estate, monkeypatch, "envs/other/main.tf", "stack.yaml", "--diff-base", base)
+    assert (code, doc["errors"], failing(doc)) == (0, [], set())  # nothing left to judge
+    # a module that its callers still use: the callers cannot be read any more
+    git(estate, "rm", "-rq", "modules/gpu")
+    git(estate, "commit", "-qm", "drop the module")
+    monkeypatch.chdir(estate)
+    res = CliRunner().invoke(cli, ["scan", "modules/gpu/main.tf", "--diff-base", base,
+                                   "--format", "json"])
+    errors = json.loads(res.stdout)["errors"]
+    assert res.exit_code == 2 and {e["path"] for e in errors} == {
+        "envs/prod/main.tf", "envs/staging/main.tf"}, errors
