@@ -150,6 +150,12 @@ def column_widths(rows: list[dict[str, str]], width: int) -> dict[str, int]:
     columns each)."""
     widths = dict(FIXED)
     room = max(width, MIN_WIDTH) - sum(FIXED.values()) - len(GAP) * (len(HEADERS) - 1)
+    # a longer policy id (checkov's CKV2_AWS_41 with --with-checkov) widens its column when
+    # the width allows, rather than folding the id
+    longest = max([text_width(r["POLICY"]) for r in rows] + [FIXED["POLICY"]])
+    extra = max(min(longest - FIXED["POLICY"], room - 2 * MIN_FLEX), 0)
+    widths["POLICY"] += extra
+    room -= extra
     sizes = Counter((text_width(r["LOCATION"]), text_width(r["RESOURCE"])) for r in rows)
     want = {"LOCATION": max([a for a, _ in sizes] + [len("LOCATION")]),
             "RESOURCE": max([b for _, b in sizes] + [len("RESOURCE")])}

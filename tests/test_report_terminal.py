@@ -256,3 +256,13 @@ def test_a_narrow_terminal_in_colour(monorepo: Path) -> None:
     out = _pty_run(["scan", "platform"], _env(), cols=60, cwd=monorepo)
     assert "\x1b[1;31mhigh" in out
     assert all(text_width(line) <= 60 for line in ANSI.sub("", out).splitlines()), out
+
+
+def test_a_checkov_id_is_not_folded_where_the_width_allows() -> None:
+    from reports.table import render as table
+
+    doc = _monorepo_doc()
+    doc["findings"][0]["policy_id"] = "CKV2_AWS_41"  # scan --with-checkov
+    rows = _rows(table(doc, width=100))
+    assert rows[0].split()[:3] == ["high", "FAIL", "CKV2_AWS_41"], rows[0]
+    assert all(text_width(line) <= 100 for line in table(doc, width=100).splitlines())
