@@ -345,16 +345,21 @@ def main() -> None:
     # is millions of dicts): the cyclic collector only costs time here (-30% on that bench).
     gc.disable()
     try:
-        cli()
+        # not standalone: click would turn Ctrl-C into "Aborted!" and exit 1, which means FAIL
+        code = cli.main(standalone_mode=False)
     except SystemExit as exc:
         hard_exit(exc.code)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, click.exceptions.Abort):
         print("gpuaudit: interrupted", file=sys.stderr)
         hard_exit(130)
+    except click.ClickException as exc:  # a usage error, as standalone click shows it
+        exc.show()
+        hard_exit(exc.exit_code)
     except BaseException as exc:  # the last resort: never a traceback, never exit 1
         with contextlib.suppress(Exception):
             print(f"gpuaudit: internal error: {_one_line(exc)}; please report", file=sys.stderr)
         hard_exit(EXIT_ERROR)
+    hard_exit(code if isinstance(code, int) else 0)
 
 
 def _one_line(exc: BaseException) -> str:
