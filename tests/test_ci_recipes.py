@@ -242,3 +242,30 @@ def test_the_merge_request_job_runs_on_a_real_merge_request(tmp_path: Path) -> N
                           text=True, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the job fails on the FAILs
     _check_pull_request_report(repo / "gpuaudit-out")
+
+
+@pytest.mark.parametrize("shards", [4, 3])
+def test_the_nightly_merge_step_fails_when_a_shard_report_is_missing(
+    tmp_path: Path, shards: int
+) -> None:
+    """A matrix job that failed before writing its report leaves one shard file fewer: the
+    merge of the others must not pass for the whole Organization."""
+    doc = yaml.safe_load((CI / "github" / "gpuaudit-nightly.yml").read_text())
+    step = next(s for s in doc["jobs"]["report"]["steps"] if s.get("id") == "merge")
+    work = tmp_path / "work"
+    (work / "shards").mkdir(parents=True)
+    env = {**_gpuaudit_on_path(tmp_path), "SHARDS": str(doc["env"]["SHARDS"]),
+           "GITHUB_OUTPUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}
+    for k in range(1, shards + 1):  # a report with nothing failing, as each shard's stand-in
+        subprocess.run([sys.executable, "-m", "scanner.cli", "scan", str(work / "shards"),
+                        "--format", "json", "--output", str(work / "shards" / f"shard-{k}.json"),
+                        "--quiet"], env=env, check=False, timeout=120)
+    proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code = (tmp_path / "out").read_text().split()
+    if shards == 4:
+        assert code == ["exit_code=0"], proc.stdout + proc.stderr
+    else:
+        assert code == ["exit_code=2"], proc.stdout + proc.stderr
+        assert "only 3 of 4 shard reports" in proc.stdout
