@@ -296,3 +296,30 @@ def test_resources_that_may_not_be_created_get_no_verdict_in_checkov(
     got = _run_checkov([str(CHECKOV)], run, iac)
     assert got == {("CKV_GPUAUDIT_EBS_001", "aws_ebs_volume.always"): "FAILED",
                    ("CKV_GPUAUDIT_EBS_001", "Always"): "FAILED"}
+
+
+def test_scan_with_checkov_of_several_directories(CHECKOV: Path, tmp_path: Path) -> None:
+    """With several -d directories checkov prints one JSON report per directory, a later one
+    repeating results of the earlier ones: all of them are read, each result once (before:
+    'checkov failed (exit 0)', none of its checks in the report)."""
+    other = tmp_path / "other infra"
+    other.mkdir()
+    (other / "main.tf").write_text('resource "aws_ebs_volume" "other" {\n'
+                                   '  availability_zone = "us-east-1a"\n  size = 1\n'
+                                   '  encrypted = false\n}\n')
+    run = subprocess.run([*GPUAUDIT, "scan", str(FIXTURE), str(other), "--with-checkov",
+                          "--format", "json", "--quiet", "--fail-on", "none"],
+                         capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "GPUAUDIT_CHECKOV": str(CHECKOV)}, timeout=900)
+    doc = json.loads(run.stdout)
+    assert doc["errors"] == [], doc["errors"]
+    theirs = [f for f in doc["findings"] if f.get("source") == "checkov"]
+    keys = [(f["policy_id"], f["location"]["file"], f["location"]["start_line"],
+             f["resource"]["id"]) for f in theirs]
+    assert len(keys) == len(set(keys))  # each checkov result once
+    assert {Path(f["location"]["file"]).parent.name for f in theirs} == {"checkov", "other infra"}
+    merged = {(f["policy_id"], f["resource"]["id"]): f.get("also_reported_by")
+              for f in doc["findings"] if f.get("also_reported_by")}
+    assert merged[("EBS-001", "aws_ebs_volume.other")] == ["CKV_AWS_3"]
+    assert doc["summary"]["checkov"]["failed"] == len(theirs) + doc["summary"]["checkov"][
+        "merged"]
