@@ -323,3 +323,26 @@ def test_scan_with_checkov_of_several_directories(CHECKOV: Path, tmp_path: Path)
     assert merged[("EBS-001", "aws_ebs_volume.other")] == ["CKV_AWS_3"]
     assert doc["summary"]["checkov"]["failed"] == len(theirs) + doc["summary"]["checkov"][
         "merged"]
+
+
+def test_a_checkov_that_raises_is_an_error_not_a_hang(CHECKOV: Path, tmp_path: Path) -> None:
+    """checkov's fork-parallel runner hangs when its CloudFormation runner raises (a resource
+    whose Type is an intrinsic) while the Terraform worker still has results to send
+    (bridgecrewio/checkov#7186): before, the scan waited out the whole time budget (900 s by
+    default). Now checkov's exception is the error, and the rest of the report is there."""
+    (tmp_path / "odd.yaml").write_text(
+        'AWSTemplateFormatVersion: "2010-09-09"\nResources:\n  Odd:\n'
+        '    Type: {"Fn::If": [IsProd, "AWS::EC2::Volume", "AWS::EC2::Volume"]}\n'
+        '    Properties: {AvailabilityZone: us-east-1a, Size: 1}\n')
+    corpus = ROOT / "tests" / "fixtures" / "corpora" / "terraform-aws-vpc"  # results > a pipe
+    run = subprocess.run([*GPUAUDIT, "scan", str(tmp_path), str(corpus), "--with-checkov",
+                          "--format", "json", "--quiet", "--fail-on", "none"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=900,
+                         env={**os.environ, "GPUAUDIT_CHECKOV": str(CHECKOV),
+                              "GPUAUDIT_CHECKOV_TIMEOUT": "240"})
+    doc = json.loads(run.stdout)
+    [error] = [e for e in doc["errors"] if e["path"] == "checkov"]
+    assert "checkov failed" in error["reason"] and "TypeError" in error["reason"], error
+    # gpuaudit's own reading is there: its error on the template, the module's resources
+    assert any(e["path"].endswith("odd.yaml") for e in doc["errors"]), doc["errors"]
+    assert doc["summary"]["resources"] > 0
