@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -62,11 +63,19 @@ def find_checkov(env: dict[str, str] | None = None) -> str:
 
 
 def command(checkov: str, paths: Sequence[Path]) -> list[str]:
-    cmd = [checkov, "-o", "json", "--framework", *FRAMEWORKS, "--skip-download", "--soft-fail",
-           "--quiet", "--compact"]
-    for p in paths:
-        cmd += ["-d" if p.is_dir() else "-f", str(p.resolve())]
-    return cmd
+    """One checkov run on the files and at most one directory. checkov in one process carries
+    what it read from one ``-d`` directory into the next (the second directory's report was the
+    first one's again), so several directories are one run each, one after the other (sh)."""
+    base = [checkov, "-o", "json", "--framework", *FRAMEWORKS, "--skip-download", "--soft-fail",
+            "--quiet", "--compact"]
+    dirs = [str(p.resolve()) for p in paths if p.is_dir()]
+    files = [a for p in paths if not p.is_dir() for a in ("-f", str(p.resolve()))]
+    runs = [[*base, *(["-d", dirs[0]] if dirs else []), *files],
+            *([*base, "-d", d] for d in dirs[1:])]
+    if len(runs) == 1:
+        return runs[0]
+    script = "rc=0; " + " ".join(f"{shlex.join(run)} || rc=$?;" for run in runs) + " exit $rc"
+    return ["sh", "-c", script]
 
 
 @dataclass
