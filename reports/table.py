@@ -29,7 +29,8 @@ from reports.common import (
 )
 
 WIDTH = 100  # when not on a terminal (and no $COLUMNS)
-MIN_WIDTH = 80  # narrower terminals wrap the lines themselves
+MIN_WIDTH = 80  # narrower terminals get each finding's fields one under the other
+NARROW_MIN = 30  # and below this, lines of 30 columns (the terminal wraps them)
 GAP = "  "
 # (header, width): fixed columns; LOCATION and RESOURCE share the rest of the width.
 FIXED = {"SEVERITY": 8, "STATUS": 10, "POLICY": 8, "SAVING/MO": 10}
@@ -149,6 +150,12 @@ def column_widths(rows: list[dict[str, str]], width: int) -> dict[str, int]:
     columns each)."""
     widths = dict(FIXED)
     room = max(width, MIN_WIDTH) - sum(FIXED.values()) - len(GAP) * (len(HEADERS) - 1)
+    # a longer policy id (checkov's CKV2_AWS_41 with --with-checkov) widens its column when
+    # the width allows, rather than folding the id
+    longest = max([text_width(r["POLICY"]) for r in rows] + [FIXED["POLICY"]])
+    extra = max(min(longest - FIXED["POLICY"], room - 2 * MIN_FLEX), 0)
+    widths["POLICY"] += extra
+    room -= extra
     sizes = Counter((text_width(r["LOCATION"]), text_width(r["RESOURCE"])) for r in rows)
     want = {"LOCATION": max([a for a, _ in sizes] + [len("LOCATION")]),
             "RESOURCE": max([b for _, b in sizes] + [len("RESOURCE")])}
@@ -188,10 +195,37 @@ def _row(cells: dict[str, str], widths: dict[str, int], finding: dict[str, Any],
     return out
 
 
+def _stacked(cells: dict[str, str], width: int, finding: dict[str, Any],
+             color: bool) -> list[str]:
+    """One finding on a terminal too narrow for the columns: severity, status, policy and
+    saving on a line, then the location and the resource, folded, never cut."""
+    words = [(cells["SEVERITY"], "severity"), (cells["STATUS"], "status"),
+             (cells["POLICY"], ""), *([(cells["SAVING/MO"] + "/mo", "")]
+                                      if cells["SAVING/MO"] != "-" else [])]
+    lines: list[str] = []
+    used = 0
+    for word, key in words:
+        for piece in fold(word, width):
+            gap = 1 if used else 0
+            if used and used + gap + text_width(piece) > width:
+                lines[-1] = lines[-1].rstrip()
+                used, gap = 0, 0
+            if not used:
+                lines.append("")
+            lines[-1] += " " * gap + (_paint(piece, str(finding.get(key)), color) if key
+                                      else piece)
+            used += gap + text_width(piece)
+    for column in ("LOCATION", "RESOURCE"):
+        lines += [INDENT + piece for piece in fold(cells[column], width - len(INDENT))]
+    return lines
+
+
 def render(doc: dict[str, Any], *, color: bool = False, width: int | None = None) -> str:
     """The table at ``width`` columns (default 100): paths, addresses and ARNs are folded onto
-    more lines when long, never cut; ``color`` paints severity and status."""
-    width = max(width or WIDTH, MIN_WIDTH)
+    more lines when long, never cut; ``color`` paints severity and status. Narrower than 80
+    columns, each finding's fields are printed one under the other instead of in columns."""
+    narrow = (width or WIDTH) < MIN_WIDTH
+    width = max(width or WIDTH, NARROW_MIN if narrow else MIN_WIDTH)
     out: list[str] = []
     findings = by_severity(not_passing(doc))
     if findings:
@@ -199,10 +233,12 @@ def render(doc: dict[str, Any], *, color: bool = False, width: int | None = None
         widths = column_widths(rows, width)
         header = [" " * (widths[h] - len(h)) + h if h == "SAVING/MO" else pad(h, widths[h])
                   for h in HEADERS]
-        out.append(GAP.join(header).rstrip())
-        out.append("-" * min(width, sum(widths.values()) + len(GAP) * (len(HEADERS) - 1)))
+        if not narrow:
+            out.append(GAP.join(header).rstrip())
+            out.append("-" * min(width, sum(widths.values()) + len(GAP) * (len(HEADERS) - 1)))
         for f, cells in zip(findings, rows, strict=True):
-            out.extend(_row(cells, widths, f, color))
+            out.extend(_stacked(cells, width, f, color) if narrow
+                       else _row(cells, widths, f, color))
             out.extend(wrap(reveal(f.get("message")), width=width))
             if f.get("also_reported_by"):
                 out.extend(wrap("also reported by " + reveal(", ".join(f["also_reported_by"])),

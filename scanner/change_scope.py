@@ -45,6 +45,7 @@ TFVARS_SUFFIXES = (".tfvars", ".tfvars.json")
 TF_FAMILY = (*TF_FILES, *TFVARS_SUFFIXES)
 _LOCAL_SOURCE = re.compile(r'source"?\s*[=:]\s*"(\.\.?(?:/[^"]*)?)"')
 GIT_TIMEOUT = 60
+_FOUND = re.compile(r"^[0-9a-f]{40,64} \w+ \d+$")
 
 
 def is_terraform(path: str) -> bool:
@@ -265,6 +266,41 @@ def materialize(git: Git, commit: str, roots: Collection[str], dest: Path) -> di
     return out
 
 
+def deleted_since(paths: Sequence[Path], base_ref: str) -> list[Path]:
+    """The named files that are gone from the working tree but were in the base commit: a
+    pull request's deleted files (``git diff --diff-filter=D``). A Terraform file's directory
+    is evaluated as of now and as of the base, like a changed file's; a deleted template has
+    nothing left to judge. Any other missing path stays an input error."""
+    tops: dict[str, tuple[Git, str] | None] = {}  # existing directory -> its repo and base
+    asked: dict[tuple[str, str], list[tuple[Path, str]]] = {}  # (top, commit) -> (path, rel)
+    for path in paths:
+        if path.exists():
+            continue
+        here = next((d for d in Path(os.path.abspath(path)).parents if d.is_dir()), None)
+        if here is None:
+            continue
+        if str(here) not in tops:  # its directory may be gone too: the nearest one that is not
+            git = Git.find(here)
+            commit = git.commit(base_ref) if git else None
+            tops[str(here)] = (git, commit) if git and commit else None
+        found = tops[str(here)]
+        if found is None:
+            continue
+        git, commit = found
+        rel = os.path.relpath(_real(str(path)), _real(str(git.top)))
+        if not rel.startswith("..") and "\n" not in rel:  # one name a line, below
+            asked.setdefault((str(git.top), commit), []).append((path, rel.replace(os.sep, "/")))
+    out: list[Path] = []
+    for (top, commit), wanted in asked.items():  # one git process per repository
+        proc = subprocess.run(["git", "cat-file", "--batch-check"], cwd=top, check=False,
+                              capture_output=True, timeout=GIT_TIMEOUT, input="".join(
+                                  f"{commit}:{rel}\n" for _, rel in wanted).encode())
+        answers = proc.stdout.decode("utf-8", "replace").splitlines()
+        out += [path for (path, _), answer in zip(wanted, answers, strict=False)
+                if _FOUND.match(answer)]  # "<id> blob <size>"; else "<name> missing"
+    return out
+
+
 @dataclass
 class Prepared:
     scope: ChangeScope
@@ -287,9 +323,13 @@ def prepare(
     scope = ChangeScope(named=named)
     if not tf:
         return Prepared(scope, [])
-    git = Git.find(tf[0].parent if tf[0].parent != Path("") else Path("."))
-    scope.roots = affected_roots(tf, git)
-    named_dirs = {_real(str(p.parent)) for p in tf}
+    start = tf[0].parent if tf[0].parent != Path("") else Path(".")
+    start = next((d for d in (start, *start.parents) if d.is_dir()), Path("."))  # deleted
+    git = Git.find(start)
+    # a root whose directory was deleted has nothing left to report: not evaluated at the base
+    scope.roots = {root: files for root, files in affected_roots(tf, git).items()
+                   if os.path.isdir(root)}
+    named_dirs = {_real(str(p.parent)) for p in tf if p.exists()}  # a deleted one's: not
     extra = [_shown(f) for root in scope.roots if root not in named_dirs
              if (f := module_file(Path(root))) is not None]
     if git is None:

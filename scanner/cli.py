@@ -115,7 +115,12 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
                             var_files=var_file, variables=_pairs(tf_vars, "--var"))
     inputs = {"paths": [p.as_posix() for p in paths]}
     extra: list[Path] = []
-    if paths and all(p.is_file() for p in paths):
+    deleted: list[Path] = []
+    if paths and not all(p.exists() for p in paths):
+        from scanner.change_scope import deleted_since
+
+        deleted = deleted_since(paths, diff_base)  # a pull request's deleted .tf files
+    if paths and all(p.is_file() or p in deleted for p in paths):
         # files named one by one (pre-commit): their modules are read, and what the change
         # is answerable for is reported (scanner.change_scope)
         from scanner.change_scope import prepare
@@ -125,7 +130,7 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
                            policy_ids=opts.policy_ids or None, skip_ids=opts.skip_ids)
         opts.narrow = prepared.scope.report
         extra = prepared.extra_inputs
-    result = scan_paths([*paths, *extra], scan_opts)
+    result = scan_paths([*(p for p in paths if p not in deleted), *extra], scan_opts)
     from scanner.rightsizing_inputs import with_utilization
 
     with_utilization(result, opts, utilization)
@@ -340,16 +345,21 @@ def main() -> None:
     # is millions of dicts): the cyclic collector only costs time here (-30% on that bench).
     gc.disable()
     try:
-        cli()
+        # not standalone: click would turn Ctrl-C into "Aborted!" and exit 1, which means FAIL
+        code = cli.main(standalone_mode=False)
     except SystemExit as exc:
         hard_exit(exc.code)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, click.exceptions.Abort):
         print("gpuaudit: interrupted", file=sys.stderr)
         hard_exit(130)
+    except click.ClickException as exc:  # a usage error, as standalone click shows it
+        exc.show()
+        hard_exit(exc.exit_code)
     except BaseException as exc:  # the last resort: never a traceback, never exit 1
         with contextlib.suppress(Exception):
             print(f"gpuaudit: internal error: {_one_line(exc)}; please report", file=sys.stderr)
         hard_exit(EXIT_ERROR)
+    hard_exit(code if isinstance(code, int) else 0)
 
 
 def _one_line(exc: BaseException) -> str:

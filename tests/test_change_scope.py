@@ -139,3 +139,50 @@ def test_a_pull_request_compares_with_its_base(
     _, doc = scan(estate, monkeypatch, "envs/staging/notes.tf", "--diff-base", base)
     assert failing(doc) == {("module.gpu.aws_ebs_volume.data", "modules/gpu/main.tf",
                              "new with this change, caused by envs/staging/notes.tf]")}
+
+
+def test_a_pull_request_that_deletes_a_file_reports_what_the_deletion_breaks(
+    estate: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git diff --diff-filter=D` names files that are gone: the scan of a pull request
+    evaluates their directory as of now and as of the base, like a changed file's."""
+    (estate / "envs/staging/defaults.tf").write_text(
+        'resource "aws_ebs_encryption_by_default" "on" {\n  enabled = true\n}\n')
+    (estate / "envs/staging/scratch.tf").write_text(LEGACY.replace("legacy", "scratch"))
+    git(estate, "add", ".")
+    git(estate, "commit", "-qm", "staging encrypts by default")
+    base = git(estate, "rev-parse", "HEAD").strip()
+    git(estate, "rm", "-q", "envs/staging/defaults.tf")
+    git(estate, "commit", "-qm", "drop the default")
+    code, doc = scan(estate, monkeypatch, "envs/staging/defaults.tf", "--diff-base", base)
+    assert code == 1 and doc["errors"] == []
+    assert failing(doc) == {("aws_ebs_volume.scratch", "envs/staging/scratch.tf",
+                             "new with this change, caused by envs/staging/defaults.tf]")}
+    # a path that never was in the repository is still an input error
+    monkeypatch.chdir(estate)
+    res = CliRunner().invoke(cli, ["scan", "envs/staging/typo.tf", "--diff-base", base,
+                                   "--format", "json"])
+    assert res.exit_code == 2 and "typo.tf" in json.loads(res.stdout)["errors"][0]["path"]
+
+
+def test_a_pull_request_that_deletes_a_directory_or_a_template(
+    estate: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (estate / "stack.yaml").write_text("Resources:\n  V:\n    Type: AWS::EC2::Volume\n"
+                                       "    Properties: {AvailabilityZone: a, Size: 1}\n")
+    git(estate, "add", ".")
+    git(estate, "commit", "-qm", "a template")
+    base = git(estate, "rev-parse", "HEAD").strip()
+    git(estate, "rm", "-rq", "envs/other", "stack.yaml")
+    git(estate, "commit", "-qm", "drop a root module and a template")
+    code, doc = scan(estate, monkeypatch, "envs/other/main.tf", "stack.yaml", "--diff-base", base)
+    assert (code, doc["errors"], failing(doc)) == (0, [], set())  # nothing left to judge
+    # a module that its callers still use: the callers cannot be read any more
+    git(estate, "rm", "-rq", "modules/gpu")
+    git(estate, "commit", "-qm", "drop the module")
+    monkeypatch.chdir(estate)
+    res = CliRunner().invoke(cli, ["scan", "modules/gpu/main.tf", "--diff-base", base,
+                                   "--format", "json"])
+    errors = json.loads(res.stdout)["errors"]
+    assert res.exit_code == 2 and {e["path"] for e in errors} == {
+        "envs/prod/main.tf", "envs/staging/main.tf"}, errors

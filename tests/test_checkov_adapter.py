@@ -3,6 +3,8 @@ parsers give, as seen from checkov 3.3) → gpuaudit's resources and verdicts.""
 
 from __future__ import annotations
 
+import itertools
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,12 +41,23 @@ def tf(policy: str, tf_type: str, conf: dict[str, Any]) -> tuple[Status, str]:
     return v.status, v.message
 
 
-def cfn(policy: str, cfn_type: str, props: dict[str, Any]) -> tuple[Status, str]:
-    conf = {"Type": cfn_type, "Properties": {**props, "__file__": "t.yaml",
+_TEMPLATES = itertools.count()
+
+
+def cfn(policy: str, cfn_type: str, props: dict[str, Any],
+        template: dict[str, Any] | None = None) -> tuple[Status, str]:
+    """checkov's configuration of resource Res of a template file in the cwd (as checkov gives it);
+    ``template``: the file's other sections and the resource's keys beside its Properties."""
+    template = template or {}
+    body = {"Type": cfn_type, "Properties": props, **template.get("Res", {})}
+    name = f"t{next(_TEMPLATES)}.yaml"  # a new file each time: a stat cache cannot mix them
+    Path(name).write_text(json.dumps({**{k: v for k, v in template.items() if k != "Res"},
+                                          "Resources": {"Res": body}}))
+    conf = {"Type": cfn_type, "Properties": {**props, "__file__": name,
                                              "__startline__": 3, "__endline__": 9,
                                              "resource_type": cfn_type}}
     v = exports.decide(exports.EXPORTS[policy], "cloudformation", cfn_type, conf,
-                       file="t.yaml", name="Res")
+                       file=name, name="Res")
     return v.status, v.message
 
 
@@ -301,3 +314,25 @@ def test_the_checks_directory_is_a_package_that_only_checkov_imports() -> None:
     modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
     assert modules == ["gpuaudit_checkov_checks.py"]
     assert "checkov" not in sys.modules
+
+
+def test_a_resource_that_may_not_be_created_gets_no_verdict() -> None:
+    """checkov hands a check a resource whose count or for_each it could not expand, and a
+    CloudFormation resource without its Condition: the verdict would be on something that
+    may not exist (gpuaudit's scan says UNKNOWN there too)."""
+    off = {"encrypted": [False]}
+    assert tf("EBS-001", "aws_ebs_volume", off)[0] is Status.FAIL
+    for key, text in (("count", "var.create ? 1 : 0"), ("for_each", "set()")):
+        status, message = tf("EBS-001", "aws_ebs_volume", {**off, key: [text]})
+        assert status is Status.UNKNOWN and f"did not expand its {key}" in message, message
+    vol = ("EBS-001", "AWS::EC2::Volume", {"Encrypted": False})
+    assert cfn(*vol)[0] is Status.FAIL
+    undecided = {"Parameters": {"Env": {"Type": "String"}},
+                 "Conditions": {"IsProd": {"Fn::Equals": [{"Ref": "Env"}, "prod"]}},
+                 "Res": {"Condition": "IsProd"}}
+    status, message = cfn(*vol, template=undecided)
+    assert status is Status.UNKNOWN and "IsProd" in message, message
+    decided = {**undecided, "Conditions": {"IsProd": {"Fn::Equals": ["a", "a"]}}}
+    assert cfn(*vol, template=decided)[0] is Status.FAIL  # created: judged
+    never = {**undecided, "Conditions": {"IsProd": {"Fn::Equals": ["a", "b"]}}}
+    assert cfn(*vol, template=never)[0] is Status.UNKNOWN  # not created: no verdict

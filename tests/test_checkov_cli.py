@@ -260,3 +260,33 @@ def test_the_summary_does_not_count_checks_of_a_checkov_that_did_not_report() ->
                       "reason": "checkov did not finish within 3 s"}]
     line = summary_lines(doc)[-1]
     assert "failed checks" not in line and "did not report after 3.7 s" in line, line
+
+
+def test_ctrl_c_exits_130_and_stops_checkov(tmp_path: Path) -> None:
+    """An interrupted run is neither a FAIL (exit 1, which click's "Aborted!" gave) nor a
+    clean one: exit 130, and the checkov it started is stopped with its workers."""
+    import signal
+    import time
+
+    pidfile = tmp_path / "worker.pid"
+    script = _fake_checkov(tmp_path, 'sleep 300 &\necho $! > "$WORKER_PIDFILE"\nwait')
+    env = {**os.environ, "GPUAUDIT_CHECKOV": str(script), "WORKER_PIDFILE": str(pidfile)}
+    proc = subprocess.Popen([*GPUAUDIT, "scan", str(FIXTURE), "--with-checkov", "--quiet"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                        signal.SIG_DFL))
+    try:
+        for _ in range(600):  # until the scan waits for checkov (a condition, not a budget)
+            if pidfile.is_file() and pidfile.read_text().strip():
+                break
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err
+        assert "interrupted" in err and "Aborted" not in err and "Traceback" not in err
+        assert _wait_gone(int(pidfile.read_text()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if pidfile.is_file() and not _gone(pid := int(pidfile.read_text())):
+            os.kill(pid, 9)

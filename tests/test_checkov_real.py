@@ -92,8 +92,9 @@ def _gpuaudit_verdicts() -> dict[tuple[str, str], str]:
     return {(f["policy_id"], f["resource"]["id"]): f["status"] for f in doc["findings"]}
 
 
-def _run_checkov(cmd: list[str], tmp: Path) -> dict[tuple[str, str], str]:
-    args = ["-d", str(FIXTURE), "--external-checks-dir", _checks_dir(), "-o", "json",
+def _run_checkov(cmd: list[str], tmp: Path, target: Path = FIXTURE
+                 ) -> dict[tuple[str, str], str]:
+    args = ["-d", str(target), "--external-checks-dir", _checks_dir(), "-o", "json",
             "--framework", "terraform", "cloudformation", "--skip-download"]
     out = subprocess.run([*cmd, *args], capture_output=True, text=True, cwd=tmp, env=ENV,
                          timeout=600)
@@ -240,3 +241,108 @@ def test_on_real_terraform_plans_checkov_and_gpuaudit_agree(CHECKOV: Path, tmp_p
     for (check_id, rid), result in got.items():
         pid = check_id.removeprefix("CKV_GPUAUDIT_").replace("_", "-")
         assert ours.get((pid, rid)) == words[result], (pid, rid, result)
+
+
+MAYBE_TF = """
+variable "create" {}
+
+resource "aws_ebs_volume" "always" {
+  availability_zone = "us-east-1a"
+  size              = 1
+  encrypted         = false
+}
+
+resource "aws_ebs_volume" "maybe" {
+  count             = var.create ? 1 : 0
+  availability_zone = "us-east-1a"
+  size              = 1
+  encrypted         = false
+}
+
+resource "aws_ebs_volume" "per_name" {
+  for_each          = toset([])
+  availability_zone = "us-east-1a"
+  size              = 1
+  encrypted         = false
+}
+"""
+MAYBE_CFN = """AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  Env: {Type: String}
+Conditions:
+  IsProd: !Equals [!Ref Env, prod]
+Resources:
+  Always:
+    Type: AWS::EC2::Volume
+    Properties: {AvailabilityZone: us-east-1a, Size: 1, Encrypted: false}
+  OnlyInProd:
+    Type: AWS::EC2::Volume
+    Condition: IsProd
+    Properties: {AvailabilityZone: us-east-1a, Size: 1, Encrypted: false}
+"""
+
+
+def test_resources_that_may_not_be_created_get_no_verdict_in_checkov(
+        CHECKOV: Path, tmp_path: Path) -> None:
+    """checkov hands a check a resource whose count / for_each it could not expand, and a
+    CloudFormation resource without its Condition: no PASS or FAIL on them, as in gpuaudit's
+    scan (UNKNOWN), while the resources that are created are judged."""
+    iac = tmp_path / "iac"
+    iac.mkdir()
+    (iac / "main.tf").write_text(MAYBE_TF)
+    (iac / "stack.yaml").write_text(MAYBE_CFN)
+    run = tmp_path / "run"
+    run.mkdir()
+    got = _run_checkov([str(CHECKOV)], run, iac)
+    assert got == {("CKV_GPUAUDIT_EBS_001", "aws_ebs_volume.always"): "FAILED",
+                   ("CKV_GPUAUDIT_EBS_001", "Always"): "FAILED"}
+
+
+def test_scan_with_checkov_of_several_directories(CHECKOV: Path, tmp_path: Path) -> None:
+    """With several -d directories checkov prints one JSON report per directory, a later one
+    repeating results of the earlier ones: all of them are read, each result once (before:
+    'checkov failed (exit 0)', none of its checks in the report)."""
+    other = tmp_path / "other infra"
+    other.mkdir()
+    (other / "main.tf").write_text('resource "aws_ebs_volume" "other" {\n'
+                                   '  availability_zone = "us-east-1a"\n  size = 1\n'
+                                   '  encrypted = false\n}\n')
+    run = subprocess.run([*GPUAUDIT, "scan", str(FIXTURE), str(other), "--with-checkov",
+                          "--format", "json", "--quiet", "--fail-on", "none"],
+                         capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "GPUAUDIT_CHECKOV": str(CHECKOV)}, timeout=900)
+    doc = json.loads(run.stdout)
+    assert doc["errors"] == [], doc["errors"]
+    theirs = [f for f in doc["findings"] if f.get("source") == "checkov"]
+    keys = [(f["policy_id"], f["location"]["file"], f["location"]["start_line"],
+             f["resource"]["id"]) for f in theirs]
+    assert len(keys) == len(set(keys))  # each checkov result once
+    assert {Path(f["location"]["file"]).parent.name for f in theirs} == {"checkov", "other infra"}
+    merged = {(f["policy_id"], f["resource"]["id"]): f.get("also_reported_by")
+              for f in doc["findings"] if f.get("also_reported_by")}
+    assert merged[("EBS-001", "aws_ebs_volume.other")] == ["CKV_AWS_3"]
+    assert doc["summary"]["checkov"]["failed"] == len(theirs) + doc["summary"]["checkov"][
+        "merged"]
+
+
+def test_a_checkov_that_raises_is_an_error_not_a_hang(CHECKOV: Path, tmp_path: Path) -> None:
+    """checkov's fork-parallel runner hangs when its CloudFormation runner raises (a resource
+    whose Type is an intrinsic) while the Terraform worker still has results to send
+    (bridgecrewio/checkov#7186): before, the scan waited out the whole time budget (900 s by
+    default). Now checkov's exception is the error, and the rest of the report is there."""
+    (tmp_path / "odd.yaml").write_text(
+        'AWSTemplateFormatVersion: "2010-09-09"\nResources:\n  Odd:\n'
+        '    Type: {"Fn::If": [IsProd, "AWS::EC2::Volume", "AWS::EC2::Volume"]}\n'
+        '    Properties: {AvailabilityZone: us-east-1a, Size: 1}\n')
+    corpus = ROOT / "tests" / "fixtures" / "corpora" / "terraform-aws-vpc"  # results > a pipe
+    run = subprocess.run([*GPUAUDIT, "scan", str(tmp_path), str(corpus), "--with-checkov",
+                          "--format", "json", "--quiet", "--fail-on", "none"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=900,
+                         env={**os.environ, "GPUAUDIT_CHECKOV": str(CHECKOV),
+                              "GPUAUDIT_CHECKOV_TIMEOUT": "240"})
+    doc = json.loads(run.stdout)
+    [error] = [e for e in doc["errors"] if e["path"] == "checkov"]
+    assert "checkov failed" in error["reason"] and "TypeError" in error["reason"], error
+    # gpuaudit's own reading is there: its error on the template, the module's resources
+    assert any(e["path"].endswith("odd.yaml") for e in doc["errors"]), doc["errors"]
+    assert doc["summary"]["resources"] > 0

@@ -4,6 +4,8 @@ valid literal values, checked against the click command tree."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
 import subprocess
@@ -157,3 +159,113 @@ def test_every_gpuaudit_command_in_the_readme_exists() -> None:
                                                                      "gpuaudit")
     found = {check_command(tokens) for tokens in commands(text)}
     assert {"scan", "audit", "report merge", "report diff", "policies list"} <= found
+
+
+def _changed_repo(tmp_path: Path) -> tuple[Path, str]:
+    """A pull request on a real git repository: it deletes the file that turned EBS encryption
+    by default on (so a volume elsewhere in the module is no longer encrypted), adds an
+    unencrypted volume under a directory whose name is not ASCII and has a space, and edits
+    YAML that is not infrastructure."""
+    repo = tmp_path / "repo"
+    stacks = repo / "gpü stacks"
+    (stacks / "a").mkdir(parents=True)
+    (stacks / "a" / "defaults.tf").write_text(
+        'resource "aws_ebs_encryption_by_default" "on" {\n  enabled = true\n}\n')
+    (stacks / "a" / "vol.tf").write_text(
+        'resource "aws_ebs_volume" "scratch" {\n  availability_zone = "us-east-1a"\n'
+        '  size              = 1\n}\n')
+    (repo / "values.yaml").write_text("replicas: 2\n")
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              cwd=repo, check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "base")
+    base = git("rev-parse", "HEAD").strip()
+    git("rm", "-q", "gpü stacks/a/defaults.tf")
+    (stacks / "b c").mkdir()
+    (stacks / "b c" / "main.tf").write_text(
+        'resource "aws_ebs_volume" "new" {\n  availability_zone = "us-east-1a"\n'
+        '  size              = 1\n  encrypted         = false\n}\n')
+    (repo / "values.yaml").write_text("replicas: 3\n")
+    git("add", ".")
+    git("commit", "-qm", "the pull request")
+    return repo, base
+
+
+def _gpuaudit_on_path(tmp_path: Path) -> dict[str, str]:
+    """An environment whose `gpuaudit` is this checkout's."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "gpuaudit"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m scanner.cli "$@"\n')
+    shim.chmod(0o755)
+    path = os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent),
+                            os.environ.get("PATH", "")])
+    return {**os.environ, "PATH": path, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+
+
+def _check_pull_request_report(out: Path) -> None:
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["errors"] == []
+    failing = {(f["location"]["file"], f["message"].rsplit("[", 1)[-1].rstrip("]"))
+               for f in doc["findings"] if f["status"] == "FAIL"}
+    assert failing == {
+        ("gpü stacks/a/vol.tf", "new with this change, caused by gpü stacks/a/defaults.tf"),
+        ("gpü stacks/b c/main.tf", "EBS storage not encrypted: aws_ebs_volume.new"),
+    }, failing
+
+
+def test_the_pull_request_scan_step_runs_on_a_real_pull_request(tmp_path: Path) -> None:
+    doc = yaml.safe_load((CI / "github" / "gpuaudit-pull-request.yml").read_text())
+    step = next(s for s in doc["jobs"]["gpuaudit"]["steps"] if s.get("id") == "scan")
+    repo, base = _changed_repo(tmp_path)
+    outputs = tmp_path / "github-output"
+    env = {**_gpuaudit_on_path(tmp_path), "BASE_SHA": base, "GITHUB_OUTPUT": str(outputs)}
+    # GitHub runs a `run:` script with bash -e {0}
+    proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert outputs.read_text().split() == ["exit_code=1"], proc.stdout + proc.stderr
+    _check_pull_request_report(repo / "gpuaudit-out")
+
+
+def test_the_merge_request_job_runs_on_a_real_merge_request(tmp_path: Path) -> None:
+    doc = yaml.safe_load((CI / "gitlab" / "gpuaudit-merge-request.gitlab-ci.yml").read_text())
+    script = "\n".join(["set -eo pipefail", *doc["gpuaudit:merge-request"]["script"]])
+    repo, base = _changed_repo(tmp_path)
+    env = {k: v for k, v in _gpuaudit_on_path(tmp_path).items() if k != "GPUAUDIT_NOTE_TOKEN"}
+    env["CI_MERGE_REQUEST_DIFF_BASE_SHA"] = base
+    proc = subprocess.run(["bash", "-c", script], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the job fails on the FAILs
+    _check_pull_request_report(repo / "gpuaudit-out")
+
+
+@pytest.mark.parametrize("shards", [4, 3])
+def test_the_nightly_merge_step_fails_when_a_shard_report_is_missing(
+    tmp_path: Path, shards: int
+) -> None:
+    """A matrix job that failed before writing its report leaves one shard file fewer: the
+    merge of the others must not pass for the whole Organization."""
+    doc = yaml.safe_load((CI / "github" / "gpuaudit-nightly.yml").read_text())
+    step = next(s for s in doc["jobs"]["report"]["steps"] if s.get("id") == "merge")
+    work = tmp_path / "work"
+    (work / "shards").mkdir(parents=True)
+    env = {**_gpuaudit_on_path(tmp_path), "SHARDS": str(doc["env"]["SHARDS"]),
+           "GITHUB_OUTPUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}
+    for k in range(1, shards + 1):  # a report with nothing failing, as each shard's stand-in
+        subprocess.run([sys.executable, "-m", "scanner.cli", "scan", str(work / "shards"),
+                        "--format", "json", "--output", str(work / "shards" / f"shard-{k}.json"),
+                        "--quiet"], env=env, check=False, timeout=120)
+    proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code = (tmp_path / "out").read_text().split()
+    if shards == 4:
+        assert code == ["exit_code=0"], proc.stdout + proc.stderr
+    else:
+        assert code == ["exit_code=2"], proc.stdout + proc.stderr
+        assert "only 3 of 4 shard reports" in proc.stdout

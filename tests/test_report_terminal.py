@@ -232,3 +232,37 @@ def test_a_live_collection_reports_each_service(aws: None) -> None:
     services = {c["service"] for c in result.coverage}
     assert sorted(seen) == sorted((ACCOUNT, REGION, s, "ok") for s in services)
     assert len(services) >= 5
+
+
+@pytest.mark.parametrize("width", [40, 60, 79])
+def test_a_narrow_terminal_gets_each_finding_line_by_line(width: int) -> None:
+    """Narrower than the table (80 columns), the table's lines were wrapped by the terminal
+    itself, columns and all: each finding's fields now come one under the other, folded to
+    the width, nothing cut."""
+    from reports.table import render as table
+
+    out = table(_monorepo_doc(), width=width)
+    assert all(text_width(line) <= width for line in out.splitlines()), out
+    blocks = re.split(r"\n(?=high )", out.split("\n\n")[0])
+    assert len(blocks) == 2 and blocks[0] != blocks[1]
+    for env, block in zip(("prod", "staging"), blocks, strict=True):
+        head, *rest = block.splitlines()
+        assert head.split() == ["high", "FAIL", "EBS-001"]
+        pieces = "".join(line.removeprefix("  ") for line in rest)
+        assert pieces.startswith(f"{DEEP.format(env=env)}:12-40{ADDRESS}"), block
+
+
+def test_a_narrow_terminal_in_colour(monorepo: Path) -> None:
+    out = _pty_run(["scan", "platform"], _env(), cols=60, cwd=monorepo)
+    assert "\x1b[1;31mhigh" in out
+    assert all(text_width(line) <= 60 for line in ANSI.sub("", out).splitlines()), out
+
+
+def test_a_checkov_id_is_not_folded_where_the_width_allows() -> None:
+    from reports.table import render as table
+
+    doc = _monorepo_doc()
+    doc["findings"][0]["policy_id"] = "CKV2_AWS_41"  # scan --with-checkov
+    rows = _rows(table(doc, width=100))
+    assert sorted(r.split()[2] for r in rows) == ["CKV2_AWS_41", "EBS-001"], rows
+    assert all(text_width(line) <= 100 for line in table(doc, width=100).splitlines())

@@ -14,6 +14,8 @@ template: references to other resources and unresolved intrinsics become Unknown
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -110,7 +112,16 @@ def terraform_resource(tf_type: str, conf: Mapping[str, Any], *, file: str | Non
                       end_line=_line(conf, "__end_line__"))
     found = translate(tf_type, address, terraform_values(conf), provenance=prov,
                       scope=f"checkov:{file or ''}")
-    return found[0] if found else None
+    if not found:
+        return None
+    # checkov expands a count / for_each it can evaluate (the key is gone, the address has
+    # its index) and hands the resource unexpanded when it cannot: created or not is unknown
+    for key in ("count", "for_each"):
+        if key in conf:
+            value = conf[key][0] if isinstance(conf[key], list) and conf[key] else conf[key]
+            found[0].exists = Unknown(f"checkov did not expand its {key} ({str(value)[:80]!r}): "
+                                      "whether it is created is not known")
+    return found[0]
 
 
 def _line(conf: Mapping[str, Any], key: str) -> int | None:
@@ -153,8 +164,45 @@ def cloudformation_resource(conf: Mapping[str, Any], *, logical_id: str = "Resou
         return None
     r = result.resources[0]
     marks = props if isinstance(props, Mapping) else {}  # checkov puts them in Properties
+    r.exists = _created(marks.get("__file__") or file, logical_id)
     r.provenance = Provenance(SourceKind.CLOUDFORMATION, file=file,
                               start_line=_line(conf, "__startline__") or _line(marks,
                                                                                "__startline__"),
                               end_line=_line(conf, "__endline__") or _line(marks, "__endline__"))
     return r
+
+
+def _created(file: Any, logical_id: str) -> bool | Unknown:
+    """Whether the template creates the resource. checkov does not hand a check the resource's
+    ``Condition``: it is read from the template file (``__file__``, as checkov opened it) with
+    gpuaudit's own CloudFormation source, which decides the conditions it can."""
+    if not isinstance(file, str) or not file:
+        return Unknown("the template file is not known, so neither is the resource's Condition")
+    try:
+        stat = os.stat(file)
+    except OSError:
+        return Unknown(f"cannot read {file} for the resource's Condition")
+    return _created_in(file, stat.st_mtime_ns, stat.st_size, logical_id)
+
+
+@functools.lru_cache(maxsize=256)
+def _created_in(file: str, mtime_ns: int, size: int, logical_id: str) -> bool | Unknown:
+    template = _template(file, mtime_ns, size)
+    if template is None:
+        return Unknown(f"cannot read {file} for the resource's Condition")
+    for resource in template.resources:
+        if resource.id == logical_id:
+            return resource.exists
+    return Unknown(f"{logical_id} is not created (its Condition is false), or gpuaudit does not "
+                   f"read it from {file}")
+
+
+@functools.lru_cache(maxsize=16)
+def _template(file: str, mtime_ns: int, size: int) -> Any:
+    """gpuaudit's reading of the template (the arguments after ``file`` key the cache)."""
+    from pathlib import Path
+
+    from scanner.sources.cloudformation.reader import load_template
+
+    result = load_template(Path(file))
+    return None if result.errors and not result.resources else result

@@ -162,6 +162,7 @@ def evaluate(export: Export, resource: Resource) -> Verdict:
     from policies import all_policies
     from policies.base import Context
     from scanner.catalog import default_catalog
+    from scanner.engine import _if_it_exists
     from scanner.graph import ResourceIndex
 
     pol = all_policies()[export.policy_id]
@@ -175,7 +176,9 @@ def evaluate(export: Export, resource: Resource) -> Verdict:
     if export.default_encryption_unseen and resource.kind != "ec2.ebs_defaults":
         seen.append(_unseen_defaults(resource))
     ctx = Context(ResourceIndex(seen), params, default_catalog())
-    results = [r for r in pol.check(resource, ctx) if r.resource is resource]
+    # a resource that may not be created (a CloudFormation Condition, a count or for_each
+    # checkov did not expand) gets no PASS or FAIL, as in gpuaudit's own scan
+    results = [_if_it_exists(r) for r in pol.check(resource, ctx) if r.resource is resource]
     failing = [r.message for r in results if r.status is Status.FAIL]
     if failing:
         return Verdict(Status.FAIL, "; ".join(failing))
