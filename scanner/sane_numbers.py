@@ -22,6 +22,10 @@ TOO_LARGE = "too large (more than 1e15)"
 # also take "1_000", "١٢" (any Unicode digits) and surrounding blanks, which none of them accept.
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+# One shared (frozen) Unknown per reason: an input of a million absurd numbers holds a million
+# references to it, not a million objects.
+_NOT_FINITE = Unknown(NOT_FINITE)
+_TOO_LARGE = Unknown(TOO_LARGE)
 
 
 def parse_decimal(text: str) -> float:
@@ -44,11 +48,11 @@ def sane_number(value: Any) -> Any:
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            return Unknown(NOT_FINITE)
+            return _NOT_FINITE
         if abs(value) > MAX_MAGNITUDE:
-            return Unknown(TOO_LARGE)
+            return _TOO_LARGE
     elif isinstance(value, int) and not -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE:
-        return Unknown(TOO_LARGE)
+        return _TOO_LARGE
     return value
 
 

@@ -410,8 +410,8 @@ def test_a_plan_number_of_thousands_of_digits_is_an_input_error(tmp_path: Path) 
 
 def test_an_internal_error_exits_2_with_one_line() -> None:
     code = ("import scanner.cli as c\n"
-            "def boom():\n    raise ZeroDivisionError('division by zero')\n"
-            "c.cli = boom\nc.main()\n")
+            "def boom(**_kw):\n    raise ZeroDivisionError('division by zero')\n"
+            "c.cli.main = boom\nc.main()\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 2

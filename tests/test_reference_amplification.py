@@ -99,3 +99,31 @@ def test_the_size_helpers() -> None:
     assert exceeds(["a" * 10] * 10, 50) and not exceeds(["a" * 10] * 3, 50)
     assert exceeds({"k": [[["x"]]]}, 3)
     assert bounded(list(range(300)), 10_000, items=5) == [0, 1, 2, 3, 4, "… [295 more items]"]
+
+
+def test_a_million_absurd_numbers_are_one_unknown_not_a_million(tmp_path: Path) -> None:
+    """1e308 is no AWS value: each becomes Unknown. A list of a million of them (a for
+    expression in a for expression, three references) held a new Unknown with its text per
+    element: 540 MiB from a 300-byte file (found by tests/test_hcl_fuzz.py)."""
+    from tests.memory_peak import peak_memory
+
+    (tmp_path / "main.tf").write_text(
+        "locals {\n  l0 = 1e308\n  l1 = [for i in range(1000) : local.l0]\n"
+        "  l2 = [for i in range(1000) : local.l1]\n}\n"
+        'resource "aws_ebs_volume" "v" {\n  size = local.l2\n'
+        '  tags = { a = local.l2, b = local.l2 }\n}\n')
+    with peak_memory() as peak:
+        result = scan_paths([tmp_path])
+    assert peak() < 128 * 2**20, f"{peak() / 2**20:.0f} MiB"
+    (vol,) = [r for r in result.resources if r.id == "aws_ebs_volume.v"]
+    size = vol.attrs["Size"]
+    first = size[0][0] if isinstance(size, list) else size
+    assert isinstance(first, Unknown) and "too large" in first.reason
+
+
+def test_absurd_numbers_of_a_template_share_one_unknown() -> None:
+    from scanner.sane_numbers import sane_number
+
+    assert sane_number(1e308) is sane_number(-1e300)
+    assert sane_number(float("nan")) is sane_number(float("inf"))
+    assert sane_number(12) == 12

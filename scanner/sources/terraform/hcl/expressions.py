@@ -10,6 +10,7 @@ is raised; ``try``/``can`` catch it, the caller turns it into ``Unknown``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -482,12 +483,19 @@ _DISPATCH: dict[type, Callable[[Any, Scope], Any]] = {
 }
 
 
+@functools.lru_cache(maxsize=256)
+def _too_large(v: float) -> Unknown:
+    """One Unknown per number (frozen, so shared): a million copies of 1e308 in a list are a
+    million references to it, not a million objects with their text (500 MiB)."""
+    return Unknown(f"number too large: {v:.6g}")
+
+
 def materialize(v: Any) -> Any:
     """Replace lazy objects by what they stand for (a Ref or Unknown); sets become lists;
     numbers no AWS value can be (beyond ±2**53) become Unknown."""
     charge()
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return v if -MAX_NUMBER <= v <= MAX_NUMBER else Unknown(f"number too large: {v:.6g}")
+        return v if -MAX_NUMBER <= v <= MAX_NUMBER else _too_large(v)
     if isinstance(v, dict):
         return {k: materialize(x) for k, x in v.items()}
     if isinstance(v, GroupRefs):
