@@ -334,8 +334,16 @@ def test_a_checkov_that_raises_is_an_error_not_a_hang(CHECKOV: Path, tmp_path: P
         'AWSTemplateFormatVersion: "2010-09-09"\nResources:\n  Odd:\n'
         '    Type: {"Fn::If": [IsProd, "AWS::EC2::Volume", "AWS::EC2::Volume"]}\n'
         '    Properties: {AvailabilityZone: us-east-1a, Size: 1}\n')
-    corpus = ROOT / "tests" / "fixtures" / "corpora" / "terraform-aws-vpc"  # results > a pipe
-    run = subprocess.run([*GPUAUDIT, "scan", str(tmp_path), str(corpus), "--with-checkov",
+    # a Terraform worker with more results than a pipe holds (150 volumes: 450 KB of JSON)
+    corpus = tmp_path / "tf"
+    corpus.mkdir()
+    (corpus / "main.tf").write_text("".join(
+        f'resource "aws_ebs_volume" "v{i}" {{\n  availability_zone = "us-east-1a"\n'
+        f'  size = 1\n}}\n' for i in range(150)))
+    odd = tmp_path / "cfn"
+    odd.mkdir()
+    (tmp_path / "odd.yaml").rename(odd / "odd.yaml")
+    run = subprocess.run([*GPUAUDIT, "scan", str(odd), str(corpus), "--with-checkov",
                           "--format", "json", "--quiet", "--fail-on", "none"],
                          capture_output=True, text=True, cwd=ROOT, timeout=900,
                          env={**os.environ, "GPUAUDIT_CHECKOV": str(CHECKOV),
