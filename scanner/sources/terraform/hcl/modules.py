@@ -1257,25 +1257,30 @@ def read_workspace(root_dir: str) -> str:
     chosen = os.environ.get("TF_WORKSPACE", "").strip()
     if chosen:
         return chosen[:256]
+    from scanner.safe_read import ReadError, read_regular
+
     path = os.path.join(root_dir or ".", ".terraform", "environment")
     if not os.path.exists(path):
         return "default"
-    try:
-        with open(path, encoding="utf-8") as fh:
-            name = fh.read(256).strip()
-    except (OSError, UnicodeDecodeError):
+    try:  # a regular file only: a FIFO or a link to /dev/stdin there would block the scan
+        name = read_regular(path, limit=4096).decode("utf-8").strip()
+    except (ReadError, OSError, UnicodeDecodeError):
         return "default"
-    return name or "default"
+    return name[:256] or "default"
+
+
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
 
 def read_modules_json(root_dir: str) -> dict[str, str]:
+    from scanner.safe_read import ReadError, read_regular
+
     path = os.path.join(root_dir or ".", ".terraform", "modules", "modules.json")
     if not os.path.exists(path):
         return {}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a regular file only (a FIFO, or a link to /dev/zero, would hang or fill memory)
+        doc = json.loads(read_regular(path, limit=MAX_MANIFEST_BYTES).decode("utf-8"))
+    except (ReadError, OSError, ValueError, RecursionError):
         return {}
     out: dict[str, str] = {}
     base = (root_dir or ".").replace(os.sep, "/")
