@@ -252,3 +252,41 @@ def test_bools_are_read_as_terraform_converts_them(tmp_path: Path) -> None:
            for f in evaluate(source.resources, policy_ids=["EBS-001"])}
     assert got == {"one": Status.PASS, "num": Status.UNKNOWN, "upper": Status.UNKNOWN,
                    "blank": Status.UNKNOWN, "zero": Status.FAIL, "yes": Status.PASS}
+
+
+def test_encryption_by_default_covers_only_its_own_provider_configuration(
+        tmp_path: Path) -> None:
+    # EBS encryption by default is per account and region: enabled through the default
+    # provider (us-east-1), it says nothing of a volume created through aws.west (us-west-2)
+    (tmp_path / "main.tf").write_text("""
+provider "aws" { region = "us-east-1" }
+provider "aws" {
+  alias  = "west"
+  region = "us-west-2"
+}
+resource "aws_ebs_encryption_by_default" "east" { enabled = true }
+resource "aws_ebs_volume" "east" {
+  availability_zone = "us-east-1a"
+  size              = 1
+}
+resource "aws_ebs_volume" "west" {
+  provider          = aws.west
+  availability_zone = "us-west-2a"
+  size              = 1
+}
+resource "aws_ebs_encryption_by_default" "west" {
+  provider = aws.west
+  enabled  = false
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    got = {f.resource["id"]: f.status for f in evaluate(source.resources,
+                                                        policy_ids=["EBS-001"])}
+    assert got == {"aws_ebs_volume.east": Status.PASS, "aws_ebs_volume.west": Status.FAIL}
+    (tmp_path / "main.tf").write_text((tmp_path / "main.tf").read_text().replace(
+        'resource "aws_ebs_encryption_by_default" "west" {\n  provider = aws.west\n'
+        '  enabled  = false\n}\n', ""))
+    source = load_terraform_dir([tmp_path])
+    got = {f.resource["id"]: f.status for f in evaluate(source.resources,
+                                                        policy_ids=["EBS-001"])}
+    assert got == {"aws_ebs_volume.east": Status.PASS, "aws_ebs_volume.west": Status.UNKNOWN}
