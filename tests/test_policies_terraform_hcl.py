@@ -290,3 +290,34 @@ resource "aws_ebs_encryption_by_default" "west" {
     got = {f.resource["id"]: f.status for f in evaluate(source.resources,
                                                         policy_ids=["EBS-001"])}
     assert got == {"aws_ebs_volume.east": Status.PASS, "aws_ebs_volume.west": Status.UNKNOWN}
+
+
+def test_a_module_given_the_default_provider_keeps_it(tmp_path: Path) -> None:
+    # providers = { aws = aws } passes the default provider on: its volumes lean on the root's
+    # encryption by default; providers = { aws = aws.west } does not
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "main.tf").write_text(
+        'resource "aws_ebs_volume" "v" {\n  availability_zone = "a"\n  size = 1\n}\n')
+    (tmp_path / "main.tf").write_text("""
+provider "aws" { region = "us-east-1" }
+provider "aws" {
+  alias  = "west"
+  region = "us-west-2"
+}
+resource "aws_ebs_encryption_by_default" "on" { enabled = true }
+module "same" {
+  source    = "./m"
+  providers = { aws = aws }
+}
+module "west" {
+  source    = "./m"
+  providers = { aws = aws.west }
+}
+module "plain" { source = "./m" }
+""")
+    source = load_terraform_dir([tmp_path])
+    got = {f.resource["id"]: f.status for f in evaluate(source.resources,
+                                                        policy_ids=["EBS-001"])}
+    assert got == {"module.same.aws_ebs_volume.v": Status.PASS,
+                   "module.plain.aws_ebs_volume.v": Status.PASS,
+                   "module.west.aws_ebs_volume.v": Status.UNKNOWN}

@@ -1207,12 +1207,30 @@ def walk_instances(
             )
             if here is True:
                 here = Unknown(f"{keys.reason}")
-        inherits = default_provider and "providers" not in call.body.attrs
+        inherits = default_provider and _passes_default_aws(call.body.attrs.get("providers"))
         for mv in group.instances():
             child = mv.child()
             if isinstance(child, Unknown):
                 continue
             yield from walk_instances(child, want, here, inherits)
+
+
+def _passes_default_aws(attr: Any) -> bool:
+    """A module call without a ``providers`` map, or whose map passes the caller's default aws
+    provider as its own (``providers = { aws = aws }``): its resources use that provider."""
+    if attr is None:
+        return True
+    from scanner.sources.terraform.hcl.parse import Lit, ObjectExpr
+
+    expr = attr.expr
+    if not isinstance(expr, ObjectExpr):
+        return False
+    for k, v in expr.items:
+        name = k if isinstance(k, str) else k.value if isinstance(k, Lit) else \
+            (k.root if isinstance(k, Traversal) and not k.ops else None)
+        if name == "aws":
+            return isinstance(v, Traversal) and v.root == "aws" and not v.ops
+    return False  # no "aws" entry: whether the default one is inherited is not followed
 
 
 def load_tfvars(path: str, cache: dict[Any, Any] | None = None) -> dict[str, Any]:
