@@ -189,7 +189,8 @@ def _storage_remediation(text: str, *, key: bool) -> Remediation:
     description=(
         "EBS volumes and the block device mappings of instances, launch templates, launch "
         "configurations and spot requests must be encrypted. In IaC an absent Encrypted passes "
-        "only where encryption by default is enabled in the same root module / template."),
+        "only where encryption by default is enabled in the same root module / template "
+        "(Terraform: through the same aws provider configuration, i.e. the same region)."),
     remediation=with_formats("EBS-001", _storage_remediation(
         "Set Encrypted to true on every EBS volume and block device mapping, or enable EBS "
         "encryption by default for the account and region in the same configuration.",
