@@ -253,6 +253,8 @@ class ResourceIndex:
             return self._memo[key]
         tables: list[Resource | str | None] = []
         ids = endpoint.get("RouteTableIds")
+        if isinstance(ids, Unknown):  # which tables (route_table_ids = var.x) is not known
+            tables.append(None)
         for value in ids if isinstance(ids, list) else []:
             if isinstance(value, Ref) and value.attr is None:
                 hits = self.resolve_all(value, endpoint.scope, "ec2.route_table")

@@ -321,3 +321,30 @@ module "plain" { source = "./m" }
     assert got == {"module.same.aws_ebs_volume.v": Status.PASS,
                    "module.plain.aws_ebs_volume.v": Status.PASS,
                    "module.west.aws_ebs_volume.v": Status.UNKNOWN}
+
+
+def test_vpc_002_with_the_endpoint_route_tables_not_known_is_unknown(tmp_path: Path) -> None:
+    # route_table_ids = var.rts (no value): which tables the endpoint covers is not known, so
+    # "does not cover the subnet's table" is no FAIL
+    (tmp_path / "main.tf").write_text("""
+variable "rts" { type = list(string) }
+resource "aws_vpc" "v" { cidr_block = "10.1.0.0/16" }
+resource "aws_subnet" "s" {
+  vpc_id     = aws_vpc.v.id
+  cidr_block = "10.1.1.0/24"
+}
+resource "aws_vpc_endpoint" "s3" {
+  vpc_id          = aws_vpc.v.id
+  service_name    = "com.amazonaws.us-east-1.s3"
+  route_table_ids = var.rts
+}
+resource "aws_instance" "gpu" {
+  ami           = "ami-12c6146b"
+  instance_type = "p4d.24xlarge"
+  subnet_id     = aws_subnet.s.id
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
+                                                          policy_ids=["VPC-002"])]
+    assert got == [("aws_subnet.s", Status.UNKNOWN)]
