@@ -348,3 +348,41 @@ resource "aws_instance" "gpu" {
     got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
                                                           policy_ids=["VPC-002"])]
     assert got == [("aws_subnet.s", Status.UNKNOWN)]
+
+
+def test_vpc_004_with_the_routes_not_known_is_unknown_not_pass(tmp_path: Path) -> None:
+    # a subnet that maps public IPs, whose table's routes come from dynamic "route" blocks
+    # over a variable with no value: it may route 0.0.0.0/0 to the internet gateway
+    (tmp_path / "main.tf").write_text("""
+variable "routes" { type = list(object({ cidr = string, gw = string })) }
+resource "aws_vpc" "main" { cidr_block = "10.0.0.0/16" }
+resource "aws_internet_gateway" "igw" { vpc_id = aws_vpc.main.id }
+resource "aws_route_table" "rt" {
+  vpc_id = aws_vpc.main.id
+  dynamic "route" {
+    for_each = var.routes
+    content {
+      cidr_block = route.value.cidr
+      gateway_id = route.value.gw
+    }
+  }
+}
+resource "aws_subnet" "s" {
+  vpc_id                  = aws_vpc.main.id
+  cidr_block              = "10.0.1.0/24"
+  map_public_ip_on_launch = true
+}
+resource "aws_route_table_association" "a" {
+  subnet_id      = aws_subnet.s.id
+  route_table_id = aws_route_table.rt.id
+}
+resource "aws_instance" "gpu" {
+  ami           = "ami-12c6146b"
+  instance_type = "p4d.24xlarge"
+  subnet_id     = aws_subnet.s.id
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
+                                                          policy_ids=["VPC-004"])]
+    assert got == [("aws_instance.gpu", Status.UNKNOWN)]
