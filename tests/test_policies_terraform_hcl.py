@@ -386,3 +386,24 @@ resource "aws_instance" "gpu" {
     got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
                                                           policy_ids=["VPC-004"])]
     assert got == [("aws_instance.gpu", Status.UNKNOWN)]
+
+
+def test_vpc_004_with_network_interfaces_not_known_is_unknown_not_pass(tmp_path: Path) -> None:
+    # dynamic "network_interfaces" over a variable with no value: any of them may set
+    # associate_public_ip_address = true
+    (tmp_path / "main.tf").write_text("""
+variable "nis" { type = list(object({ pub = bool })) }
+resource "aws_launch_template" "lt" {
+  instance_type = "g5.xlarge"
+  dynamic "network_interfaces" {
+    for_each = var.nis
+    content {
+      associate_public_ip_address = network_interfaces.value.pub
+    }
+  }
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
+                                                          policy_ids=["VPC-004"])]
+    assert got == [("aws_launch_template.lt", Status.UNKNOWN)]
