@@ -256,3 +256,26 @@ Resources:
 """)
     findings = evaluate(load_template(template).resources, policy_ids=["VPC-002"])
     assert [(f.resource["id"], f.status) for f in findings] == [("Subnet", U)]
+
+
+def test_properties_chosen_whole_by_a_condition(tmp_path: Path) -> None:
+    # Properties: !If [C, {... Encrypted: true}, {...}] was read as one property named Fn::If:
+    # the volume failed whatever the branch
+    body = """
+Parameters:
+  P: {Type: String%s}
+Conditions:
+  C: !Equals [!Ref P, x]
+Resources:
+  A:
+    Type: AWS::EC2::Volume
+    Properties: !If [C, {Size: 1, AvailabilityZone: a, Encrypted: true},
+                        {Size: 1, AvailabilityZone: a}]
+"""
+    got = {}
+    for default, name in (("", "unknown"), (", Default: x", "true"), (", Default: y", "false")):
+        template = tmp_path / f"{name}.yaml"
+        template.write_text(body % default)
+        [finding] = evaluate(load_template(template).resources, policy_ids=["EBS-001"])
+        got[name] = finding.status
+    assert got == {"unknown": U, "true": P, "false": F}
