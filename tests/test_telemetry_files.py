@@ -227,28 +227,3 @@ def test_key_equals_file_form(tmp_path: Path) -> None:
     loaded = load_utilization([f"aws_autoscaling_group.w={tmp_path / 'd.prom'}"], 14)
     record = loaded.records["aws_autoscaling_group.w"]
     assert [m["Id"] for m in record["Members"]] == ["node-1", "node-2"]
-
-
-@pytest.mark.parametrize("stamp", [99999999999999, "2999-01-01T00:00:00Z", 5,
-                                   "1970-01-02T00:00:00Z"])
-def test_a_sample_time_no_clock_could_give_is_an_error_naming_the_file(
-        tmp_path: Path, stamp: object) -> None:
-    # 99999999999999 s crashed the scan (year out of range); one sample in 2999 moved the
-    # window it ends and left every real sample out of it ("1 hours ... cannot be right-sized")
-    doc = {"gpuaudit_utilization": 1, "resources": {
-        "aws_instance.a": {"gpus": [{"index": 0, "samples": [*_samples([90] * 20), [stamp, 0]]}]},
-    }}
-    loaded = load_history(_history(tmp_path, doc), 14)
-    assert loaded.records == {} and len(loaded.errors) == 1
-    assert "timestamp" in loaded.errors[0].reason
-
-
-@pytest.mark.parametrize(("text", "fmt"), [
-    ('DCGM_FI_DEV_GPU_UTIL{gpu="0"} 5 99999999999999999\n', "dcgm"),
-    ("2999/01/14 10:00:00.000, 0, Tesla T4, 5 %, 1 MiB, 2 MiB\n", "nvidia-smi"),
-])
-def test_scrapes_with_a_sample_time_no_clock_could_give_are_refused(text: str, fmt: str) -> None:
-    parse = parse_dcgm if fmt == "dcgm" else parse_nvidia_smi
-    with pytest.raises(TelemetryFileError) as err:
-        parse(text, "x")
-    assert "sample time" in err.value.reason and err.value.line == 1

@@ -15,23 +15,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# Samples before EC2 existed, or more than a day ahead of this machine's clock, are no
-# measurements: one sample of a node with a skewed clock (year 2999) would move the window it
-# ends and leave every real sample out of it.
-EARLIEST_SAMPLE = dt.datetime(2006, 1, 1, tzinfo=dt.timezone.utc).timestamp()
-FUTURE_SLACK_S = 86_400
-
-
-def sample_time(t: float) -> float:
-    """``t`` (epoch seconds) when it can be a sample's time; ValueError otherwise."""
-    import time
-
-    if not math.isfinite(t) or t < EARLIEST_SAMPLE:
-        raise ValueError(f"sample time {t:.0f} is before 2006 (not a measurement)")
-    if t > time.time() + FUTURE_SLACK_S:
-        raise ValueError(f"sample time {t:.0f} is in the future (a skewed clock?)")
-    return t
-
 HOUR = 3600
 MAX_TREND_POINTS = 56  # 14 days of 6-hour points
 

@@ -94,12 +94,6 @@ def _timestamp(text: str) -> float:
     return value.timestamp()
 
 
-def _sample_timestamp(text: str) -> float:
-    from scanner.telemetry.aggregate import sample_time
-
-    return sample_time(_timestamp(text))
-
-
 def _number(text: str) -> float | None:
     text = text.strip()
     if not text or _NA.match(text):
@@ -136,7 +130,7 @@ def parse_nvidia_smi(text: str, path: str) -> Members:
             return row[i] if i is not None else None
 
         try:
-            t = _sample_timestamp(cell("timestamp") or "")
+            t = _timestamp(cell("timestamp") or "")
             index = str(int(_number(cell("index") or "") or 0))
             util = _number(cell("utilization.gpu") or "")
             used = _number(cell("memory.used") or "")
@@ -190,14 +184,7 @@ def parse_dcgm(text: str, path: str) -> Members:
                 raise TelemetryFileError(path, f"{sample.name} sample without a gpu label",
                                          _line_of(text, sample.name, None))
             member = sample.labels.get("Hostname") or sample.labels.get("instance") or ""
-            try:
-                from scanner.telemetry.aggregate import sample_time
-
-                stamp = sample_time(float(sample.timestamp))
-            except (ValueError, OverflowError) as exc:
-                raise TelemetryFileError(path, f"{sample.name}: {exc}",
-                                         _line_of(text, sample.name, index)) from None
-            slot = points.setdefault((member, index), {}).setdefault(stamp, {})
+            slot = points.setdefault((member, index), {}).setdefault(float(sample.timestamp), {})
             if not math.isfinite(float(sample.value)) or sample.value < 0:
                 raise TelemetryFileError(path, f"{sample.name} {sample.value} is not a "
                                                "measurement", _line_of(text, sample.name, index))

@@ -62,14 +62,12 @@ def _no_constant(name: str) -> Any:
 
 
 def _epoch(value: Any) -> float:
-    from scanner.telemetry.aggregate import sample_time
-
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return sample_time(float(value))
+        return float(value)
     stamp = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=dt.timezone.utc)
-    return sample_time(stamp.timestamp())
+    return stamp.timestamp()
 
 
 def _line_of(text: str, needle: str) -> int | None:
