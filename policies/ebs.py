@@ -33,21 +33,37 @@ def devices(resource: Resource, ctx: Context) -> tuple[Device, ...]:
 def default_encryption(resource: Resource, ctx: Context) -> tuple[bool | Unknown, Any]:
     """Is EBS encryption by default known to be on in the resource's scope? (and its key)"""
     memo = ctx.memo.setdefault("ebs_defaults", {})
-    if resource.scope not in memo:
-        memo[resource.scope] = _scope_defaults(resource.scope, ctx)
-    return memo[resource.scope]
+    provider = resource.provenance.provider
+    if (resource.scope, provider) not in memo:
+        memo[(resource.scope, provider)] = _scope_defaults(resource.scope, provider, ctx)
+    return memo[(resource.scope, provider)]
 
 
-def _scope_defaults(scope: str, ctx: Context) -> tuple[bool | Unknown, Any]:
+def _scope_defaults(scope: str, provider: str | None,
+                    ctx: Context) -> tuple[bool | Unknown, Any]:
     found: bool | Unknown = False
     key: Any = None
-    for d in ctx.index.of_kind("ec2.ebs_defaults", scope):
+    settings = ctx.index.of_kind("ec2.ebs_defaults", scope)
+    if provider is not None and provider != "?":
+        # the settings of the same provider configuration decide, when there are any
+        own = [d for d in settings if d.provenance.provider == provider]
+        settings = own or settings
+    for d in settings:
         value = d.get("EbsEncryptionByDefault")
         own_key = d.get("KmsKeyId")
         if isinstance(d.exists, Unknown):  # a setting that may not be created decides nothing
             maybe = Unknown(f"whether {d.id} exists is not known ({d.exists.reason})")
             value = maybe if value is True else value
             own_key = maybe if own_key else own_key
+        theirs = d.provenance.provider
+        if provider is not None and (theirs != provider or provider == "?"):
+            # encryption by default is per account and region: set under another aws provider
+            # configuration (aws.west, a module's own) it may cover another region
+            other = Unknown(f"{d.id} is created by the aws provider configuration {theirs}, "
+                            f"this resource by {provider}: whether they deploy to the same "
+                            "account and region is not known")
+            value = other if value is True else value
+            own_key = other if own_key else own_key
         key = key or own_key
         if value is True:
             found = True
@@ -173,7 +189,8 @@ def _storage_remediation(text: str, *, key: bool) -> Remediation:
     description=(
         "EBS volumes and the block device mappings of instances, launch templates, launch "
         "configurations and spot requests must be encrypted. In IaC an absent Encrypted passes "
-        "only where encryption by default is enabled in the same root module / template."),
+        "only where encryption by default is enabled in the same root module / template "
+        "(Terraform: through the same aws provider configuration, i.e. the same region)."),
     remediation=with_formats("EBS-001", _storage_remediation(
         "Set Encrypted to true on every EBS volume and block device mapping, or enable EBS "
         "encryption by default for the account and region in the same configuration.",

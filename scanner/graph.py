@@ -215,7 +215,15 @@ class ResourceIndex:
         if isinstance(table, str):
             return list(self._separate_routes().get(table, []))
         why = doubt(table)
-        routes = [(r, why) for r in (table.get("Routes") or []) if isinstance(r, dict)]
+        inline = table.get("Routes")
+        if isinstance(inline, Unknown):
+            # routes not known (dynamic "route" blocks over a variable with no value): there
+            # may be a default route to anything, an internet gateway too
+            return [({"DestinationCidrBlock": "0.0.0.0/0",
+                      "GatewayId": Unknown(f"the routes of {table.id} are not known"
+                                           f"{f': {inline.reason}' if inline.reason else ''}")},
+                     why), *self._separate_routes().get(id(table), [])]
+        routes = [(r, why) for r in (inline or []) if isinstance(r, dict)]
         return routes + self._separate_routes().get(id(table), [])
 
     def is_internet_gateway(self, value: Any, scope: str) -> bool | Unknown:
@@ -253,6 +261,8 @@ class ResourceIndex:
             return self._memo[key]
         tables: list[Resource | str | None] = []
         ids = endpoint.get("RouteTableIds")
+        if isinstance(ids, Unknown):  # which tables (route_table_ids = var.x) is not known
+            tables.append(None)
         for value in ids if isinstance(ids, list) else []:
             if isinstance(value, Ref) and value.attr is None:
                 hits = self.resolve_all(value, endpoint.scope, "ec2.route_table")

@@ -103,6 +103,10 @@ class Provenance:
     # --region, the Terraform aws provider's region), used only to price it. Not ``region``:
     # that one is where a resource was observed, part of every finding's identity.
     pricing_region: str | None = None
+    # Terraform: the aws provider configuration that creates it ("aws": the root module's
+    # default; "aws.west"; "?" when it cannot be told). Account-wide settings (EBS encryption
+    # by default) cover only what the same configuration creates. None: not Terraform.
+    provider: str | None = None
 
 
 @dataclass(frozen=True)

@@ -118,3 +118,30 @@ def test_rest_protocols_are_held_to_the_same(service: str, name: str, body: byte
     assert str(caught.value) == reason
     check_answer(operation_model=op(service, name),
                  response_dict=reply(b"{}" if service != "s3" else b"<ListAllMyBucketsResult/>"))
+
+
+@pytest.mark.parametrize(("service", "name", "body"), [
+    ("eks", "ListClusters", b'{"message": "Forbidden by the corporate proxy"}'),
+    ("kms", "ListAliases", b'{"error": "upstream unavailable"}'),
+    ("sagemaker", "ListClusters", b'{"Message": "gateway timeout"}'),
+    ("batch", "DescribeComputeEnvironments", b'{"status": 503}'),
+])
+def test_a_json_object_with_none_of_the_answers_members_is_unreadable(
+        service: str, name: str, body: bytes) -> None:
+    # a proxy's or gateway's JSON with a 200: botocore reads it as an answer without items
+    with pytest.raises(UnreadableAnswer) as caught:
+        check_answer(operation_model=op(service, name),
+                     response_dict=reply(body, ctype="application/json"))
+    assert "none of the" in str(caught.value)
+    assert "Forbidden" not in str(caught.value)  # what it is, never what it says
+
+
+@pytest.mark.parametrize(("service", "name", "body"), [
+    ("eks", "ListClusters", b'{"clusters": []}'),
+    ("eks", "ListClusters", b"{}"),
+    ("kms", "ListAliases", b'{"Aliases": [], "Truncated": false, "NewFieldAwsAdded": 1}'),
+    ("eks", "DescribeCluster", b'{"cluster": {"name": "x"}}'),
+])
+def test_an_answer_with_its_members_or_empty_passes(service: str, name: str, body: bytes) -> None:
+    check_answer(operation_model=op(service, name),
+                 response_dict=reply(body, ctype="application/json"))

@@ -91,6 +91,56 @@ def test_a_fifo_as_config_or_baseline_is_a_usage_error(tmp_path: Path, option: s
     assert str(fifo) in proc.stderr
 
 
+def test_terraform_init_records_that_are_not_regular_files_do_not_hang(tmp_path: Path) -> None:
+    # .terraform/environment and .terraform/modules/modules.json were open()ed as they were: a
+    # FIFO there (or a committed link to /dev/zero) hung the scan or filled memory
+    main = 'resource "aws_ebs_volume" "v" {\n  availability_zone = "us-east-1a"\n  size = 1\n}\n'
+    for name in ("fifo", "zero"):
+        (tmp_path / name / ".terraform" / "modules").mkdir(parents=True)
+        (tmp_path / name / "main.tf").write_text(main)
+    os.mkfifo(tmp_path / "fifo" / ".terraform" / "environment")
+    os.mkfifo(tmp_path / "fifo" / ".terraform" / "modules" / "modules.json")
+    os.symlink("/dev/zero", tmp_path / "zero" / ".terraform" / "modules" / "modules.json")
+    os.symlink("/dev/zero", tmp_path / "zero" / ".terraform" / "environment")
+    plan = tmp_path / "plan"
+    (plan / ".terraform" / "modules").mkdir(parents=True)
+    (plan / "plan.json").write_text(PLAN_A.read_text())
+    os.mkfifo(plan / "main.tf")
+    os.mkfifo(plan / ".terraform" / "modules" / "modules.json")
+    proc = gpuaudit("scan", str(tmp_path / "fifo"), str(tmp_path / "zero"),
+                    str(plan / "plan.json"), "--format", "json", "--fail-on", "none",
+                    timeout=60)
+    no_traceback(proc)
+    doc = strict_json(proc.stdout)
+    ids = [f["resource"]["id"] for f in doc["findings"]]
+    assert ids.count("aws_ebs_volume.v") == 2 and "aws_ebs_volume.legacy" in ids
+
+
+@pytest.mark.parametrize("option", ["--catalog", "--utilization", "--utilization KEY="])
+def test_a_fifo_as_catalog_or_utilization_does_not_hang(tmp_path: Path, option: str) -> None:
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    name, _, key = option.partition(" ")
+    proc = gpuaudit("scan", str(CFN_EXAMPLE), name, key + str(fifo), "--format", "json",
+                    timeout=60)
+    no_traceback(proc)
+    assert proc.returncode == 2
+    assert "a named pipe (FIFO), not a regular file" in proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize("price", ["Infinity", "NaN", "0", "-1", "1e300"])
+def test_a_catalogue_price_must_be_positive_and_finite(tmp_path: Path, price: str) -> None:
+    from scanner.catalog import CATALOG_FILE, CatalogError, load_catalog
+
+    doc = json.loads(CATALOG_FILE.read_text())
+    doc["instances"]["g5.xlarge"]["prices"] = {"us-east-1": "PRICE"}
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps(doc).replace('"PRICE"', price))
+    with pytest.raises(CatalogError, match=r"g5\.xlarge"):
+        load_catalog(path)
+    assert load_catalog(CATALOG_FILE).regional_price("g5.xlarge", "us-east-1")
+
+
 def test_report_merge_and_render_of_a_fifo(tmp_path: Path) -> None:
     good = tmp_path / "good.json"
     proc = gpuaudit("scan", str(CFN_EXAMPLE), "--format", "json", "-o", str(good),

@@ -234,3 +234,48 @@ def test_the_issue_11_messages_on_cloudformation() -> None:
     [notice] = [n for n in out.notices if "HeadNode" in n.message]
     assert notice.message.startswith("ASG-001 HeadNode: not judged: at most 1 instance ")
     assert notice.path.endswith("compute_view.yaml") and notice.line
+
+
+def test_vpc_002_with_the_endpoint_route_tables_not_known_is_unknown(tmp_path: Path) -> None:
+    template = tmp_path / "t.yaml"
+    template.write_text("""
+Parameters:
+  Tables: {Type: CommaDelimitedList}
+Resources:
+  Vpc: {Type: AWS::EC2::VPC, Properties: {CidrBlock: 10.0.0.0/16}}
+  Subnet: {Type: AWS::EC2::Subnet, Properties: {VpcId: !Ref Vpc, CidrBlock: 10.0.1.0/24}}
+  S3:
+    Type: AWS::EC2::VPCEndpoint
+    Properties:
+      VpcId: !Ref Vpc
+      ServiceName: com.amazonaws.us-east-1.s3
+      RouteTableIds: !Ref Tables
+  Gpu:
+    Type: AWS::EC2::Instance
+    Properties: {InstanceType: p4d.24xlarge, SubnetId: !Ref Subnet, ImageId: ami-12c6146b}
+""")
+    findings = evaluate(load_template(template).resources, policy_ids=["VPC-002"])
+    assert [(f.resource["id"], f.status) for f in findings] == [("Subnet", U)]
+
+
+def test_properties_chosen_whole_by_a_condition(tmp_path: Path) -> None:
+    # Properties: !If [C, {... Encrypted: true}, {...}] was read as one property named Fn::If:
+    # the volume failed whatever the branch
+    body = """
+Parameters:
+  P: {Type: String%s}
+Conditions:
+  C: !Equals [!Ref P, x]
+Resources:
+  A:
+    Type: AWS::EC2::Volume
+    Properties: !If [C, {Size: 1, AvailabilityZone: a, Encrypted: true},
+                        {Size: 1, AvailabilityZone: a}]
+"""
+    got = {}
+    for default, name in (("", "unknown"), (", Default: x", "true"), (", Default: y", "false")):
+        template = tmp_path / f"{name}.yaml"
+        template.write_text(body % default)
+        [finding] = evaluate(load_template(template).resources, policy_ids=["EBS-001"])
+        got[name] = finding.status
+    assert got == {"unknown": U, "true": P, "false": F}

@@ -252,3 +252,158 @@ def test_bools_are_read_as_terraform_converts_them(tmp_path: Path) -> None:
            for f in evaluate(source.resources, policy_ids=["EBS-001"])}
     assert got == {"one": Status.PASS, "num": Status.UNKNOWN, "upper": Status.UNKNOWN,
                    "blank": Status.UNKNOWN, "zero": Status.FAIL, "yes": Status.PASS}
+
+
+def test_encryption_by_default_covers_only_its_own_provider_configuration(
+        tmp_path: Path) -> None:
+    # EBS encryption by default is per account and region: enabled through the default
+    # provider (us-east-1), it says nothing of a volume created through aws.west (us-west-2)
+    (tmp_path / "main.tf").write_text("""
+provider "aws" { region = "us-east-1" }
+provider "aws" {
+  alias  = "west"
+  region = "us-west-2"
+}
+resource "aws_ebs_encryption_by_default" "east" { enabled = true }
+resource "aws_ebs_volume" "east" {
+  availability_zone = "us-east-1a"
+  size              = 1
+}
+resource "aws_ebs_volume" "west" {
+  provider          = aws.west
+  availability_zone = "us-west-2a"
+  size              = 1
+}
+resource "aws_ebs_encryption_by_default" "west" {
+  provider = aws.west
+  enabled  = false
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    got = {f.resource["id"]: f.status for f in evaluate(source.resources,
+                                                        policy_ids=["EBS-001"])}
+    assert got == {"aws_ebs_volume.east": Status.PASS, "aws_ebs_volume.west": Status.FAIL}
+    (tmp_path / "main.tf").write_text((tmp_path / "main.tf").read_text().replace(
+        'resource "aws_ebs_encryption_by_default" "west" {\n  provider = aws.west\n'
+        '  enabled  = false\n}\n', ""))
+    source = load_terraform_dir([tmp_path])
+    got = {f.resource["id"]: f.status for f in evaluate(source.resources,
+                                                        policy_ids=["EBS-001"])}
+    assert got == {"aws_ebs_volume.east": Status.PASS, "aws_ebs_volume.west": Status.UNKNOWN}
+
+
+def test_a_module_given_the_default_provider_keeps_it(tmp_path: Path) -> None:
+    # providers = { aws = aws } passes the default provider on: its volumes lean on the root's
+    # encryption by default; providers = { aws = aws.west } does not
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "main.tf").write_text(
+        'resource "aws_ebs_volume" "v" {\n  availability_zone = "a"\n  size = 1\n}\n')
+    (tmp_path / "main.tf").write_text("""
+provider "aws" { region = "us-east-1" }
+provider "aws" {
+  alias  = "west"
+  region = "us-west-2"
+}
+resource "aws_ebs_encryption_by_default" "on" { enabled = true }
+module "same" {
+  source    = "./m"
+  providers = { aws = aws }
+}
+module "west" {
+  source    = "./m"
+  providers = { aws = aws.west }
+}
+module "plain" { source = "./m" }
+""")
+    source = load_terraform_dir([tmp_path])
+    got = {f.resource["id"]: f.status for f in evaluate(source.resources,
+                                                        policy_ids=["EBS-001"])}
+    assert got == {"module.same.aws_ebs_volume.v": Status.PASS,
+                   "module.plain.aws_ebs_volume.v": Status.PASS,
+                   "module.west.aws_ebs_volume.v": Status.UNKNOWN}
+
+
+def test_vpc_002_with_the_endpoint_route_tables_not_known_is_unknown(tmp_path: Path) -> None:
+    # route_table_ids = var.rts (no value): which tables the endpoint covers is not known, so
+    # "does not cover the subnet's table" is no FAIL
+    (tmp_path / "main.tf").write_text("""
+variable "rts" { type = list(string) }
+resource "aws_vpc" "v" { cidr_block = "10.1.0.0/16" }
+resource "aws_subnet" "s" {
+  vpc_id     = aws_vpc.v.id
+  cidr_block = "10.1.1.0/24"
+}
+resource "aws_vpc_endpoint" "s3" {
+  vpc_id          = aws_vpc.v.id
+  service_name    = "com.amazonaws.us-east-1.s3"
+  route_table_ids = var.rts
+}
+resource "aws_instance" "gpu" {
+  ami           = "ami-12c6146b"
+  instance_type = "p4d.24xlarge"
+  subnet_id     = aws_subnet.s.id
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
+                                                          policy_ids=["VPC-002"])]
+    assert got == [("aws_subnet.s", Status.UNKNOWN)]
+
+
+def test_vpc_004_with_the_routes_not_known_is_unknown_not_pass(tmp_path: Path) -> None:
+    # a subnet that maps public IPs, whose table's routes come from dynamic "route" blocks
+    # over a variable with no value: it may route 0.0.0.0/0 to the internet gateway
+    (tmp_path / "main.tf").write_text("""
+variable "routes" { type = list(object({ cidr = string, gw = string })) }
+resource "aws_vpc" "main" { cidr_block = "10.0.0.0/16" }
+resource "aws_internet_gateway" "igw" { vpc_id = aws_vpc.main.id }
+resource "aws_route_table" "rt" {
+  vpc_id = aws_vpc.main.id
+  dynamic "route" {
+    for_each = var.routes
+    content {
+      cidr_block = route.value.cidr
+      gateway_id = route.value.gw
+    }
+  }
+}
+resource "aws_subnet" "s" {
+  vpc_id                  = aws_vpc.main.id
+  cidr_block              = "10.0.1.0/24"
+  map_public_ip_on_launch = true
+}
+resource "aws_route_table_association" "a" {
+  subnet_id      = aws_subnet.s.id
+  route_table_id = aws_route_table.rt.id
+}
+resource "aws_instance" "gpu" {
+  ami           = "ami-12c6146b"
+  instance_type = "p4d.24xlarge"
+  subnet_id     = aws_subnet.s.id
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
+                                                          policy_ids=["VPC-004"])]
+    assert got == [("aws_instance.gpu", Status.UNKNOWN)]
+
+
+def test_vpc_004_with_network_interfaces_not_known_is_unknown_not_pass(tmp_path: Path) -> None:
+    # dynamic "network_interfaces" over a variable with no value: any of them may set
+    # associate_public_ip_address = true
+    (tmp_path / "main.tf").write_text("""
+variable "nis" { type = list(object({ pub = bool })) }
+resource "aws_launch_template" "lt" {
+  instance_type = "g5.xlarge"
+  dynamic "network_interfaces" {
+    for_each = var.nis
+    content {
+      associate_public_ip_address = network_interfaces.value.pub
+    }
+  }
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
+                                                          policy_ids=["VPC-004"])]
+    assert got == [("aws_launch_template.lt", Status.UNKNOWN)]

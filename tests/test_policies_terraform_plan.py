@@ -381,3 +381,19 @@ def test_savings_basis_on_a_failing_spot_price() -> None:
     assert too_high.savings is not None
     assert "0.9" in too_high.savings.basis and "1.006" in too_high.savings.basis
     assert round(too_high.savings.usd_month, 2) == round((0.90 - 0.7 * 1.006) * 730, 2)
+
+
+def test_encryption_by_default_covers_only_its_provider_configuration_in_a_plan(
+        tmp_path: Path) -> None:
+    import json
+
+    plan = json.loads((FIXTURES / "gpu_estate_a" / "plan.json").read_text())
+    for r in plan["configuration"]["root_module"]["resources"]:
+        if r["address"] == "aws_ebs_volume.scratch_default":
+            r["provider_config_key"] = "aws.west"  # created in another region
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    got = {f.resource["id"]: f.status for f in evaluate(load_plan(path).resources,
+                                                        policy_ids=["EBS-001"])}
+    assert got["aws_ebs_volume.scratch_default"] is Status.UNKNOWN
+    assert got["aws_ebs_volume.legacy"] is Status.FAIL

@@ -75,6 +75,14 @@ def check_answer(
             raise UnreadableAnswer(
                 f"HTTP {status} ({ctype}) whose body is not a JSON object, not the {name} answer"
             )
+        names = _body_names(operation_model.output_shape)
+        if doc and names is not None and not names.intersection(doc):
+            # {"message": "..."} from a proxy or gateway: botocore reads it as an answer with
+            # no items
+            raise UnreadableAnswer(
+                f"HTTP {status} ({ctype}) whose JSON object has none of the {name} answer's "
+                "members: a proxy, a gateway or a wrong endpoint answered"
+            )
     elif protocol == "rest-xml" and (_root(body) or "").lower() in ("", "html"):
         root = _root(body)
         raise UnreadableAnswer(
@@ -90,6 +98,18 @@ def _has_body(shape: Any) -> bool:
     if shape.serialization.get("payload"):
         return True
     return any(not m.serialization.get("location") for m in shape.members.values())
+
+
+def _body_names(shape: Any) -> set[str] | None:
+    """The JSON keys the answer's body may hold (None when that cannot be told: a payload
+    that is not a structure)."""
+    payload = shape.serialization.get("payload")
+    if payload:
+        shape = shape.members[payload]
+        if shape.type_name != "structure":
+            return None
+    return {m.serialization.get("name", n) for n, m in shape.members.items()
+            if not m.serialization.get("location")}
 
 
 def _root(body: bytes) -> str | None:

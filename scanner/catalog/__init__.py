@@ -8,6 +8,7 @@ uses it). ``price_usd_hour`` is the us-east-1 price; ``prices`` holds every regi
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -139,6 +140,13 @@ class Catalog:
 _FIELDS = frozenset(InstanceSpec.__dataclass_fields__) - {"instance_type"}
 
 
+def _price(value: Any) -> bool:
+    """An on-demand price a verdict can rest on: a finite number above zero (an infinite,
+    NaN or zero price gave "max price 1 $/h is below 0.25 x on-demand (inf $/h)")."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and 0 < value < 1e6)
+
+
 def catalog_from_doc(doc: Any, where: str) -> Catalog:
     if not isinstance(doc, dict) or not isinstance(doc.get("instances"), dict):
         raise CatalogError(f"{where}: not a gpuaudit catalogue (no 'instances' object)")
@@ -149,9 +157,13 @@ def catalog_from_doc(doc: Any, where: str) -> Catalog:
         try:
             kwargs = {k: v for k, v in values.items() if k in _FIELDS}
             prices = kwargs.get("prices") or {}
-            if not isinstance(prices, dict) or not all(
-                    isinstance(p, int | float) and p >= 0 for p in prices.values()):
-                raise TypeError("'prices' must map regions to non-negative numbers")
+            if not isinstance(prices, dict) or not all(_price(p) for p in prices.values()):
+                raise TypeError("'prices' must map regions to positive finite numbers")
+            if kwargs.get("price_usd_hour") is not None and not _price(kwargs["price_usd_hour"]):
+                raise TypeError("'price_usd_hour' must be a positive finite number")
+            for key, value in kwargs.items():
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise TypeError(f"'{key}' is not a finite number")
             if not prices and kwargs.get("price_usd_hour") is not None:
                 prices = {BASE_REGION: kwargs["price_usd_hour"]}
             kwargs["prices"] = {str(r): float(p) for r, p in prices.items()}
@@ -166,9 +178,17 @@ def catalog_from_doc(doc: Any, where: str) -> Catalog:
         raise CatalogError(f"{where}: key '{exc.args[0]}' missing") from exc
 
 
+MAX_CATALOG_BYTES = 64 * 1024 * 1024
+
+
 def load_catalog(path: Path = CATALOG_FILE) -> Catalog:
+    from scanner.safe_read import ReadError, read_regular
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        # a regular file only (a FIFO given to --catalog would block the run forever)
+        doc = json.loads(read_regular(path, limit=MAX_CATALOG_BYTES).decode("utf-8"))
+    except ReadError as exc:
+        raise CatalogError(f"{path}: cannot read: {exc.reason}") from None
     except OSError as exc:
         raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except ValueError as exc:

@@ -134,7 +134,11 @@ def launch_spec(data: Any, prefix: str = "", where: str = "") -> LaunchSpec:
     flags = [Attr(d.get("AssociatePublicIpAddress"), f"{prefix}AssociatePublicIpAddress")]
     subnets = [Attr(d.get("SubnetId"), f"{prefix}SubnetId")]
     attached = False
-    for i, ni in iter_dicts(d.get("NetworkInterfaces")):
+    nis = d.get("NetworkInterfaces")
+    if isinstance(nis, Unknown):  # dynamic "network_interfaces" over a value not known
+        flags.append(Attr(nis, nis_path))
+        subnets.append(Attr(nis, nis_path))
+    for i, ni in iter_dicts(nis):
         flags.append(Attr(ni.get("AssociatePublicIpAddress"),
                           f"{nis_path}[{i}].AssociatePublicIpAddress"))
         subnets.append(Attr(ni.get("SubnetId"), f"{nis_path}[{i}].SubnetId"))

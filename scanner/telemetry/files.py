@@ -57,12 +57,17 @@ class TelemetryFileError(Exception):
 
 
 def read_text(path: Path) -> str:
+    from scanner.safe_read import ReadError, read_regular
+
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise TelemetryFileError(str(path), f"{size} bytes: larger than the "
                                                 f"{MAX_FILE_BYTES} byte budget of a telemetry file")
-        return path.read_text(encoding="utf-8")
+        # a regular file only: a FIFO named gpu.csv would block the run forever
+        return read_regular(path, limit=MAX_FILE_BYTES).decode("utf-8")
+    except ReadError as exc:
+        raise TelemetryFileError(str(path), f"cannot read: {exc.reason}") from None
     except OSError as exc:
         raise TelemetryFileError(str(path), f"cannot read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:

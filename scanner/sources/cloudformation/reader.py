@@ -364,6 +364,14 @@ class _Reader:
         renames = _RENAMES.get(rtype, {})
         attrs: dict[str, Any] = {}
         fields = _SCHEMA.fields(kind)
+        if len(props) == 1 and next(iter(props)) == "Fn::If":
+            # the whole Properties chosen by a condition: the branch taken, or none known
+            chosen = ev.value(props)
+            if isinstance(chosen, Unknown):
+                attrs = {key: Unknown(f"Properties: {chosen.reason}") for key in fields}
+                props = {}
+            else:
+                props = chosen if isinstance(chosen, dict) else {}
         for key, raw in props.items():
             literal = key == "ServiceName" and kind == "ec2.vpc_endpoint"
             if isinstance(fields.get(key), Ids):

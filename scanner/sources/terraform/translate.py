@@ -1029,19 +1029,19 @@ def merge_ebs_defaults(resources: list[Resource]) -> list[Resource]:
     address becomes an alias). Without such a resource in the scope it stays on its own.
     Order is kept otherwise.
     """
-    flags: dict[str, Resource] = {}
+    flags: dict[tuple[str, str | None], Resource] = {}  # by scope and provider configuration
     keys: list[Resource] = []
     for r in resources:
         if r.kind == "ec2.ebs_defaults":
             if "EbsEncryptionByDefault" in r.attrs:
-                flags.setdefault(r.scope, r)
+                flags.setdefault((r.scope, r.provenance.provider), r)
             else:
                 keys.append(r)
     if not keys:
         return resources
     merged: set[int] = set()
     for key in keys:
-        target = flags.get(key.scope)
+        target = flags.get((key.scope, key.provenance.provider))
         if target is None:
             continue
         if "KmsKeyId" in key.attrs and target.attrs.get("KmsKeyId") is None:

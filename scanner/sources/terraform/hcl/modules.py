@@ -1207,12 +1207,30 @@ def walk_instances(
             )
             if here is True:
                 here = Unknown(f"{keys.reason}")
-        inherits = default_provider and "providers" not in call.body.attrs
+        inherits = default_provider and _passes_default_aws(call.body.attrs.get("providers"))
         for mv in group.instances():
             child = mv.child()
             if isinstance(child, Unknown):
                 continue
             yield from walk_instances(child, want, here, inherits)
+
+
+def _passes_default_aws(attr: Any) -> bool:
+    """A module call without a ``providers`` map, or whose map passes the caller's default aws
+    provider as its own (``providers = { aws = aws }``): its resources use that provider."""
+    if attr is None:
+        return True
+    from scanner.sources.terraform.hcl.parse import Lit, ObjectExpr
+
+    expr = attr.expr
+    if not isinstance(expr, ObjectExpr):
+        return False
+    for k, v in expr.items:
+        name = k if isinstance(k, str) else k.value if isinstance(k, Lit) else \
+            (k.root if isinstance(k, Traversal) and not k.ops else None)
+        if name == "aws":
+            return isinstance(v, Traversal) and v.root == "aws" and not v.ops
+    return False  # no "aws" entry: whether the default one is inherited is not followed
 
 
 def load_tfvars(path: str, cache: dict[Any, Any] | None = None) -> dict[str, Any]:
@@ -1257,25 +1275,30 @@ def read_workspace(root_dir: str) -> str:
     chosen = os.environ.get("TF_WORKSPACE", "").strip()
     if chosen:
         return chosen[:256]
+    from scanner.safe_read import ReadError, read_regular
+
     path = os.path.join(root_dir or ".", ".terraform", "environment")
     if not os.path.exists(path):
         return "default"
-    try:
-        with open(path, encoding="utf-8") as fh:
-            name = fh.read(256).strip()
-    except (OSError, UnicodeDecodeError):
+    try:  # a regular file only: a FIFO or a link to /dev/stdin there would block the scan
+        name = read_regular(path, limit=4096).decode("utf-8").strip()
+    except (ReadError, OSError, UnicodeDecodeError):
         return "default"
-    return name or "default"
+    return name[:256] or "default"
+
+
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
 
 def read_modules_json(root_dir: str) -> dict[str, str]:
+    from scanner.safe_read import ReadError, read_regular
+
     path = os.path.join(root_dir or ".", ".terraform", "modules", "modules.json")
     if not os.path.exists(path):
         return {}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a regular file only (a FIFO, or a link to /dev/zero, would hang or fill memory)
+        doc = json.loads(read_regular(path, limit=MAX_MANIFEST_BYTES).decode("utf-8"))
+    except (ReadError, OSError, ValueError, RecursionError):
         return {}
     out: dict[str, str] = {}
     base = (root_dir or ".").replace(os.sep, "/")

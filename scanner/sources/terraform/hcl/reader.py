@@ -421,6 +421,7 @@ def scan_root(
             end_line=cfg.end_line,
             module=rec.module_path,
             pricing_region=region if rec.default_provider else None,
+            provider=_provider_key(rec),
         )
         values = rec.values
         if rec.type in HOLED_ATTRIBUTES and rec.instance is not None:
@@ -450,6 +451,22 @@ def scan_root(
 
     result.sensitive.update(SENSITIVE)
     _finish(root)
+
+
+def _provider_key(rec: Any) -> str:
+    """The aws provider configuration of a resource instance: "aws" for the root's default,
+    "aws.ALIAS" for a root-module resource naming one, else "?" (set through a module's
+    ``providers`` map or its own provider block: which one is not followed)."""
+    if rec.default_provider:
+        return "aws"
+    from scanner.sources.terraform.hcl.parse import Traversal
+
+    attr = rec.config.body.attrs.get("provider")
+    expr = attr.expr if attr is not None else None
+    if rec.module_path == "" and isinstance(expr, Traversal) and expr.root == "aws" \
+            and len(expr.ops) == 1 and expr.ops[0][0] == "a":
+        return f"aws.{expr.ops[0][1]}"
+    return "?"
 
 
 def _provider_region(root: Any) -> str | None:

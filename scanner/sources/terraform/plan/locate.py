@@ -215,9 +215,11 @@ def _dynamic_blocks(text: str, start: int, end: int) -> dict[str, dict[str, Any]
 
 
 def scan_file(path: Path) -> dict[tuple[str, str], Block]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    from scanner.safe_read import ReadError, read_regular
+
+    try:  # a regular file only: a FIFO named main.tf beside the plan would block the scan
+        text = read_regular(path, limit=5 * 1024 * 1024).decode("utf-8", errors="replace")
+    except (ReadError, OSError):
         return {}
     lines = text.split("\n")
     found: dict[tuple[str, str], Block] = {}
@@ -276,10 +278,12 @@ def has_tf_files(d: Path) -> bool:
 def installed_modules(root: Path) -> dict[str, Path]:
     """`terraform init`'s record of module directories: {"a.b": dir} (keys as terraform writes
     them, dotted call names), from .terraform/modules/modules.json when present."""
+    from scanner.safe_read import ReadError, read_regular
+
     manifest = root / ".terraform" / "modules" / "modules.json"
-    try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # a regular file only (a FIFO, or a link to /dev/zero, would hang or fill memory)
+        data = json.loads(read_regular(manifest, limit=16 * 1024 * 1024).decode("utf-8"))
+    except (ReadError, OSError, ValueError, RecursionError):
         return {}
     out: dict[str, Path] = {}
     for entry in data.get("Modules", []) if isinstance(data, dict) else []:

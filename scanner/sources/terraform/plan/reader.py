@@ -1082,7 +1082,7 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
     lines: dict[str, int] | None = None
     lines_done = False
     bad_skips_seen: set[tuple[str, int]] = set()
-    plan_provs: dict[tuple[str, str | None], Provenance] = {}
+    plan_provs: dict[tuple[str, str | None, str], Provenance] = {}
     regions = _provider_regions(doc)
 
     out: list[Resource] = []
@@ -1111,6 +1111,8 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
         cm = config.get(keyless)
         rcfg = cm.resource(tf_type, name) if cm is not None else None
         region = regions.get(str(rcfg.get("provider_config_key"))) if rcfg is not None else None
+        key = rcfg.get("provider_config_key") if rcfg is not None else None
+        provider = key if isinstance(key, str) and key else "?"
         if rcfg is not None:
             exprs = rcfg.get("expressions")
             ctx = _Ctx(module, r.get("index"), rcfg.get("for_each_expression"),
@@ -1124,7 +1126,7 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
                                                    "block known only after apply"), address)
         if block is not None:
             prov = Provenance(SourceKind.TERRAFORM_PLAN, str(block.file), block.start_line,
-                              block.end_line, module, pricing_region=region)
+                              block.end_line, module, pricing_region=region, provider=provider)
             skips = block.skips
             for line, line_text in block.bad_skips:
                 if (str(block.file), line) not in bad_skips_seen:
@@ -1136,14 +1138,15 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
             if not lines_done:
                 lines, lines_done = _plan_lines(text), True
             if lines is None:  # one-line JSON: the same location for every resource of a module
-                prov = plan_provs.get((module, region))
+                prov = plan_provs.get((module, region, provider))
                 if prov is None:
-                    prov = plan_provs[(module, region)] = Provenance(
-                        SourceKind.TERRAFORM_PLAN, spath, 1, 1, module, pricing_region=region)
+                    prov = plan_provs[(module, region, provider)] = Provenance(
+                        SourceKind.TERRAFORM_PLAN, spath, 1, 1, module, pricing_region=region,
+                        provider=provider)
             else:
                 line = lines.get(address, 1)
                 prov = Provenance(SourceKind.TERRAFORM_PLAN, spath, line, line, module,
-                                  pricing_region=region)
+                                  pricing_region=region, provider=provider)
             skips = ()
         out.extend(translate(tf_type, address, values, provenance=prov, scope=scope,
                              skips=skips))
