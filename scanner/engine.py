@@ -121,7 +121,7 @@ def run(
                     result = _if_it_exists(result)
                     hole = _hole_of(result.resource, holes) if holes else None
                     if hole is not None:
-                        judged.add(hole.scope)
+                        judged.add(hole.key)
                         result = hole.unjudged(result)
                     if result.status is Status.PASS and not include_passed and narrow is None:
                         out.passed[pol.id] += 1
@@ -143,6 +143,10 @@ def run(
     return out
 
 
+IAC_HOLE = "iac:"  # the key of a root module's hole (a live scope is ACCOUNT/REGION)
+WHOLE_ROOT = "*"
+
+
 @dataclass
 class _Hole:
     """What a policy reads that could not be read in one (account, region)."""
@@ -152,9 +156,12 @@ class _Hole:
     region: str | None
     missing: set[str] = field(default_factory=set)
     why: list[str] = field(default_factory=list)  # the gaps' reasons: the failed calls
+    key: str = ""  # its key among the holes: the scope, or IAC_HOLE + a root module
 
     @property
     def message(self) -> str:
+        if self.missing == {WHOLE_ROOT}:
+            return f"could not evaluate: {'; '.join(self.why)}"
         return (f"could not evaluate: {', '.join(sorted(self.missing))} not readable here: "
                 f"{'; '.join(self.why)}")
 
@@ -163,8 +170,10 @@ class _Hole:
         failed call (an ERROR the policy gave itself stays)."""
         if result.status is Status.ERROR:
             return result
-        return Result(Status.ERROR, self.message, result.resource, result.path,
-                      {"missing_kinds": sorted(self.missing), "unread": list(self.why)}, None)
+        evidence: dict[str, Any] = {"unread": list(self.why)}
+        if self.missing != {WHOLE_ROOT}:
+            evidence = {"missing_kinds": sorted(self.missing), **evidence}
+        return Result(Status.ERROR, self.message, result.resource, result.path, evidence, None)
 
 
 def _holes(pol: Policy, gaps: Sequence[Gap]) -> dict[str, _Hole]:
@@ -173,10 +182,15 @@ def _holes(pol: Policy, gaps: Sequence[Gap]) -> dict[str, _Hole]:
     needs = set(pol.observed_needs)
     holes: dict[str, _Hole] = {}
     for gap in gaps:
-        missing = needs.intersection(gap.kinds)
+        if gap.iac:  # a root module not read whole: every policy, every kind
+            missing = {WHOLE_ROOT}
+            key = IAC_HOLE + gap.scope
+        else:
+            missing = needs.intersection(gap.kinds)
+            key = gap.scope
         if not missing:
             continue
-        hole = holes.setdefault(gap.scope, _Hole(gap.scope, gap.account, gap.region))
+        hole = holes.setdefault(key, _Hole(gap.scope, gap.account, gap.region, key=key))
         hole.missing |= missing
         if gap.reason not in hole.why:
             hole.why.append(gap.reason)
@@ -187,8 +201,8 @@ def _hole_of(resource: Resource, holes: Mapping[str, _Hole]) -> _Hole | None:
     """The hole a live resource lies in: its (account, region), or its whole account when the
     account's regions could not even be listed (a gap of scope ``ACCOUNT/*``)."""
     prov = resource.provenance
-    if prov.source is not SourceKind.AWS:
-        return None
+    if prov.source is not SourceKind.AWS:  # IaC: only its own root module's hole
+        return holes.get(IAC_HOLE + resource.scope)
     return holes.get(resource.scope) or holes.get(f"{prov.account}/*")
 
 
@@ -409,6 +423,8 @@ def _gap_errors(pol: Policy, holes: Mapping[str, _Hole], judged: set[str]) -> li
     ERROR of their own)."""
     out: list[Finding] = []
     for scope, hole in sorted(holes.items()):
+        if scope.startswith(IAC_HOLE):  # the input error already says it, once
+            continue
         if scope in judged and not hole.missing.intersection(pol.kinds):
             continue
         missing = sorted(hole.missing)

@@ -258,6 +258,10 @@ class Gap:
     reason: str
     account: str | None = None
     region: str | None = None
+    # IaC: a root module (``scope``, the resources' scope) that was not read whole (a file that
+    # does not parse, a module not found, instances past the budget). No verdict of any policy
+    # on its resources: what is missing could be anything the verdict leans on.
+    iac: bool = False
 
 
 @dataclass

@@ -98,6 +98,18 @@ class RootContext:
     _seen: set[tuple[str, str, int | None]] = field(default_factory=set)
     installed: dict[str, str] = field(default_factory=dict)  # modules.json: key → dir
     workspace: str = "default"  # .terraform/environment, else terraform's default
+    # Why part of the configuration was not read (a module not found or nested too deeply,
+    # instances past the budget): the root module is then not judged (a Gap, see reader)
+    lost: list[str] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)  # the module directories it read
+
+    def lose(self, path: str, reason: str, line: int | None = None) -> None:
+        """An input error that leaves part of the configuration unread."""
+        self.error(path, reason, line)
+        where = f"{path}:{line}" if line else path
+        entry = f"{where}: {reason}"
+        if len(self.lost) < 20 and entry not in self.lost:
+            self.lost.append(entry)
 
     def notice(self, path: str, message: str, line: int | None = None) -> None:
         k = (path, message, line)
@@ -310,8 +322,8 @@ def _refused(n: int, address: str, root: RootContext, file: str, line: int) -> b
         charge_instances(n, address)
     except BudgetExceeded:
         where = _INDEX.sub("", address)
-        root.error(file, f"{where}: not expanded: {n:,} instances would exceed the limit of "
-                   f"{INSTANCE_BUDGET:,} resource and module instances per root module", line)
+        root.lose(file, f"{where}: not expanded: {n:,} instances would exceed the limit of "
+                  f"{INSTANCE_BUDGET:,} resource and module instances per root module", line)
         return True
     return False
 
@@ -981,7 +993,7 @@ class ModuleInstance:
         if isinstance(directory, Unknown):
             return directory
         if self.depth + 1 > MAX_MODULE_DEPTH:
-            self.root.error(call.file, f"{address}: modules nested too deeply", call.line)
+            self.root.lose(call.file, f"{address}: modules nested too deeply", call.line)
             return Unknown("modules nested too deeply")
         config = self.root.modules(directory)
         bindings: dict[str, Any] = {}
@@ -1010,7 +1022,7 @@ class ModuleInstance:
         src = call.source
         address = self.prefix + "module." + call.name
         if src is None:
-            self.root.error(
+            self.root.lose(
                 call.file, f"{address}: the module source must be a literal string", call.line
             )
             return Unknown(f"module {address}: no literal source")
@@ -1018,7 +1030,7 @@ class ModuleInstance:
             base = self.config.dir or "."
             d = posixpath.normpath(posixpath.join(base.replace(os.sep, "/"), src))
             if not os.path.isdir(d):
-                self.root.error(
+                self.root.lose(
                     call.file,
                     f"{address}: local module source {src!r} is not a directory",
                     call.line,

@@ -73,6 +73,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from scanner.model import (
+    Gap,
     InputError,
     Notice,
     Provenance,
@@ -309,19 +310,31 @@ def _root_instance(
     reset_budget()
     FILE_READER[:] = [file_reader(root_dir, modules.files)]
     values: dict[str, Any] = {}
+    var_errors: list[InputError] = []
     for f in _tfvars_files(root_dir, modules.files.files(root_dir)):
-        values.update(_read_vars(f, errors, modules.files.exprs, modules.files))
+        values.update(_read_vars(f, var_errors, modules.files.exprs, modules.files))
+    errors.extend(var_errors)
     for fv in file_vars:
         values.update(fv)
+    used: set[str] = set()  # the module directories this root reads
+
+    def module_config(directory: str) -> Any:
+        cfg = modules.get(directory)
+        used.add(cfg.dir)
+        return cfg
+
     ctx = RootContext(
         root_dir=root_dir,
         scope=root_dir,
         root_values=values,
-        modules=modules.get,
+        modules=module_config,
         installed=read_modules_json(root_dir),
         workspace=read_workspace(root_dir),
     )
-    root = ModuleInstance(ctx, modules.get(root_dir))
+    ctx.lost.extend(f"{e.path}:{e.line}: {e.reason}" if e.line else f"{e.path}: {e.reason}"
+                    for e in var_errors)  # a variable may keep its default instead
+    ctx.used = used
+    root = ModuleInstance(ctx, module_config(root_dir))
     _mark_sensitive_variables(root, values, variables)
     for name, text in variables.items():
         if name in root.config.variables:
@@ -441,16 +454,34 @@ def scan_root(
     from scanner.sources.terraform.hcl.values import budget_exhausted
 
     if budget_exhausted():
-        root.root.error(
+        root.root.lose(
             root_dir,
             "evaluation stopped: too much work (a runaway expression?); values left UNKNOWN",
         )
+    _not_read_whole(root.root, modules, result)
     result.errors.extend(root.root.errors)
     result.notices.extend(root.root.notices)
     from scanner.sources.terraform.hcl.values import SENSITIVE
 
     result.sensitive.update(SENSITIVE)
     _finish(root)
+
+
+def _not_read_whole(ctx: Any, modules: _Modules, result: SourceResult) -> None:
+    """A root module whose configuration was not read whole (a file of it or of a local module
+    it uses that does not parse, a module not found, a tfvars file not read, the work budget)
+    gets no verdict at all: what is missing may be what a verdict leans on (the encryption
+    default, the S3 endpoint, the route), and terraform itself would refuse to plan it."""
+    lost = list(ctx.lost)
+    for d in sorted(ctx.used):
+        lost.extend(f"{e.path}:{e.line}: {e.reason}" if e.line else f"{e.path}: {e.reason}"
+                    for e in modules.get(d).errors)
+    if not lost:
+        return
+    more = f" (and {len(lost) - 1} more)" if len(lost) > 1 else ""
+    result.gaps.append(Gap(
+        scope=ctx.scope, kinds=("*",), iac=True,
+        reason=f"the root module {ctx.root_dir or '.'} was not read whole: {lost[0]}{more}"))
 
 
 def _provider_key(rec: Any) -> str:
