@@ -21,6 +21,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+# moto loads its ~1,300 built-in AMIs into every EC2 region backend it creates (0.1 s of CPU
+# each; in-process mocks create them again for every test): no test reads them. Tests that need
+# an AMI (terraform applying instances) set it back where they start their server.
+os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
+
 import botocore.loaders
 import botocore.session
 import pytest

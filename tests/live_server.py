@@ -57,9 +57,11 @@ def clean_aws_env(
 class MotoProcess:
     """``python -m moto.server`` on a free port of 127.0.0.1; a context manager."""
 
-    def __init__(self, log_path: Path | None = None, *, start_timeout: float = 60.0) -> None:
+    def __init__(self, log_path: Path | None = None, *, start_timeout: float = 60.0,
+                 amis: bool = False) -> None:
         self.log_path = log_path
         self.start_timeout = start_timeout
+        self.amis = amis  # moto's built-in AMIs (terraform reads the AMI of an instance)
         self.port = 0
         self.url = ""
         self._proc: subprocess.Popen[bytes] | None = None
@@ -72,6 +74,7 @@ class MotoProcess:
             self.url = f"http://127.0.0.1:{self.port}"
             self._log = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
             env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
+            env["MOTO_EC2_LOAD_DEFAULT_AMIS"] = "true" if self.amis else "false"
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
                 stdout=self._log or subprocess.DEVNULL,

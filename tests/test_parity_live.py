@@ -199,7 +199,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     stack = work / "stack"
     shutil.copytree(FIXTURE, stack, ignore=shutil.ignore_patterns(".terraform*", "*.tfstate*"))
     tf_env = _terraform_env(work)
-    with MotoProcess(work / "moto.log") as server:
+    with MotoProcess(work / "moto.log", amis=True) as server:  # ami-12c6146b
         _warm_up(server.url, work)
         started = time.monotonic()
         _run(
