@@ -485,7 +485,7 @@ def test_alias_bomb_is_refused_quickly_even_without_the_anchor_hint() -> None:
     # The node walk refuses shared nodes too, so an alias never expands.
     bomb = (FIXTURES / "bad" / "alias_bomb.yaml").read_text()
     started = time.perf_counter()
-    loader = cfn_yaml._Composer(bomb)
+    loader = cfn_yaml.Composer(bomb)
     root = loader.get_single_node()
     with pytest.raises(cfn_yaml.TemplateError, match="aliases are not supported"):
         cfn_yaml._Builder().build(root)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -27,22 +27,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from scanner.model import Unknown
 from scanner.safe_read import decode_text
 from scanner.sane_numbers import TOO_LARGE, sane_number
-
-try:  # libyaml: composition in C (about 10x faster than the pure-Python parser)
-    from yaml._yaml import CParser as _Parser
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.composer import Composer
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-            Composer.__init__(self)
-
+from scanner.yaml_compose import Composer, last_line, mark_line, scalar
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 100
@@ -77,9 +62,6 @@ SHORT_TAGS: dict[str, str] = {
     "!ValueOfAll": "Fn::ValueOfAll",
 }
 
-_T = "tag:yaml.org,2002:"
-_TIMESTAMP = _T + "timestamp"
-
 
 class TemplateError(Exception):
     """The template cannot be read."""
@@ -99,22 +81,6 @@ class LoadedTemplate:
     resources_line: int | None = None  # the line of the ``Resources`` key
 
 
-class _Resolver(yaml.resolver.Resolver):
-    """The YAML 1.1 implicit types minus timestamps (CloudFormation keeps dates as text)."""
-
-    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
-        for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
-    }
-
-
-class _Composer(_Parser, _Resolver):  # type: ignore[misc, valid-type]
-    def __init__(self, stream: str) -> None:
-        _Parser.__init__(self, stream)
-        _Resolver.__init__(self)
-
-
-_SCALARS = yaml.constructor.SafeConstructor()
 
 # An anchor (&name) or alias (*name) token could start here; only then do we scan events.
 _ANCHOR_HINT = re.compile(r"(?:^|[\s\[{,])[&*][^\s,\[\]{}]", re.MULTILINE)
@@ -303,13 +269,13 @@ def _json_str(token: str) -> str:
 def _load_yaml(text: str) -> LoadedTemplate:
     if _ANCHOR_HINT.search(text):
         _refuse_anchors(text)
-    composer = _Composer(text)
+    composer = Composer(text)
     try:
         root = composer.get_single_node()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "syntax error"
-        raise TemplateError(f"YAML syntax error: {problem}", _mark_line(mark)) from None
+        raise TemplateError(f"YAML syntax error: {problem}", mark_line(mark)) from None
     except yaml.YAMLError as exc:
         raise TemplateError(f"YAML error: {exc}") from None
     except RecursionError:
@@ -328,17 +294,17 @@ def _load_yaml(text: str) -> LoadedTemplate:
 def _refuse_anchors(text: str) -> None:
     """Scan events (cheap, never expands aliases) and refuse the first anchor or alias."""
     try:
-        for event in yaml.parse(text, Loader=_Composer):
+        for event in yaml.parse(text, Loader=Composer):
             if isinstance(event, yaml.AliasEvent):
                 raise TemplateError(
                     f"YAML alias *{event.anchor} is not supported by CloudFormation",
-                    _mark_line(event.start_mark),
+                    mark_line(event.start_mark),
                 )
             anchor = getattr(event, "anchor", None)
             if anchor is not None:
                 raise TemplateError(
                     f"YAML anchor &{anchor} is not supported by CloudFormation",
-                    _mark_line(event.start_mark),
+                    mark_line(event.start_mark),
                 )
     except yaml.YAMLError:
         return  # the composer reports syntax errors with their line
@@ -353,16 +319,16 @@ class _Builder:
     def build(self, node: Node, depth: int = 1) -> Any:
         if depth > MAX_DEPTH:
             raise TemplateError(
-                f"nesting deeper than {MAX_DEPTH} levels", _mark_line(node.start_mark)
+                f"nesting deeper than {MAX_DEPTH} levels", mark_line(node.start_mark)
             )
         if id(node) in self.seen:
             raise TemplateError(
-                "YAML aliases are not supported by CloudFormation", _mark_line(node.start_mark)
+                "YAML aliases are not supported by CloudFormation", mark_line(node.start_mark)
             )
         self.seen.add(id(node))
         tag = node.tag
         if isinstance(node, ScalarNode):
-            value: Any = self._scalar(node)
+            value: Any = scalar(node)
         elif isinstance(node, SequenceNode):
             value = [self.build(child, depth + 1) for child in node.value]
         elif isinstance(node, MappingNode):
@@ -370,47 +336,26 @@ class _Builder:
             for key_node, value_node in node.value:
                 if not isinstance(key_node, ScalarNode):
                     raise TemplateError(
-                        "a mapping key is not a plain value", _mark_line(key_node.start_mark)
+                        "a mapping key is not a plain value", mark_line(key_node.start_mark)
                     )
                 if id(key_node) in self.seen:
                     raise TemplateError(
                         "YAML aliases are not supported by CloudFormation",
-                        _mark_line(key_node.start_mark),
+                        mark_line(key_node.start_mark),
                     )
                 self.seen.add(id(key_node))
                 key = str(key_node.value)
                 if key in value:
                     raise TemplateError(
                         f"duplicate key {key!r} (CloudFormation rejects a key written twice)",
-                        _mark_line(key_node.start_mark),
+                        mark_line(key_node.start_mark),
                     )
                 value[key] = self.build(value_node, depth + 1)
         else:  # pragma: no cover - no other node types exist
-            raise TemplateError("unexpected YAML node", _mark_line(node.start_mark))
+            raise TemplateError("unexpected YAML node", mark_line(node.start_mark))
         if tag.startswith("!"):
             return self._intrinsic(node, tag, value)
         return value
-
-    def _scalar(self, node: ScalarNode) -> Any:
-        tag = node.tag
-        if not tag.startswith(_T):
-            return node.value
-        kind = tag[len(_T) :]
-        try:
-            if kind == "int":
-                digits = node.value.lstrip("+-").replace("_", "")
-                if len(digits) > 17 and not digits.startswith("0"):
-                    return Unknown(TOO_LARGE)  # never build a number of thousands of digits
-                return sane_number(_SCALARS.construct_yaml_int(node))
-            if kind == "float":
-                return sane_number(_SCALARS.construct_yaml_float(node))
-            if kind == "bool":
-                return _SCALARS.construct_yaml_bool(node)
-            if kind == "null":
-                return None
-        except (ValueError, KeyError, TypeError):
-            return node.value
-        return node.value  # str, timestamp, binary, merge ("<<"), value ("=")
 
     def _intrinsic(self, node: Node, tag: str, value: Any) -> Any:
         name = SHORT_TAGS.get(tag)
@@ -418,12 +363,12 @@ class _Builder:
             raise TemplateError(
                 f"{tag} is a rain directive, not CloudFormation; run `rain pkg` and scan its "
                 "output",
-                _mark_line(node.start_mark),
+                mark_line(node.start_mark),
             )
         if name is None:
             raise TemplateError(
                 f"unsupported YAML tag {tag} (not a CloudFormation intrinsic function)",
-                _mark_line(node.start_mark),
+                mark_line(node.start_mark),
             )
         if name == "Fn::GetAtt" and isinstance(value, str):
             logical_id, _, attr = value.partition(".")
@@ -440,24 +385,13 @@ def _yaml_resource_lines(root: Node, text: str) -> tuple[dict[str, tuple[int, in
             if isinstance(value_node, MappingNode):
                 lines = text.splitlines()
                 for rkey, rvalue in value_node.value:
-                    start = _mark_line(rkey.start_mark) or 1
-                    end = max(start, _last_line(rvalue))
+                    start = mark_line(rkey.start_mark) or 1
+                    end = max(start, last_line(rvalue))
                     while end > start and _is_blank(lines, end):
                         end -= 1
                     spans[str(rkey.value)] = (start, end)
-            return spans, _mark_line(key_node.start_mark)
+            return spans, mark_line(key_node.start_mark)
     return {}, None
-
-
-def _last_line(node: Node) -> int:
-    """The last line holding content of ``node`` (block collections end at the next key)."""
-    while isinstance(node, (MappingNode, SequenceNode)) and not node.flow_style and node.value:
-        last = node.value[-1]
-        node = last[1] if isinstance(node, MappingNode) else last
-    mark = node.end_mark
-    if mark.column == 0 and mark.line > node.start_mark.line:
-        return int(mark.line)  # block scalars end at column 0 of the following line
-    return int(mark.line) + 1
 
 
 def _is_blank(lines: list[str], line: int) -> bool:
@@ -465,10 +399,6 @@ def _is_blank(lines: list[str], line: int) -> bool:
         return True
     content = lines[line - 1].strip()
     return not content or content.startswith("#")
-
-
-def _mark_line(mark: Any) -> int | None:
-    return None if mark is None else int(mark.line) + 1
 
 
 def _line_of(data: bytes, offset: int) -> int:

@@ -20,39 +20,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from scanner.model import Unknown
 from scanner.safe_read import decode_text
-from scanner.sane_numbers import TOO_LARGE, sane_number
-
-try:  # libyaml: composition in C
-    from yaml._yaml import CParser as _Parser
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.composer import Composer
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-            Composer.__init__(self)
-
+from scanner.yaml_compose import MERGE, Composer, last_line, mark_line, scalar
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 100
 MAX_VALUES = 1_000_000  # values built per file, alias expansions included
 MAX_DOCUMENTS = 10_000
-
-_T = "tag:yaml.org,2002:"
-_TIMESTAMP = _T + "timestamp"
-_MERGE = _T + "merge"
 
 
 class YamlError(Exception):
@@ -100,24 +80,6 @@ class Loaded:
         return lines[index] if lines is not None and 0 <= index < len(lines) else None
 
 
-class _Resolver(yaml.resolver.Resolver):
-    """The YAML 1.1 implicit types minus timestamps (kept as text)."""
-
-    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
-        for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
-    }
-
-
-class _Composer(_Parser, _Resolver):  # type: ignore[misc, valid-type]
-    def __init__(self, stream: str) -> None:
-        _Parser.__init__(self, stream)
-        _Resolver.__init__(self)
-
-
-_SCALARS = yaml.constructor.SafeConstructor()
-
-
 def decode(data: bytes) -> str:
     """The text of a YAML file (raises :class:`YamlError` for binary or undecodable bytes)."""
     if len(data) > MAX_BYTES:
@@ -147,7 +109,7 @@ def load_documents(data: bytes | str) -> Loaded:
     loaded = Loaded()
     builder = _Builder(loaded.spans, loaded.key_lines, loaded.item_lines)
     has_aliases = "&" in text  # an alias needs an anchor
-    composer = _Composer(text)
+    composer = Composer(text)
     try:
         while True:
             try:
@@ -157,7 +119,7 @@ def load_documents(data: bytes | str) -> Loaded:
             except yaml.MarkedYAMLError as exc:
                 mark = exc.problem_mark or exc.context_mark
                 problem = exc.problem or exc.context or "syntax error"
-                loaded.error = YamlError(f"YAML syntax error: {problem}", _line(mark))
+                loaded.error = YamlError(f"YAML syntax error: {problem}", mark_line(mark))
                 break
             except yaml.YAMLError as exc:
                 loaded.error = YamlError(f"YAML error: {exc}")
@@ -167,12 +129,12 @@ def load_documents(data: bytes | str) -> Loaded:
                 break
             if len(loaded.documents) >= MAX_DOCUMENTS:
                 loaded.error = YamlError(f"more than {MAX_DOCUMENTS:,} documents",
-                                         _line(node.start_mark) if node else None)
+                                         mark_line(node.start_mark) if node else None)
                 break
             if node is None:
                 continue
-            start = _line(node.start_mark) or 1
-            end = max(start, _last_line(node))
+            start = mark_line(node.start_mark) or 1
+            end = max(start, last_line(node))
             try:
                 if has_aliases:
                     builder.rehearse(node)
@@ -224,12 +186,12 @@ class _Builder:
         # as build() does, step by step
         if depth > MAX_DEPTH:
             raise YamlError(f"nesting deeper than {MAX_DEPTH} levels (a recursive alias?)",
-                            _line(node.start_mark))
+                            mark_line(node.start_mark))
         self.count += 1
         if self.count > MAX_VALUES:
             self.spent = True
             raise YamlError(f"the file expands to more than {MAX_VALUES:,} values (YAML "
-                            "aliases repeat it): not read further", _line(node.start_mark))
+                            "aliases repeat it): not read further", mark_line(node.start_mark))
         if isinstance(node, ScalarNode):
             return
         if isinstance(node, SequenceNode):
@@ -237,65 +199,67 @@ class _Builder:
                 self._rehearse(child, depth + 1, expansion)
             return
         if not isinstance(node, MappingNode):
-            raise YamlError("unexpected YAML node", _line(node.start_mark))  # pragma: no cover
+            raise YamlError("unexpected YAML node", mark_line(node.start_mark))  # pragma: no cover
         keys: set[str] = set()
         for key_node, value_node in node.value:
-            if isinstance(key_node, ScalarNode) and key_node.tag == _MERGE:
+            if isinstance(key_node, ScalarNode) and key_node.tag == MERGE:
                 sources = value_node.value if isinstance(value_node, SequenceNode) \
                     else [value_node]
                 for n in sources:
                     self._rehearse(n, depth + 1, expansion)
                     if not isinstance(n, MappingNode):
-                        raise YamlError("a merge key (<<) needs a mapping", _line(n.start_mark))
+                        raise YamlError("a merge key (<<) needs a mapping", mark_line(n.start_mark))
                 continue
             if not isinstance(key_node, ScalarNode):
-                raise YamlError("a mapping key is not a plain value", _line(key_node.start_mark))
+                raise YamlError("a mapping key is not a plain value",
+                                mark_line(key_node.start_mark))
             text = _key_text(key_node)
             if text in keys:
-                raise YamlError(f"duplicate key {text!r}", _line(key_node.start_mark))
+                raise YamlError(f"duplicate key {text!r}", mark_line(key_node.start_mark))
             keys.add(text)
             self._rehearse(value_node, depth + 1, expansion)
 
     def build(self, node: Node, depth: int = 1) -> Any:
         if depth > MAX_DEPTH:
             raise YamlError(f"nesting deeper than {MAX_DEPTH} levels (a recursive alias?)",
-                            _line(node.start_mark))
+                            mark_line(node.start_mark))
         self.count += 1
         if self.count > MAX_VALUES:
             self.spent = True
             raise YamlError(f"the file expands to more than {MAX_VALUES:,} values (YAML "
-                            "aliases repeat it): not read further", _line(node.start_mark))
+                            "aliases repeat it): not read further", mark_line(node.start_mark))
         if isinstance(node, ScalarNode):
-            return _scalar(node)
+            return scalar(node)
         if isinstance(node, SequenceNode):
             items = [self.build(child, depth + 1) for child in node.value]
-            self.spans[id(items)] = (_line(node.start_mark) or 1, _last_line(node))
-            self.item_lines[id(items)] = [_line(child.start_mark) or 1 for child in node.value]
+            self.spans[id(items)] = (mark_line(node.start_mark) or 1, last_line(node))
+            self.item_lines[id(items)] = [mark_line(child.start_mark) or 1 for child in node.value]
             return items
         if isinstance(node, MappingNode):
             return self._mapping(node, depth)
-        raise YamlError("unexpected YAML node", _line(node.start_mark))  # pragma: no cover
+        raise YamlError("unexpected YAML node", mark_line(node.start_mark))  # pragma: no cover
 
     def _mapping(self, node: MappingNode, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
         merged: dict[str, Any] = {}
         keys: dict[str, int] = {}
         for key_node, value_node in node.value:
-            if isinstance(key_node, ScalarNode) and key_node.tag == _MERGE:
+            if isinstance(key_node, ScalarNode) and key_node.tag == MERGE:
                 for source in self._merge_sources(value_node, depth):
                     for k, v in source.items():
                         merged.setdefault(k, v)
                 continue
             if not isinstance(key_node, ScalarNode):
-                raise YamlError("a mapping key is not a plain value", _line(key_node.start_mark))
+                raise YamlError("a mapping key is not a plain value",
+                                mark_line(key_node.start_mark))
             key = _key_text(key_node)
             if key in out:
-                raise YamlError(f"duplicate key {key!r}", _line(key_node.start_mark))
-            keys[key] = _line(key_node.start_mark) or 1
+                raise YamlError(f"duplicate key {key!r}", mark_line(key_node.start_mark))
+            keys[key] = mark_line(key_node.start_mark) or 1
             out[key] = self.build(value_node, depth + 1)
         for k, v in merged.items():
             out.setdefault(k, v)
-        self.spans[id(out)] = (_line(node.start_mark) or 1, _last_line(node))
+        self.spans[id(out)] = (mark_line(node.start_mark) or 1, last_line(node))
         self.key_lines[id(out)] = keys
         return out
 
@@ -306,7 +270,7 @@ class _Builder:
         for n in nodes:
             value = self.build(n, depth + 1)
             if not isinstance(value, dict):
-                raise YamlError("a merge key (<<) needs a mapping", _line(n.start_mark))
+                raise YamlError("a merge key (<<) needs a mapping", mark_line(n.start_mark))
             out.append(value)
         return out
 
@@ -373,7 +337,7 @@ def _built_children(node: Node) -> tuple[list[Node], bool]:
     clean = True
     keys: set[str] = set()
     for key_node, value_node in node.value:
-        if isinstance(key_node, ScalarNode) and key_node.tag == _MERGE:
+        if isinstance(key_node, ScalarNode) and key_node.tag == MERGE:
             sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
             children.extend(sources)
             clean = clean and all(isinstance(n, MappingNode) for n in sources)
@@ -389,49 +353,9 @@ def _built_children(node: Node) -> tuple[list[Node], bool]:
 
 
 def _key_text(node: ScalarNode) -> str:
-    value = _scalar(node)
+    value = scalar(node)
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null" if node.value in ("null", "Null", "NULL", "~") else ""
     return str(node.value) if isinstance(value, Unknown) else str(value)
-
-
-def _scalar(node: ScalarNode) -> Any:
-    tag = node.tag
-    if not tag.startswith(_T):
-        return node.value  # a custom tag: the plain text
-    kind = tag[len(_T):]
-    try:
-        if kind == "int":
-            digits = node.value.lstrip("+-").replace("_", "")
-            if len(digits) > 17 and not digits.startswith("0"):
-                return Unknown(TOO_LARGE)
-            return sane_number(_SCALARS.construct_yaml_int(node))
-        if kind == "float":
-            return sane_number(_SCALARS.construct_yaml_float(node))
-        if kind == "bool":
-            return _SCALARS.construct_yaml_bool(node)
-        if kind == "null":
-            return None
-    except (ValueError, KeyError, TypeError):
-        return node.value
-    return node.value
-
-
-def _line(mark: Any) -> int | None:
-    return None if mark is None else int(mark.line) + 1
-
-
-def _last_line(node: Node) -> int:
-    """The last line holding content of ``node`` (block collections end at the next key)."""
-    seen = 0
-    while isinstance(node, MappingNode | SequenceNode) and not node.flow_style and node.value \
-            and seen < MAX_DEPTH:
-        last = node.value[-1]
-        node = last[1] if isinstance(node, MappingNode) else last
-        seen += 1
-    mark = node.end_mark
-    if mark.column == 0 and mark.line > node.start_mark.line:
-        return int(mark.line)
-    return int(mark.line) + 1
