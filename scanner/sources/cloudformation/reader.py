@@ -21,7 +21,7 @@ from typing import Any
 
 from scanner.catalog import region_name
 from scanner.kinds import schema
-from scanner.kinds.coerce import coerce_fields
+from scanner.kinds.coerce import coerce_fields, garbage, to_bool, to_int, to_number
 from scanner.kinds.types import Bool, FieldType, Ids, Int, Json, Num, Price
 from scanner.model import (
     InputError,
@@ -35,7 +35,7 @@ from scanner.model import (
     Unknown,
 )
 from scanner.safe_read import ReadError, decode_head, read_regular
-from scanner.sane_numbers import parse_decimal, parse_integer, sane_number, sane_number_text
+from scanner.sane_numbers import sane_number_text
 from scanner.sizes import exceeds
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 
@@ -922,15 +922,15 @@ def _coerce(kind: str, attrs: dict[str, Any], notice: Any) -> dict[str, Any]:
 
     def convert(t: FieldType, key: str, value: Any) -> Any:
         if isinstance(t, Bool):
-            return _to_bool(key, value, notice)
+            return to_bool(key, value, notice)
         if isinstance(t, Int):
-            return _to_int(key, value, notice)
+            return to_int(key, value, notice)
         if isinstance(t, Num):
-            return _to_number(key, value, notice)
+            return to_number(key, value, notice)
         if isinstance(t, Price) and isinstance(value, str):
             # prices stay text (as AWS spells them); text spelling an absurd number is Unknown
             if isinstance(sane_number_text(value), Unknown):
-                return _garbage(key, value, "a usable price", notice)
+                return garbage(key, value, "a usable price", notice)
             return value
         if isinstance(t, Ids):
             if isinstance(value, list):
@@ -971,57 +971,6 @@ def _flat_list(items: list[Any]) -> list[Any]:
         else:
             out.append(item)
     return out
-
-
-def _garbage(key: str, value: Any, what: str, notice: Any) -> Unknown:
-    shown = repr(value)
-    if len(shown) > 80:
-        shown = shown[:60] + f"… ({len(shown):,} characters)"
-    notice(f"{key} {shown} is not {what}; treated as unknown")
-    return Unknown(f"{key} {shown} is not {what}")
-
-
-def _to_bool(key: str, value: Any, notice: Any) -> Any:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    return _garbage(key, value, "a boolean", notice)
-
-
-def _to_int(key: str, value: Any, notice: Any) -> Any:
-    if isinstance(value, bool):
-        return _garbage(key, value, "an integer", notice)
-    if isinstance(value, int):
-        number: Any = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and len(value.strip()) <= 17:
-        try:
-            number = parse_integer(value.strip())
-        except ValueError:
-            return _garbage(key, value, "an integer", notice)
-    else:
-        return _garbage(key, value, "an integer", notice)
-    checked = sane_number(number)
-    if isinstance(checked, Unknown):
-        return _garbage(key, value, "a usable integer", notice)
-    return checked
-
-
-def _to_number(key: str, value: Any, notice: Any) -> Any:
-    if isinstance(value, bool):
-        return _garbage(key, value, "a number", notice)
-    if isinstance(value, (int, float)):
-        number: float = value
-    else:
-        try:
-            number = parse_decimal(str(value).strip())
-        except ValueError:
-            return _garbage(key, value, "a number", notice)
-    if isinstance(sane_number(number), Unknown):
-        return _garbage(key, value, "a usable number", notice)
-    return int(number) if float(number).is_integer() else number
 
 
 def _tags(attrs: dict[str, Any]) -> dict[str, str]:

@@ -4,16 +4,13 @@ with the reason, and a notice says so."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from scanner.kinds import schema
-from scanner.kinds.coerce import coerce_fields
+from scanner.kinds.coerce import Notice, coerce_fields, garbage, to_bool, to_int, to_number
 from scanner.kinds.types import Bool, FieldType, Ids, Int, List, Map, Num, Price, Str
 from scanner.model import Unknown
-from scanner.sane_numbers import parse_decimal, parse_integer, sane_number, sane_number_text
-
-Notice = Callable[[str], None]
+from scanner.sane_numbers import sane_number, sane_number_text
 
 
 def coerce(kind: str, attrs: dict[str, Any], notice: Notice) -> dict[str, Any]:
@@ -21,11 +18,11 @@ def coerce(kind: str, attrs: dict[str, Any], notice: Notice) -> dict[str, Any]:
 
     def convert(t: FieldType, key: str, value: Any) -> Any:
         if isinstance(t, Bool):
-            return _bool(key, value, notice)
+            return to_bool(key, value, notice)
         if isinstance(t, Int):
-            return _int(key, value, notice)
+            return to_int(key, value, notice)
         if isinstance(t, Num):
-            return _number(key, value, notice)
+            return to_number(key, value, notice)
         if isinstance(t, Price):
             return _price(key, value, notice)
         if isinstance(t, Ids):
@@ -47,9 +44,9 @@ def _shapes(fields: dict[str, FieldType], attrs: dict[str, Any], notice: Notice,
         if t is None or value is None or isinstance(value, Unknown):
             continue
         if isinstance(t, List) and not isinstance(value, list):
-            out[key] = _garbage(where + key, value, "a list", notice)
+            out[key] = garbage(where + key, value, "a list", notice)
         elif isinstance(t, Map) and not isinstance(value, dict):
-            out[key] = _garbage(where + key, value, "a mapping", notice)
+            out[key] = garbage(where + key, value, "a mapping", notice)
         elif isinstance(t, List) and hasattr(t.item, "fields"):
             out[key] = [_shapes(dict(t.item.fields), v, notice, f"{where}{key}[].")  # type: ignore[attr-defined]
                         if isinstance(v, dict) else v for v in value]
@@ -57,70 +54,20 @@ def _shapes(fields: dict[str, FieldType], attrs: dict[str, Any], notice: Notice,
             if isinstance(value, dict):
                 out[key] = _shapes(dict(t.fields), value, notice, f"{where}{key}.")  # type: ignore[attr-defined]
             else:
-                out[key] = _garbage(where + key, value, "a mapping", notice)
+                out[key] = garbage(where + key, value, "a mapping", notice)
     return out
-
-
-def _garbage(key: str, value: Any, what: str, notice: Notice) -> Unknown:
-    shown = repr(value)
-    if len(shown) > 80:
-        shown = shown[:60] + f"… ({len(shown):,} characters)"
-    notice(f"{key} {shown} is not {what}; treated as unknown")
-    return Unknown(f"{key} {shown} is not {what}")
-
-
-def _bool(key: str, value: Any, notice: Notice) -> Any:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    return _garbage(key, value, "a boolean", notice)
-
-
-def _int(key: str, value: Any, notice: Notice) -> Any:
-    if isinstance(value, bool):
-        return _garbage(key, value, "an integer", notice)
-    if isinstance(value, int):
-        checked = sane_number(value)
-    elif isinstance(value, float) and value.is_integer():
-        checked = sane_number(int(value))
-    elif isinstance(value, str) and len(value.strip()) <= 17:
-        try:
-            checked = sane_number(parse_integer(value.strip()))
-        except ValueError:
-            return _garbage(key, value, "an integer", notice)
-    else:
-        return _garbage(key, value, "an integer", notice)
-    if isinstance(checked, Unknown):
-        return _garbage(key, value, "a usable integer", notice)
-    return checked
-
-
-def _number(key: str, value: Any, notice: Notice) -> Any:
-    if isinstance(value, bool):
-        return _garbage(key, value, "a number", notice)
-    if isinstance(value, int | float):
-        number: float = value
-    else:
-        try:
-            number = parse_decimal(str(value).strip()[:40])
-        except ValueError:
-            return _garbage(key, value, "a number", notice)
-    if isinstance(sane_number(number), Unknown):
-        return _garbage(key, value, "a usable number", notice)
-    return int(number) if float(number).is_integer() else number
 
 
 def _price(key: str, value: Any, notice: Notice) -> Any:
     """Prices stay text as AWS spells them; a number becomes its text."""
     if isinstance(value, bool):
-        return _garbage(key, value, "a price", notice)
+        return garbage(key, value, "a price", notice)
     if isinstance(value, int | float):
         checked = sane_number(value)
-        return _garbage(key, value, "a usable price", notice) if isinstance(checked, Unknown) \
+        return garbage(key, value, "a usable price", notice) if isinstance(checked, Unknown) \
             else str(value)
     if isinstance(value, str):
         if isinstance(sane_number_text(value), Unknown):
-            return _garbage(key, value, "a usable price", notice)
+            return garbage(key, value, "a usable price", notice)
         return value
-    return _garbage(key, value, "a price", notice)
+    return garbage(key, value, "a price", notice)
