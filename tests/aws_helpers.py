@@ -305,6 +305,8 @@ class SlowEndpoint:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # no 40 ms wait between headers and body
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 if b"vpc-stalled" in body:

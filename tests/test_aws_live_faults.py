@@ -151,6 +151,7 @@ def estate(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Ite
     with MotoProcess(log) as moto, FaultProxy(moto.url) as proxy:
         ids = seed(moto.url)
         proxy.answer("GetEbsDefaultKmsKeyId", DEFAULT_KEY)  # moto lacks it
+        proxy.remember()  # the estate is only read from here on
         yield proxy, ids
 
 

@@ -263,6 +263,7 @@ def _base_principal(
     label = f"profile:{profile}" if profile else "default credentials"
     try:
         bs = maker(profile)
+        bs.register_component("data_loader", _shared_loader(bs))
         region = bs.get_config_variable("region") or None
         session = boto3.Session(botocore_session=bs, region_name=region or DEFAULT_REGION)
         credentials = session.get_credentials()
