@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from policies import all_policies
 from reports.schema import validate_report
-from scanner.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SARIF_SCHEMA = ROOT / "tests" / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
@@ -92,32 +90,32 @@ def check_sarif(out: Path) -> None:
     assert {r["ruleId"] for r in log["runs"][0]["results"]} >= {"EBS-001", "SPOT-001", "ASG-001"}
 
 
-def test_demo_audits_a_sandbox_account_whatever_the_machine_is_set_to(
+# settings of the machine that would break or leak a real audit
+HOSTILE_ENV = {"AWS_PROFILE": "no-such-profile", "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+               "AWS_REGION": "eu-north-1", "AWS_ACCESS_KEY_ID": "AKIAREALLOOKINGKEY00"}
+
+
+def test_the_sandbox_keeps_the_machine_s_aws_settings_out_and_is_undone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # settings of the machine that would break or leak a real audit
-    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
-    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
-    monkeypatch.setenv("AWS_REGION", "eu-north-1")
+    """In the demo's sandbox no AWS setting of the machine reaches a client (a profile that
+    does not exist, an endpoint, a region, a key), and afterwards the environment is the
+    machine's again. (The whole demo under these settings: the fresh-install test below.)"""
+    import boto3
+
+    from scanner.demo import sandbox
+
+    for name, value in HOSTILE_ENV.items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "missing-config"))
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / ".gpuaudit.yaml").write_text("policies: {EBS-001: {enabled: false}}\n")
     before = dict(os.environ)
-    out = tmp_path / "my reports"  # a space: the printed command must still be copyable
-    res = CliRunner().invoke(cli, ["demo", "--output-dir", str(out)])
-    assert res.exit_code == 0, res.output
-    assert dict(os.environ) == before  # the sandbox is undone
-    check_demo_report(out)  # EBS-001 ran: the config of the working directory is not the demo's
-    check_sarif(out)
-    lines = res.output.splitlines()
-    assert any(line.startswith("Results: ") and " FAIL" in line for line in lines)
-    assert any(line.startswith("Estimated saving: $") for line in lines)
-    reports = next(line for line in lines if line.startswith("Reports: "))
-    for fmt in ("html", "json", "sarif"):
-        assert str(out / f"report.{fmt}") in reports and (out / f"report.{fmt}").is_file()
-    table = next(line for line in lines if line.startswith("The table: "))
-    assert shlex.split(table.removeprefix("The table: "))[:4] == [
-        "gpuaudit", "report", "render", str(out / "report.json")]
+    with sandbox(tmp_path):
+        assert not {"AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_REGION"} & set(os.environ)
+        sts = boto3.client("sts")
+        assert sts.meta.region_name == "us-east-1"
+        assert sts.get_caller_identity()["Account"] == ACCOUNT  # moto, not the endpoint
+        assert boto3.client("ec2").describe_instances()["Reservations"] == []
+    assert dict(os.environ) == before
 
 
 def test_demo_without_moto_says_how_to_get_it(tmp_path: Path) -> None:
@@ -182,16 +180,31 @@ def test_demo_from_a_fresh_non_editable_install_outside_the_checkout(tmp_path: P
     assert str(venv) in where.stdout  # the installed copy, not the checkout
     work = tmp_path / "elsewhere"
     work.mkdir()
+    # a project config in the working directory that is not the demo's, and the machine's
+    # AWS settings that would break or leak a real audit
+    (work / ".gpuaudit.yaml").write_text("policies: {EBS-001: {enabled: false}}\n")
+    env.update(HOSTILE_ENV, AWS_CONFIG_FILE=str(tmp_path / "missing-config"))
+    out = work / "my reports"  # a space: the printed command must still be copyable
     started = time.monotonic()
-    demo = subprocess.run([str(venv / "bin" / "gpuaudit"), "demo", "--output-dir", "out"],
+    demo = subprocess.run([str(venv / "bin" / "gpuaudit"), "demo", "--output-dir", out.name],
                           capture_output=True, text=True, cwd=work, env=env, timeout=600)
     took = time.monotonic() - started
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     print(f"gpuaudit demo from a fresh install: {took:.1f} s")  # the budget is 60 s: make bench
-    doc = check_demo_report(work / "out")
+    doc = check_demo_report(out)  # EBS-001 ran: the working directory's config is not the demo's
     examples = [p for p in doc["inputs"]["paths"]]
     assert examples and all(p.startswith(str(venv)) for p in examples)
-    check_sarif(work / "out")
+    check_sarif(out)
+    lines = demo.stdout.splitlines()
+    assert any(line.startswith("Results: ") and " FAIL" in line for line in lines)
+    assert any(line.startswith("Estimated saving: $") for line in lines)
+    reports = next(line for line in lines if line.startswith("Reports: "))
+    for fmt in ("html", "json", "sarif"):
+        assert f"report.{fmt}" in reports and (out / f"report.{fmt}").is_file()
+    table = next(line for line in lines if line.startswith("The table: "))
+    command = shlex.split(table.removeprefix("The table: "))[:4]
+    assert command[:3] == ["gpuaudit", "report", "render"]
+    assert (work / command[3]).resolve() == (out / "report.json").resolve()
 
 
 def test_demo_totals_are_the_reports_totals_each_capacity_counted_once() -> None:
