@@ -219,6 +219,48 @@ def _wait_gone(pid: int) -> bool:
     return False
 
 
+CTRL_C_AT_START = """
+import os, signal, subprocess, sys, time
+from pathlib import Path
+from scanner.integrations.checkov import run
+
+real = subprocess.Popen
+def popen(*args, **kwargs):  # Ctrl-C the moment checkov is started, before gpuaudit goes on
+    proc = real(*args, **kwargs)
+    pidfile = Path(os.environ["WORKER_PIDFILE"])
+    while not (pidfile.is_file() and pidfile.read_text().strip()):
+        time.sleep(0.01)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.5)  # a handler that raises does so here, inside Popen's caller
+    return proc
+run.subprocess.Popen = popen
+try:
+    run.CheckovJob(sys.argv[1], [Path(sys.argv[2])])
+except KeyboardInterrupt:
+    print("interrupted, recorded:", len(run._RUNNING))
+    run.stop_all()
+else:
+    print("not interrupted")
+"""
+
+
+def test_ctrl_c_the_moment_checkov_starts_still_stops_it(tmp_path: Path) -> None:
+    """The interrupt lands after checkov started but before gpuaudit recorded it (on a loaded
+    machine, half of the runs of the test above): it is held until checkov is recorded, so
+    the interrupted gpuaudit still stops it and its workers."""
+    pidfile = tmp_path / "worker.pid"
+    script = _fake_checkov(tmp_path, 'sleep 300 &\necho $! > "$WORKER_PIDFILE"\nwait')
+    env = {**os.environ, "WORKER_PIDFILE": str(pidfile), "PYTHONPATH": str(ROOT)}
+    try:
+        out = subprocess.run([sys.executable, "-c", CTRL_C_AT_START, str(script), str(FIXTURE)],
+                             capture_output=True, text=True, env=env, timeout=120)
+        assert out.stdout.strip() == "interrupted, recorded: 1", out.stdout + out.stderr
+        assert _wait_gone(int(pidfile.read_text()))
+    finally:
+        if pidfile.is_file() and not _gone(pid := int(pidfile.read_text())):
+            os.kill(pid, 9)
+
+
 @pytest.mark.parametrize("how", ["slow", "gpuaudit_stops_first"])
 def test_a_stopped_checkov_leaves_no_process_behind(tmp_path: Path, how: str) -> None:
     """checkov runs checks in worker processes: when its time budget runs out, or gpuaudit ends

@@ -10,6 +10,7 @@ CloudFormation), with ``-o json``, no downloads and a time budget.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import shlex
@@ -18,8 +19,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -117,15 +119,16 @@ class CheckovJob:
         # resource whose Type is an intrinsic is enough): one process fails instead, with the
         # exception. As fast on 2 cores (26.8 s fork, 27.1 s none on a module and templates)
         env.setdefault("CHECKOV_PARALLELIZATION_TYPE", "none")
-        try:
-            # a session of its own: checkov's worker processes go with it when it is stopped
-            self.proc = subprocess.Popen(self.cmd, stdout=self._out, stderr=self._err,
-                                         stdin=subprocess.DEVNULL, env=env,
-                                         start_new_session=True)
-        except OSError as exc:
-            self.start_error = f"cannot run {checkov}: {exc.strerror or exc}"
-        else:  # gpuaudit may end before it reads checkov's report (a bad config, Ctrl-C)
-            _RUNNING.add(self)
+        with _sigint_held():
+            try:
+                # a session of its own: checkov's worker processes go with it when it is stopped
+                self.proc = subprocess.Popen(self.cmd, stdout=self._out, stderr=self._err,
+                                             stdin=subprocess.DEVNULL, env=env,
+                                             start_new_session=True)
+            except OSError as exc:
+                self.start_error = f"cannot run {checkov}: {exc.strerror or exc}"
+            else:  # gpuaudit may end before it reads checkov's report (a bad config, Ctrl-C)
+                _RUNNING.add(self)
 
     def stop(self) -> None:
         """Stop checkov and the workers it started, if it is still running."""
@@ -201,6 +204,32 @@ class CheckovJob:
 
 
 _RUNNING: set[CheckovJob] = set()
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """A Ctrl-C that lands between starting checkov and recording it in ``_RUNNING`` (inside
+    Popen, or before the next line: on a loaded machine checkov's workers are running by then)
+    would leave checkov and its workers running after gpuaudit ends. The interrupt is held
+    until checkov is recorded, then raised as it would have been."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread receives Python's signal handlers
+        return
+    held: list[tuple[int, Any]] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append((signum, frame)))
+    except (ValueError, OSError):  # not the main interpreter, or no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            if callable(previous):
+                previous(*held[0])  # Python's default handler raises KeyboardInterrupt
+            elif previous == signal.SIG_DFL:
+                signal.raise_signal(signal.SIGINT)
 
 
 def stop_all() -> None:
