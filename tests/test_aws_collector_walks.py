@@ -21,7 +21,10 @@ from tests.aws_helpers import (  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.usefixtures("aws_env")
 
-DELAY = 0.3
+# Each answer is held this long: requests sent side by side overlap within it. 0.3 s was once
+# too short on a loaded machine (four of the five walks overlapped: the fifth thread had not
+# sent yet); a walk sent after another's answer would still never overlap it.
+DELAY = 1.0
 VPC_KINDS = frozenset(vpc.COLLECTOR.kinds)
 
 
