@@ -248,12 +248,17 @@ def test_ctrl_c_the_moment_checkov_starts_still_stops_it(tmp_path: Path) -> None
     """The interrupt lands after checkov started but before gpuaudit recorded it (on a loaded
     machine, half of the runs of the test above): it is held until checkov is recorded, so
     the interrupted gpuaudit still stops it and its workers."""
+    import signal
+
     pidfile = tmp_path / "worker.pid"
     script = _fake_checkov(tmp_path, 'sleep 300 &\necho $! > "$WORKER_PIDFILE"\nwait')
     env = {**os.environ, "WORKER_PIDFILE": str(pidfile), "PYTHONPATH": str(ROOT)}
     try:
+        # SIGINT as a terminal delivers it, even where the suite runs with it ignored (a
+        # background job of a non-interactive shell)
         out = subprocess.run([sys.executable, "-c", CTRL_C_AT_START, str(script), str(FIXTURE)],
-                             capture_output=True, text=True, env=env, timeout=120)
+                             capture_output=True, text=True, env=env, timeout=120,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert out.stdout.strip() == "interrupted, recorded: 1", out.stdout + out.stderr
         assert _wait_gone(int(pidfile.read_text()))
     finally:
