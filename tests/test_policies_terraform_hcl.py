@@ -210,6 +210,12 @@ def test_ebs003_is_off_unless_enabled() -> None:
     assert not [f for f in evaluate(source.resources) if f.policy_id == "EBS-003"]
 
 
+def _judged(directory: Path, policy: str) -> list[tuple[str, Status]]:
+    """(resource id, status) of each result of ``policy`` on the Terraform in ``directory``."""
+    source = load_terraform_dir([directory])
+    return [(f.resource["id"], f.status) for f in evaluate(source.resources, policy_ids=[policy])]
+
+
 def test_asg_001_with_an_unknown_max_size_is_unknown_not_fail(tmp_path: Path) -> None:
     # a group fixed at one or two instances is not judged; with MaxSize not known, the group
     # may be one of those: its out-of-band split is UNKNOWN, never a FAIL
@@ -231,9 +237,7 @@ resource "aws_autoscaling_group" "grows" {
   launch_template { id = aws_launch_template.gpu.id }
 }
 """)
-    source = load_terraform_dir([tmp_path])
-    got = {(f.resource["id"], f.status) for f in evaluate(source.resources,
-                                                          policy_ids=["ASG-001"])}
+    got = set(_judged(tmp_path, "ASG-001"))
     assert got == {("aws_autoscaling_group.unknown_max", Status.UNKNOWN),
                    ("aws_autoscaling_group.grows", Status.FAIL)}
 
@@ -247,9 +251,7 @@ def test_bools_are_read_as_terraform_converts_them(tmp_path: Path) -> None:
         f'resource "aws_ebs_volume" "{name}" {{\n  availability_zone = "us-east-1a"\n'
         f'  size = 1\n  encrypted = {value if name != "one" else chr(34) + "1" + chr(34)}\n}}\n'
         for name, value in cases.items()))
-    source = load_terraform_dir([tmp_path])
-    got = {f.resource["id"].split(".")[1]: f.status
-           for f in evaluate(source.resources, policy_ids=["EBS-001"])}
+    got = {rid.split(".")[1]: status for rid, status in _judged(tmp_path, "EBS-001")}
     assert got == {"one": Status.PASS, "num": Status.UNKNOWN, "upper": Status.UNKNOWN,
                    "blank": Status.UNKNOWN, "zero": Status.FAIL, "yes": Status.PASS}
 
@@ -279,16 +281,12 @@ resource "aws_ebs_encryption_by_default" "west" {
   enabled  = false
 }
 """)
-    source = load_terraform_dir([tmp_path])
-    got = {f.resource["id"]: f.status for f in evaluate(source.resources,
-                                                        policy_ids=["EBS-001"])}
+    got = dict(_judged(tmp_path, "EBS-001"))
     assert got == {"aws_ebs_volume.east": Status.PASS, "aws_ebs_volume.west": Status.FAIL}
     (tmp_path / "main.tf").write_text((tmp_path / "main.tf").read_text().replace(
         'resource "aws_ebs_encryption_by_default" "west" {\n  provider = aws.west\n'
         '  enabled  = false\n}\n', ""))
-    source = load_terraform_dir([tmp_path])
-    got = {f.resource["id"]: f.status for f in evaluate(source.resources,
-                                                        policy_ids=["EBS-001"])}
+    got = dict(_judged(tmp_path, "EBS-001"))
     assert got == {"aws_ebs_volume.east": Status.PASS, "aws_ebs_volume.west": Status.UNKNOWN}
 
 
@@ -315,9 +313,7 @@ module "west" {
 }
 module "plain" { source = "./m" }
 """)
-    source = load_terraform_dir([tmp_path])
-    got = {f.resource["id"]: f.status for f in evaluate(source.resources,
-                                                        policy_ids=["EBS-001"])}
+    got = dict(_judged(tmp_path, "EBS-001"))
     assert got == {"module.same.aws_ebs_volume.v": Status.PASS,
                    "module.plain.aws_ebs_volume.v": Status.PASS,
                    "module.west.aws_ebs_volume.v": Status.UNKNOWN}
@@ -344,9 +340,7 @@ resource "aws_instance" "gpu" {
   subnet_id     = aws_subnet.s.id
 }
 """)
-    source = load_terraform_dir([tmp_path])
-    got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
-                                                          policy_ids=["VPC-002"])]
+    got = _judged(tmp_path, "VPC-002")
     assert got == [("aws_subnet.s", Status.UNKNOWN)]
 
 
@@ -382,9 +376,7 @@ resource "aws_instance" "gpu" {
   subnet_id     = aws_subnet.s.id
 }
 """)
-    source = load_terraform_dir([tmp_path])
-    got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
-                                                          policy_ids=["VPC-004"])]
+    got = _judged(tmp_path, "VPC-004")
     assert got == [("aws_instance.gpu", Status.UNKNOWN)]
 
 
@@ -403,7 +395,5 @@ resource "aws_launch_template" "lt" {
   }
 }
 """)
-    source = load_terraform_dir([tmp_path])
-    got = [(f.resource["id"], f.status) for f in evaluate(source.resources,
-                                                          policy_ids=["VPC-004"])]
+    got = _judged(tmp_path, "VPC-004")
     assert got == [("aws_launch_template.lt", Status.UNKNOWN)]
