@@ -19,7 +19,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -132,10 +131,10 @@ class CheckovJob:
 
     def stop(self) -> None:
         """Stop checkov and the workers it started, if it is still running."""
+        _RUNNING.discard(self)
         proc = self.proc
         if proc is None or proc.poll() is not None:
             return
-        _RUNNING.discard(self)
         try:
             if hasattr(os, "killpg"):
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -167,7 +166,6 @@ class CheckovJob:
             self._wait(out)
         finally:
             self.stop()
-            _RUNNING.discard(self)
             out.seconds = round(time.perf_counter() - self.started, 2)
             self._out.close()
             self._err.close()
@@ -212,13 +210,10 @@ def _sigint_held() -> Iterator[None]:
     Popen, or before the next line: on a loaded machine checkov's workers are running by then)
     would leave checkov and its workers running after gpuaudit ends. The interrupt is held
     until checkov is recorded, then raised as it would have been."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread receives Python's signal handlers
-        return
     held: list[tuple[int, Any]] = []
     try:
         previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append((signum, frame)))
-    except (ValueError, OSError):  # not the main interpreter, or no signals here
+    except (ValueError, OSError):  # not the main thread (which alone gets Python's handlers)
         yield
         return
     try:
