@@ -24,6 +24,7 @@ from botocore.exceptions import ConnectionClosedError, ConnectTimeoutError, Read
 
 from scanner import __version__
 from scanner.aws.answers import check_answer
+from scanner.aws.client_classes import shared_classes
 from scanner.aws.deadline import Deadline
 
 USER_AGENT = f"gpuaudit/{__version__}"
@@ -198,7 +199,7 @@ class ClientFactory:
             kwargs["endpoint_url"] = self.endpoint_url
         with self._lock:
             creating = self._creating.setdefault(service, threading.Lock())
-        with creating:
+        with creating, shared_classes():
             client = session.client(service, **kwargs)  # type: ignore[call-overload]
         endpoint = client._endpoint
         endpoint.http_session = _Session(endpoint.http_session, self._lane)
