@@ -67,4 +67,4 @@ fixtures: $(STAMP)
 	bash tools/make_plan_fixtures.sh
 
 clean:
-	rm -rf gpuaudit-report bench/out .pytest_cache .cache/hook-repo-* .cache/.hook-repo-* .cache/pycache
+	rm -rf gpuaudit-report bench/out .pytest_cache .cache/hook-repo-* .cache/.hook-repo-* .cache/demo-env-* .cache/pycache

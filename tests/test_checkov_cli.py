@@ -1,5 +1,6 @@
 """`gpuaudit checkov-dir` and `scan --with-checkov` where checkov is missing or breaks, the
-reading of checkov's report, the merge, and the default install (no checkov, boto3 not held)."""
+reading of checkov's report, and the merge. (The default install pulls no checkov:
+tests/test_packaging.py.)"""
 
 from __future__ import annotations
 
@@ -174,30 +175,6 @@ def test_merge_only_the_same_fact_on_the_same_resource(tmp_path: Path) -> None:
     assert ("CKV_AWS_79", "aws_ebs_volume.v", a) in by
     assert ("CKV_AWS_3", "aws_ebs_volume.v", a) not in by
     assert len(out.findings) == 6
-
-
-# -- the default install ------------------------------------------------------------------------
-
-@pytest.mark.slow
-def test_the_default_install_pulls_no_checkov_and_does_not_hold_boto3(tmp_path: Path) -> None:
-    """pip resolves `gpuaudit` (no extras) as a user would install it: checkov and its pins
-    are not in it, boto3 resolves to a release newer than checkov 3.3's pin (1.35.49)."""
-    report = tmp_path / "report.json"
-    out = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
-                          "--ignore-installed", "--report", str(report), str(ROOT)],
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    installs = {i["metadata"]["name"].lower(): i["metadata"]
-                for i in json.loads(report.read_text())["install"]}
-    assert "gpuaudit" in installs
-    assert "checkov" not in installs and "bc-python-hcl2" not in installs
-    boto3 = tuple(int(p) for p in installs["boto3"]["version"].split(".")[:3])
-    assert boto3 > (1, 35, 49)
-    requires = installs["gpuaudit"].get("requires_dist", [])
-    plain = [r for r in requires if "extra ==" not in r]
-    assert not [r for r in plain if r.lower().startswith("checkov")]
-    assert [r for r in requires if r.startswith("boto3")] == ["boto3>=1.34"]
-    assert any(r.startswith("checkov") and 'extra == "checkov"' in r for r in requires)
 
 
 def _gone(pid: int) -> bool:

@@ -1,16 +1,13 @@
 """`gpuaudit demo`: a whole audit of a sandbox account (moto in-process) plus the bundled IaC
-examples, in this process, in a subprocess without moto, and from a fresh non-editable install
-in a virtualenv outside the checkout."""
+examples: its sandbox, its totals, and without moto. The whole demo runs from a fresh
+non-editable install in tests/test_packaging.py, checked by ``check_demo_report`` here."""
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +97,7 @@ def test_the_sandbox_keeps_the_machine_s_aws_settings_out_and_is_undone(
 ) -> None:
     """In the demo's sandbox no AWS setting of the machine reaches a client (a profile that
     does not exist, an endpoint, a region, a key), and afterwards the environment is the
-    machine's again. (The whole demo under these settings: the fresh-install test below.)"""
+    machine's again. (The whole demo under these settings: tests/test_packaging.py.)"""
     import boto3
 
     from scanner.demo import sandbox
@@ -131,80 +128,6 @@ def test_demo_without_moto_says_how_to_get_it(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "pip install 'gpuaudit[demo]'" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()
-
-
-def _source_copy(dest: Path) -> Path:
-    """The files a distribution is built from, outside the checkout (no build/ or egg-info
-    lands in the checkout, and nothing of the checkout can be imported by accident)."""
-    src = dest / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy2(ROOT / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for pkg in ("scanner", "policies", "reports"):
-        shutil.copytree(ROOT / pkg, src / pkg, ignore=ignore)
-    return src
-
-
-@pytest.mark.slow
-def test_demo_from_a_fresh_non_editable_install_outside_the_checkout(tmp_path: Path) -> None:
-    """The wheel builds without a deprecation warning; `pip install '<wheel>[demo]'` into a new
-    virtualenv, then `gpuaudit demo` from elsewhere: the examples ship as package data and
-    moto comes with the extra. pip's cache is shared with the developer's (and CI's) other
-    installs, so only the first run downloads."""
-    src = _source_copy(tmp_path)
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
-                   timeout=300)
-    python = venv / "bin" / "python"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("AWS_", "PYTHON", "VIRTUAL_ENV", "PIP_"))}
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--disable-pip-version-check",
-         "-w", str(tmp_path / "wheels"), str(src)],
-        capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
-    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
-    log = build.stdout + build.stderr
-    assert "deprecat" not in log.lower(), log[-3000:]  # e.g. the TOML-table `license` form
-    (wheel,) = (tmp_path / "wheels").glob("gpuaudit-*.whl")
-    # --no-compile: byte-compiling all of botocore and moto at install costs 3 s of CPU; the
-    # demo compiles the modules it imports (0.8 s)
-    install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-         "--disable-pip-version-check", "--no-compile", f"{wheel}[demo]"],
-        capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
-    assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
-    shutil.rmtree(src)  # the install must not need its source
-    where = subprocess.run([str(python), "-c", "import scanner; print(scanner.__file__)"],
-                           capture_output=True, text=True, check=True, cwd=tmp_path, env=env)
-    assert str(venv) in where.stdout  # the installed copy, not the checkout
-    work = tmp_path / "elsewhere"
-    work.mkdir()
-    # a project config in the working directory that is not the demo's, and the machine's
-    # AWS settings that would break or leak a real audit
-    (work / ".gpuaudit.yaml").write_text("policies: {EBS-001: {enabled: false}}\n")
-    env.update(HOSTILE_ENV, AWS_CONFIG_FILE=str(tmp_path / "missing-config"))
-    out = work / "my reports"  # a space: the printed command must still be copyable
-    started = time.monotonic()
-    demo = subprocess.run([str(venv / "bin" / "gpuaudit"), "demo", "--output-dir", out.name],
-                          capture_output=True, text=True, cwd=work, env=env, timeout=600)
-    took = time.monotonic() - started
-    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
-    print(f"gpuaudit demo from a fresh install: {took:.1f} s")  # the budget is 60 s: make bench
-    doc = check_demo_report(out)  # EBS-001 ran: the working directory's config is not the demo's
-    examples = [p for p in doc["inputs"]["paths"]]
-    assert examples and all(p.startswith(str(venv)) for p in examples)
-    check_sarif(out)
-    lines = demo.stdout.splitlines()
-    assert any(line.startswith("Results: ") and " FAIL" in line for line in lines)
-    assert any(line.startswith("Estimated saving: $") for line in lines)
-    reports = next(line for line in lines if line.startswith("Reports: "))
-    for fmt in ("html", "json", "sarif"):
-        assert f"report.{fmt}" in reports and (out / f"report.{fmt}").is_file()
-    table = next(line for line in lines if line.startswith("The table: "))
-    command = shlex.split(table.removeprefix("The table: "))[:4]
-    assert command[:3] == ["gpuaudit", "report", "render"]
-    assert (work / command[3]).resolve() == (out / "report.json").resolve()
 
 
 def test_demo_totals_are_the_reports_totals_each_capacity_counted_once() -> None:
