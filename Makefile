@@ -17,7 +17,8 @@ TEST_WORKERS ?= 4
 # worker to collect the suite, 1 s with them).
 PYCACHE := $(abspath .cache/pycache)
 
-.PHONY: demo test lint bench bench-live bench-html bench-telemetry docs fixtures clean checkov-venv
+.PHONY: demo test lint bench bench-live bench-html bench-telemetry bench-regions docs fixtures clean \
+	checkov-venv
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -62,6 +63,10 @@ docs: $(STAMP)
 # CloudWatch right-sizing telemetry at fleet size against a fake client (1,000 x 4 GPUs x 14 days)
 bench-telemetry: $(STAMP)
 	$(PY) bench/bench_telemetry.py
+
+# a whole live audit of an empty account in 17 regions (moto server): clients, classes, CPU
+bench-regions: $(STAMP)
+	$(PY) bench/bench_regions.py
 
 fixtures: $(STAMP)
 	bash tools/make_plan_fixtures.sh
