@@ -49,7 +49,7 @@ def skips_allowed() -> bool:
 
 
 SERIAL_MODULES = frozenset({"test_precommit.py"})
-# The longest tests (a terraform apply into moto, a fresh virtualenv, the pre-commit
+# The longest tests (a terraform apply into moto, the wheel and its virtualenv, the pre-commit
 # environment, Chromium) start first, so that no worker begins one when the rest is done.
 SLOW_FIRST = ("test_parity_live.py", "test_packaging.py", "test_precommit.py",
               "test_html_chromium.py")
