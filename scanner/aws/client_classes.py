@@ -52,23 +52,20 @@ def _wrap(original: Any) -> Any:
     return create_client_class
 
 
-def _install() -> bool:
+def _install() -> None:
     with _lock:
         original = getattr(ClientCreator, _ATTR, None)
-        if original is None:
-            return False
-        if not getattr(original, _MARK, False):
+        if original is not None and not getattr(original, _MARK, False):
             setattr(ClientCreator, _ATTR, _wrap(original))
-        return True
 
 
 @contextmanager
 def shared_classes() -> Iterator[None]:
-    """Clients made by this thread in the block share their service's class."""
-    installed = _install()
-    _scope.depth = getattr(_scope, "depth", 0) + (1 if installed else 0)
+    """Clients made by this thread in the block share their service's class (when botocore
+    has the method this wraps; without it the block changes nothing)."""
+    _install()
+    _scope.depth = getattr(_scope, "depth", 0) + 1
     try:
         yield
     finally:
-        if installed:
-            _scope.depth -= 1
+        _scope.depth -= 1
