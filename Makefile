@@ -17,7 +17,7 @@ TEST_WORKERS ?= 4
 # worker to collect the suite, 1 s with them).
 PYCACHE := $(abspath .cache/pycache)
 
-.PHONY: demo test lint bench bench-live bench-html bench-telemetry bench-regions docs fixtures clean \
+.PHONY: demo test test-tools dist lint bench bench-live bench-html bench-telemetry bench-regions docs fixtures clean \
 	checkov-venv
 
 $(STAMP): pyproject.toml
@@ -37,10 +37,18 @@ checkov-venv: $(CHECKOV_STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/gpuaudit demo --output-dir gpuaudit-report
 
-test: $(STAMP) $(CHECKOV_STAMP)
+# the system tools the tests drive for real (Debian packages; as root, or with sudo)
+test-tools:
+	bash tools/install_chromium.sh
+
+test: $(STAMP) $(CHECKOV_STAMP) test-tools
 	$(PY) -m ruff check scanner policies reports tests tools bench
 	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(PYCACHE) \
 	GPUAUDIT_TEST_CHECKOV=$(abspath $(CHECKOV_VENV))/bin/checkov $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+# the sdist and the wheel, in dist/ (pip install dist/gpuaudit-*.whl works offline from here on)
+dist: $(STAMP)
+	$(PY) -m build --outdir dist .
 
 lint: $(STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench
