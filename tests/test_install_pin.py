@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TAG = f"v{__version__}"
 # every file a user copies an install line or a link from
 TEXTS = [ROOT / "README.md", ROOT / "action.yml", ROOT / ".pre-commit-hooks.yaml",
-         *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "examples").rglob("*.yml"))]
+         *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "examples").rglob("*.yml")),
+         *sorted((ROOT / "examples").rglob("*.yaml"))]
 PROJECT_ADDRESS = re.compile(r"github\.com/([\w.-]+)/gpuaudit\b")
 GITHUB_OF_URL = __url__.removeprefix("https://")
 
