@@ -41,10 +41,12 @@ def test_the_manifests_are_an_indexed_job_with_its_merge() -> None:
     (container,) = pod["containers"]
     env = {e["name"]: e for e in container["env"]}
     assert env["JOB_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.labels['job-name']"
-    assert container["envFrom"] == [{"configMapRef": {"name": docs["ConfigMap"]["metadata"]["name"]}}]
+    config_name = docs["ConfigMap"]["metadata"]["name"]
+    assert container["envFrom"] == [{"configMapRef": {"name": config_name}}]
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
     assert mounts["reports"] == env["REPORTS"]["value"]
-    assert "bash /etc/gpuaudit/shard.sh" in container["args"][0] and mounts["script"] == "/etc/gpuaudit"
+    assert "bash /etc/gpuaudit/shard.sh" in container["args"][0]
+    assert mounts["script"] == "/etc/gpuaudit"
     assert docs["PersistentVolumeClaim"]["spec"]["accessModes"] == ["ReadWriteMany"]
     check = subprocess.run(["bash", "-n"], input=config["shard.sh"], text=True,
                            capture_output=True)
@@ -62,8 +64,11 @@ def moto(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield server
 
 
+Pods = dict[int, subprocess.CompletedProcess[str]]
+
+
 def _pods(tmp_path: Path, moto: Any, indices: list[int], *, shards: int = 4,
-          wait: int = 120, job: str = "gpuaudit-nightly-1") -> dict[int, subprocess.CompletedProcess[str]]:
+          wait: int = 120, job: str = "gpuaudit-nightly-1") -> Pods:
     script = tmp_path / "shard.sh"
     script.write_text(_docs()["ConfigMap"]["data"]["shard.sh"])
     bin_dir = tmp_path / "bin"
@@ -97,7 +102,8 @@ def test_shards_as_parallel_pods_merge_into_the_whole_audit(tmp_path: Path, moto
     assert [pods[i].returncode for i in (1, 2, 3)] == [0, 0, 0], [p.stderr for p in pods.values()]
     assert pods[0].returncode == 1, pods[0].stderr  # an unencrypted volume: FAIL high
     run = tmp_path / "reports" / "gpuaudit-nightly-1"
-    assert sorted(p.name for p in run.glob("shard-*.json")) == [f"shard-{k}.json" for k in (1, 2, 3, 4)]
+    shard_files = sorted(p.name for p in run.glob("shard-*.json"))
+    assert shard_files == [f"shard-{k}.json" for k in (1, 2, 3, 4)]
     merged = json.loads((run / "report" / "report.json").read_text())
     assert {p.name for p in (run / "report").iterdir()} == {"report.json", "report.html",
                                                             "report.sarif"}
