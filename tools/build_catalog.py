@@ -190,6 +190,112 @@ def read_karpenter(source: Path) -> tuple[str, str, str]:
     return text, commit, found.group(1) if found else AS_OF
 
 
+# -- AWS Price List offers (bulk offer file JSON or CSV, or a pricing:GetProducts answer) -------
+
+# The product an on-demand Linux price belongs to (as `gpuaudit catalog refresh` filters it).
+_WANTED = {"operatingSystem": "Linux", "tenancy": "Shared", "preInstalledSw": "NA",
+           "capacitystatus": "Used"}
+_CSV_COLUMNS = {"instanceType": "Instance Type", "regionCode": "Region Code",
+                "operatingSystem": "Operating System", "tenancy": "Tenancy",
+                "preInstalledSw": "Pre Installed S/W", "capacitystatus": "CapacityStatus",
+                "licenseModel": "License Model", "usagetype": "usageType"}
+Offers = dict[str, dict[str, float]]  # {region: {instance type: USD per hour}}
+
+
+def _wanted(attrs: dict[str, Any], types: set[str]) -> bool:
+    return (attrs.get("instanceType") in types and bool(attrs.get("regionCode"))
+            and all(attrs.get(k) == v for k, v in _WANTED.items())
+            and attrs.get("licenseModel", "No License required") == "No License required"
+            and "BoxUsage" in str(attrs.get("usagetype", "BoxUsage")))
+
+
+def _keep(out: Offers, attrs: dict[str, Any], usd: float) -> None:
+    if usd > 0 and not _NOT_COMMERCIAL.match(attrs["regionCode"]):
+        prices = out.setdefault(attrs["regionCode"], {})
+        name = attrs["instanceType"]
+        prices[name] = min(usd, prices.get(name, usd))
+
+
+def _on_demand_usd(terms: Any) -> Iterable[float]:
+    for term in (terms or {}).values():
+        for dim in (term.get("priceDimensions") or {}).values():
+            if str(dim.get("unit", "")).lower() in ("hrs", "hours"):
+                yield float((dim.get("pricePerUnit") or {}).get("USD", 0))
+
+
+def _offers_json(doc: Any, types: set[str]) -> tuple[Offers, str | None]:
+    out: Offers = {}
+    if isinstance(doc, dict) and "products" in doc:  # bulk offer file
+        on_demand = (doc.get("terms") or {}).get("OnDemand") or {}
+        for sku, product in doc["products"].items():
+            attrs = product.get("attributes") or {}
+            if _wanted(attrs, types):
+                for usd in _on_demand_usd(on_demand.get(sku)):
+                    _keep(out, attrs, usd)
+        return out, str(doc.get("publicationDate") or "")[:10] or None
+    pages = doc if isinstance(doc, list) else [doc]  # GetProducts answers (pages)
+    dates: list[str] = []
+    for page in pages:
+        for raw in (page or {}).get("PriceList") or []:
+            item = json.loads(raw) if isinstance(raw, str) else raw
+            attrs = (item.get("product") or {}).get("attributes") or {}
+            if _wanted(attrs, types):
+                for usd in _on_demand_usd((item.get("terms") or {}).get("OnDemand")):
+                    _keep(out, attrs, usd)
+                if item.get("publicationDate"):
+                    dates.append(str(item["publicationDate"])[:10])
+    return out, max(dates) if dates else None
+
+
+def _offers_csv(path: Path, types: set[str]) -> tuple[Offers, str | None]:
+    """The bulk offer file's CSV form: five metadata rows, then one row per price (streamed)."""
+    out: Offers = {}
+    published = None
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = csv.reader(fh)
+        for row in rows:
+            if row and row[0] == "Publication Date":
+                published = row[1][:10]
+            if row and row[0] == "SKU":
+                header = row
+                break
+        else:
+            raise ValueError(f"{path}: no header row (SKU, OfferTermCode, ...)")
+        col = {name: header.index(name) for name in
+               [*_CSV_COLUMNS.values(), "TermType", "Unit", "PricePerUnit", "Currency"]}
+        for row in rows:
+            if len(row) < len(header) or row[col["TermType"]] != "OnDemand" \
+                    or row[col["Currency"]] != "USD" \
+                    or row[col["Unit"]].lower() not in ("hrs", "hours"):
+                continue
+            attrs = {key: row[col[name]] for key, name in _CSV_COLUMNS.items()}
+            if _wanted(attrs, types):
+                _keep(out, attrs, float(row[col["PricePerUnit"]] or 0))
+    return out, published
+
+
+def read_offers(path: Path, types: Iterable[str]) -> tuple[Offers, str | None]:
+    """({region: {type: on-demand Linux USD/h}}, publication date) of ``types`` from an AWS
+    Price List bulk offer file (JSON or CSV) or saved ``pricing get-products`` output."""
+    wanted = set(types)
+    with path.open("rb") as fh:
+        head = fh.read(64).lstrip()
+    if head.startswith((b'"FormatVersion"', b"FormatVersion")):
+        return _offers_csv(path, wanted)
+    return _offers_json(json.loads(path.read_text(encoding="utf-8")), wanted)
+
+
+def apply_offers(instances: dict[str, dict[str, Any]], offers: Offers, source: str) -> list[str]:
+    """Set the offers' regional prices on ``instances``; the regions they priced."""
+    for region, prices in offers.items():
+        for name, usd in prices.items():
+            entry = instances.get(name)
+            if entry is not None:
+                entry["prices"][region] = usd
+                entry.setdefault("_price_sources", {})[region] = source
+    return sorted(offers)
+
+
 # -- offerings (moto's DescribeInstanceTypeOfferings dumps) -------------------------------------
 
 def moto_resources() -> Path | None:
@@ -368,6 +474,17 @@ def spec_source(entry: dict[str, Any], info: dict[str, Any] | None, moto_source:
 
 # -- the catalogue ------------------------------------------------------------------------------
 
+def _price_text(entry: dict[str, Any], base: str) -> str:
+    """Where an entry's prices come from: per group of regions, the source and its date."""
+    by_source: dict[str, list[str]] = {}
+    extra = entry.pop("_price_sources", {})
+    for region in sorted(entry["prices"]):
+        by_source.setdefault(extra.get(region, base), []).append(region)
+    if list(by_source) == [base]:
+        return base
+    return "; ".join(f"{', '.join(r)}: {src}" for src, r in by_source.items())
+
+
 def _device_memory(entry: dict[str, Any], models: dict[str, dict[str, Any]]) -> str | None:
     """Set the per-device memory from the model's source where the instance data disagrees
     with it by more than 10 % (moto's dump gives Trainium2 512 GiB a chip; AWS's Neuron
@@ -382,7 +499,8 @@ def _device_memory(entry: dict[str, Any], models: dict[str, dict[str, Any]]) -> 
 
 
 def build(csv_path: Path, karpenter: Path | None, moto: Path | None = None,
-          built: str = "2026-12-03") -> tuple[dict[str, Any], dict[str, Any] | None]:
+          built: str = "2026-12-03", offers: Iterable[Path] = ()
+          ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(catalogue document, per-zone offerings document or None)."""
     instances = read_csv(csv_path)
     models = load_models()
@@ -428,15 +546,27 @@ def build(csv_path: Path, karpenter: Path | None, moto: Path | None = None,
             prices = {r: by_region[r][name] for r in regions if name in by_region[r]}
             entry["prices"] = prices
             entry["price_usd_hour"] = prices.get("us-east-1")
+    base_source = price_source
+    dates = [as_of]
+    for path in offers:
+        found, published = read_offers(path, instances)
+        if published is None:
+            raise ValueError(f"{path}: no publication date: its prices cannot be dated")
+        note = f"AWS Price List {path.name} (published {published})"
+        regions = sorted({*regions, *apply_offers(instances, found, note)})
+        price_source = f"{price_source}; {', '.join(sorted(found))} from {note}"
+        dates.append(published)
+    as_of = min(dates)  # every price is at least this new
     for name, entry in instances.items():
         if name in added:
             entry["source"] = f"spec:{added[name]}; price:{price_source}"
+        entry["price_usd_hour"] = entry["prices"].get("us-east-1")
         facts, model_source = model_facts(models, entry["gpu_model"], entry["gpu_mem_gib"])
         entry.update(facts)
         entry["interconnect"] = link_of(name, entry["gpu_vendor"], entry["gpu_count"])
         entry["figure_sources"] = {
             "spec": _csv_part(entry["source"], "spec"),
-            "price": price_source if entry["prices"] else
+            "price": _price_text(entry, base_source) if entry["prices"] else
             f"none: {price_source} has no price for {name}",
             "model": model_source or f"none: {entry['gpu_model']} is not in gpu_models.json",
             "interconnect": f"{LINK_RULE} (recorded {built})",
@@ -477,10 +607,14 @@ def main() -> None:
                         help="bare git dir of aws/karpenter-provider-aws, or the .go file")
     parser.add_argument("--moto", type=Path, default=None,
                         help="moto/ec2/resources (default: the installed moto's)")
+    parser.add_argument("--offers", type=Path, action="append", default=[],
+                        help="AWS Price List bulk offer file (AmazonEC2 index.json or "
+                             "index.csv, one region or all) or saved `aws pricing get-products` "
+                             "output; repeatable; its prices win over karpenter's")
     parser.add_argument("--output", type=Path, default=OUT)
     parser.add_argument("--az-output", type=Path, default=AZ_OUT)
     args = parser.parse_args()
-    doc, az_doc = build(args.csv, args.karpenter, args.moto)
+    doc, az_doc = build(args.csv, args.karpenter, args.moto, offers=args.offers)
     args.output.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     if az_doc is not None:
         args.az_output.write_text(json.dumps(az_doc, separators=(",", ":"), sort_keys=True)
