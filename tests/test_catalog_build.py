@@ -83,5 +83,5 @@ def test_an_offer_file_without_a_publication_date_is_refused(reference: Path,
     del doc["publicationDate"]
     undated = tmp_path / "undated.json"
     undated.write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match="undated.json: no publication date"):
+    with pytest.raises(ValueError, match=r"undated\.json: no publication date"):
         tool.build(reference, None, offers=[undated])
