@@ -22,8 +22,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from policies import rs_risk
 from policies.base import Context, Remediation, policy
-from policies.recommend import MIB_PER_GIB, Demand, Options, recommend
+from policies.recommend import MIB_PER_GIB, Candidate, Demand, Options, host_need, recommend
+from policies.rs_workload import Workload, workload_of
 from scanner.catalog import InstanceSpec, is_gpu_type, vendor_by_family
 from scanner.compute import MEASURED, kinds_with, reads_of
 from scanner.model import Resource, Result, Severity, Status, Unknown
@@ -186,16 +188,58 @@ def _is_used(gpu: dict[str, Any], idle: float) -> bool:
             or float(gpu.get("MemUsedMaxMiB") or 0) > USED_MEMORY_MIB)
 
 
-def demand_of(usage: Usage, spec: InstanceSpec, idle: float) -> Demand:
+def _stat(d: dict[str, Any], prefix: str, pct: float) -> float | None:
+    """``prefix`` + the percentile (``UtilP99.5``, also spelled ``UtilP995``), else None."""
+    text = f"{pct:g}"
+    for key in (f"{prefix}P{text}", f"{prefix}P{text.replace('.', '')}"):
+        value = d.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def _high(d: dict[str, Any], prefix: str, pct: float) -> float | None:
+    """The decision statistic of a series: its high percentile, else its maximum."""
+    value = _stat(d, prefix, pct)
+    if value is not None:
+        return value
+    top = d.get(f"{prefix}Max")
+    return float(top) if isinstance(top, int | float) and not isinstance(top, bool) else None
+
+
+def demand_of(usage: Usage, spec: InstanceSpec, idle: float, pct: float = 99.5,
+              burst_ratio: float = 2.0, workload: Workload | None = None) -> Demand:
+    """The observed work, member by member (a group's members are never consolidated: the
+    busiest member's needs are the group's)."""
     used_per_member = [sum(1 for g in m.get("Gpus") or [] if _is_used(g, idle))
                        for m in usage.members]
     used = [g for g in _gpus(usage) if _is_used(g, idle)] or _gpus(usage)
     mems = [float(g["MemUsedMaxMiB"]) for g in used if g.get("MemUsedMaxMiB") is not None]
     measured = bool(mems)
     peak = max(mems) if mems else (spec.gpu_mem_gib or 0.0) * 1024.0
-    return Demand(max(max(used_per_member, default=1), 1), peak,
-                  max(float(g.get("UtilP95") or 0) for g in used),
-                  max(float(g.get("UtilMax") or 0) for g in used), measured)
+    p95 = max(float(g.get("UtilP95") or 0) for g in used)
+    top = max(float(g.get("UtilMax") or 0) for g in used)
+    highs = [_stat(g, "Util", pct) for g in used]
+    high = max(min(h, top) for h in highs) if all(h is not None for h in highs) else None
+    label = f"P{pct:g}" if high is not None else f"maximum (P{pct:g} not given by the source)"
+    bursty = top >= burst_ratio * max(p95, 1.0) and top > idle
+    bw = [_high(g, "MemBwUtil", pct) for g in used]
+    cpu = [_high(m, "CpuUtil", pct) for m in usage.members]
+    host_mem = [m.get("HostMemUsedMaxMiB") for m in usage.members]
+    vcpu = (max(c for c in cpu if c is not None) / 100.0 * spec.vcpu
+            if cpu and all(c is not None for c in cpu) else None)
+    host_gib = (max(float(h) for h in host_mem) / MIB_PER_GIB  # type: ignore[arg-type]
+                if host_mem and all(isinstance(h, int | float) for h in host_mem) else None)
+    sums = [sum(float(g.get("UtilMax") or 0) for g in m.get("Gpus") or [])
+            for m in usage.members]
+    work = workload or Workload()
+    return Demand(max(max(used_per_member, default=1), 1), peak, p95, top, measured,
+                  util_high=high if high is not None else top, high_label=label,
+                  bursty=bursty,
+                  bandwidth_util=max(b for b in bw if b is not None)
+                  if bw and all(b is not None for b in bw) else None,
+                  host_vcpu=vcpu, host_mem_gib=host_gib, needs_gpu_link=work.needs_gpu_link,
+                  needs_efa=work.needs_efa, gpu_sum_peak=max(sums, default=None))
 
 
 def _evidence_usage(usage: Usage) -> dict[str, Any]:
@@ -404,7 +448,9 @@ RECOMMENDATION = (
             cloudformation="InstanceTypes: [g4dn.xlarge]  # the recommended type")}),
     params={**COMMON_PARAMS, "idle_util_percent": 5, "memory_headroom": 20,
             "compute_headroom": 20, "min_saving_usd_month": 50, "allow_arch_change": False,
-            "allow_vendor_change": False, "families": [], "spot_price_ratio": SPOT_PRICE_RATIO},
+            "allow_vendor_change": False, "families": [], "spot_price_ratio": SPOT_PRICE_RATIO,
+            "util_percentile": 99.5, "burst_ratio": 2.0, "peak_limit_percent": 100,
+            "host_headroom": 20, "max_risk_for_saving": 2},
     sources="HPCL",
 )
 def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
@@ -424,24 +470,26 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                          evidence=evidence)
         return
     measured, measured_note = _measured_on(subj, subj.spec, ctx)
-    demand = demand_of(subj.usage, measured, idle)
+    work = workload_of(resource, ctx)
+    demand = demand_of(subj.usage, measured, idle, float(ctx.params["util_percentile"]),
+                       float(ctx.params["burst_ratio"]), work)
     opts = Options(float(ctx.params["memory_headroom"]), float(ctx.params["compute_headroom"]),
                    bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
-                   tuple(str(f) for f in ctx.params["families"] or ()))
+                   tuple(str(f) for f in ctx.params["families"] or ()),
+                   float(ctx.params["peak_limit_percent"]), float(ctx.params["host_headroom"]),
+                   subj.region, work.zones)
     market = ON_DEMAND if subj.capacity.on_demand else SPOT
     current_rate = _price(subj, ctx, subj.current, market).usd_hour or 0.0
     found = recommend(measured, current_rate, demand, ctx.catalog,
-                      lambda t: _price(subj, ctx, t, market), opts, exclude=subj.capacity.types)
-    evidence["demand"] = {"gpus_used": demand.gpus_used,
-                          "peak_memory_used_mib": round(demand.mem_peak_mib, 1),
-                          "memory_measured": demand.mem_measured,
-                          "util_p95_percent": round(demand.util_p95, 2),
-                          "util_max_percent": round(demand.util_max, 2),
-                          "gpu_model": measured.gpu_model,
-                          "fp16_tflops_per_gpu": measured.fp16_tflops_per_gpu}
+                      lambda t: _price(subj, ctx, t, market), opts, exclude=subj.capacity.types,
+                      assess=lambda spec, fit: rs_risk.assess(measured, spec, fit, demand, opts))
+    evidence["demand"] = _demand_evidence(demand, measured, work, opts)
     evidence["headroom_percent"] = {"memory": opts.memory_headroom,
-                                    "compute": opts.compute_headroom}
-    evidence["candidates"] = [c.as_evidence(HOURS_PER_MONTH) for c in found[:3]]
+                                    "compute": opts.compute_headroom, "host": opts.host_headroom}
+    max_risk = int(ctx.params["max_risk_for_saving"])
+    safe = [c for c in found if c.risk <= max_risk]
+    risky = [c for c in found if c.risk > max_risk]
+    evidence["candidates"] = [c.as_evidence(HOURS_PER_MONTH) for c in (safe[:3] or risky[:3])]
     if measured.fp16_tflops_per_gpu is None:
         evidence["note"] = (f"{measured.gpu_model} has no published dense FP16 figure: only "
                             f"{measured.gpu_model} types were compared")
@@ -450,9 +498,17 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     minimum = float(ctx.params["min_saving_usd_month"])
     if not found:
         yield ctx.result(resource, Status.PASS, f"no cheaper type fits the observed use of "
-                         f"{subj.current}", evidence=evidence)
+                         f"{subj.current}{_bursty_note(demand)}", evidence=evidence)
         return
-    best = found[0]
+    if not safe:
+        yield _risky_notice(subj, ctx, risky[0], evidence, max_risk)
+        return
+    best = safe[0]
+    move = _move(subj, best)
+    evidence |= {"recommended": best.instance_type, "move": move,
+                 "performance_risk": {"level": best.risk,
+                                      "name": rs_risk.level_name(best.risk),
+                                      "reasons": list(best.risk_reasons)}}
     savings = build_savings(_components(subj, ctx, best.instance_type), kind="rightsize",
                             note=_range_note(subj, ctx))
     if savings.usd_month < minimum:
@@ -460,15 +516,102 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                          f"{best.instance_type} would save {usd_text(savings.usd_month)} $/month, "
                          f"below min_saving_usd_month {minimum:g}", evidence=evidence)
         return
-    yield ctx.result(
-        resource, Status.FAIL,
-        f"{subj.current} is oversized: {demand.gpus_used} of "
-        f"{subj.spec.gpu_count:g} GPU(s) used, p95 {demand.util_p95:.0f}%, peak memory "
-        f"{demand.mem_peak_mib / 1024:.1f} GiB; {best.instance_type} fits "
-        f"(projected p95 {best.projected_util_p95:.0f}%) and saves "
-        f"{usd_text(savings.usd_month)} $/month",
-        path="InstanceType", evidence=evidence | {"recommended": best.instance_type},
-        savings=savings)
+    text = (f"{subj.current} is oversized: {demand.gpus_used} of "
+            f"{subj.spec.gpu_count:g} GPU(s) used, {demand.high_label} "
+            f"{demand.sized_on:.0f}%, peak memory {demand.mem_peak_mib / 1024:.1f} GiB; "
+            f"{move['text']} fits (projected {best.fit.projected:.0f}%, performance risk "
+            f"{best.risk} {rs_risk.level_name(best.risk)})")
+    prepaid = prepaid_of(resource, ctx)
+    if prepaid is not None:
+        evidence["prepaid"] = prepaid
+        yield ctx.result(resource, Status.FAIL, f"{text}; {prepaid}: no saving is booked",
+                         path="InstanceType", evidence=evidence)
+        return
+    yield ctx.result(resource, Status.FAIL,
+                     f"{text} and saves {usd_text(savings.usd_month)} $/month",
+                     path="InstanceType", evidence=evidence, savings=savings)
+
+
+def _bursty_note(demand: Demand) -> str:
+    if not demand.bursty:
+        return ""
+    return (f" (bursty: peak {demand.util_max:.0f}% against p95 {demand.util_p95:.0f}%, so it is "
+            "sized on its peak and keeps its size)")
+
+
+def _move(subj: Subject, best: Candidate) -> dict[str, Any]:
+    """N x current -> N x candidate: members are never consolidated (each runs its own share
+    of the work, and a group scales by instances)."""
+    n = subj.capacity.total
+    unit = "instance" if n == 1 else "instances"
+    return {"from": {"count": n, "instance_type": subj.current},
+            "to": {"count": n, "instance_type": best.instance_type},
+            "text": f"{n} x {subj.current} -> {n} x {best.instance_type}",
+            "basis": f"{n} {unit} of the group kept, each moved to {best.instance_type}"
+                     if n > 1 else f"1 {unit} moved to {best.instance_type}"}
+
+
+def _risky_notice(subj: Subject, ctx: Context, cand: Candidate, evidence: dict[str, Any],
+                  max_risk: int) -> Result:
+    """A cheaper type fits the observed use, but the move's performance risk is above
+    max_risk_for_saving: a notice, never a saving."""
+    move = _move(subj, cand)
+    evidence |= {"possible_move": move,
+                 "performance_risk": {"level": cand.risk, "name": rs_risk.level_name(cand.risk),
+                                      "reasons": list(cand.risk_reasons)},
+                 "max_risk_for_saving": max_risk}
+    why = "; ".join(cand.risk_reasons[:3])
+    text = (f"{move['text']} may fit, but its performance risk is {cand.risk} "
+            f"({rs_risk.level_name(cand.risk)}: {why}): not a safe move, no saving booked")
+    ctx.notice(subj.resource, f"RS-001: {text}")
+    return ctx.result(subj.resource, Status.UNKNOWN, f"whether {subj.current} can be made "
+                      f"smaller safely is not known: {text}", evidence=evidence)
+
+
+PREPAID_OPTIONS = {"capacity-block": "a capacity block",
+                   "reservation-targeted": "a targeted capacity reservation"}
+
+
+def prepaid_of(resource: Resource, ctx: Context) -> str | None:
+    """Why the capacity's price is paid whatever runs on it (a capacity block, a targeted
+    reservation, or a purchase option not known), else None."""
+    view = ctx.compute.of(resource)
+    purchase = view.purchase if view is not None else None
+    option = getattr(purchase, "option", None)
+    if isinstance(option, Unknown):
+        return f"purchase option not known ({option.reason})"
+    if isinstance(option, str) and option in PREPAID_OPTIONS:
+        return f"prepaid capacity ({PREPAID_OPTIONS[option]})"
+    prepaid = getattr(purchase, "prepaid", None)
+    if isinstance(prepaid, Unknown):
+        return f"whether it is prepaid is not known ({prepaid.reason})"
+    if prepaid:
+        return "prepaid capacity"
+    return None
+
+
+def _demand_evidence(demand: Demand, measured: InstanceSpec, work: Workload,
+                     opts: Options) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "gpus_used": demand.gpus_used, "peak_memory_used_mib": round(demand.mem_peak_mib, 1),
+        "memory_measured": demand.mem_measured,
+        "util_p95_percent": round(demand.util_p95, 2),
+        "util_max_percent": round(demand.util_max, 2),
+        "decision_statistic": demand.high_label if not demand.bursty else
+        "maximum (bursty: peak at least burst_ratio x p95)",
+        "decision_util_percent": round(demand.sized_on, 2),
+        "bursty": demand.bursty, "gpu_model": measured.gpu_model,
+        "fp16_tflops_per_gpu": measured.fp16_tflops_per_gpu,
+        "host": {k: (round(v, 1) if isinstance(v, float) else v)
+                 for k, v in host_need(measured, demand, opts).items()},
+        "collective_work": work.collective, "multi_node_work": work.multi_node}
+    if demand.gpu_sum_peak is not None:
+        out["gpu_sum_peak_percent"] = round(demand.gpu_sum_peak, 1)
+    if demand.bandwidth_util is not None:
+        out["bandwidth_util_percent"] = round(demand.bandwidth_util, 2)
+    if work.zones:
+        out["zones"] = list(work.zones)
+    return out
 
 
 def _measured_on(subj: Subject, current: InstanceSpec,
@@ -538,6 +681,15 @@ def rs_002(resource: Resource, ctx: Context) -> Iterator[Result]:
         return
     savings = build_savings(_components(subj, ctx, None), kind="idle",
                             note=_range_note(subj, ctx))
+    prepaid = prepaid_of(resource, ctx)
+    if prepaid is not None:
+        evidence["prepaid"] = prepaid
+        yield ctx.result(
+            resource, Status.FAIL,
+            f"{subj.current}: every GPU at or below {idle:g}% for {subj.usage.hours} hours "
+            f"(max {top:.1f}%); {prepaid}: no saving is booked (release or reuse it)",
+            path="InstanceType", evidence=evidence)
+        return
     yield ctx.result(
         resource, Status.FAIL,
         f"{subj.current}: every GPU at or below {idle:g}% for {subj.usage.hours} hours "

@@ -1,0 +1,87 @@
+"""The catalogue facts a right-sizing move must keep, read so that a fact the catalogue does not
+hold is ``None`` (not known), never a default: the GPU interconnect, per-GPU memory bandwidth,
+BF16 / FP8 support, the Tensor Core generation and where a type is offered.
+
+A move that leans on a fact that is ``None`` is not safe (``policies.rs_risk`` makes it a high
+performance risk: a notice, never a saving).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scanner.catalog import InstanceSpec
+
+# Interconnects from weakest to strongest; "none" is a single GPU (no GPU-to-GPU link at all).
+INTERCONNECT_RANK = {"none": 0, "pcie": 1, "nvlink": 2, "neuronlink": 2, "nvswitch": 3}
+GPU_LINKS = ("nvlink", "nvswitch", "neuronlink")
+
+
+def interconnect(spec: InstanceSpec) -> str | None:
+    value = getattr(spec, "interconnect", None)
+    if isinstance(value, str) and value.strip().lower() in INTERCONNECT_RANK:
+        return value.strip().lower()
+    return None
+
+
+def interconnect_rank(spec: InstanceSpec) -> int | None:
+    link = interconnect(spec)
+    return None if link is None else INTERCONNECT_RANK[link]
+
+
+def has_gpu_link(spec: InstanceSpec) -> bool | None:
+    """NVLink / NVSwitch (or NeuronLink) between its accelerators; None when not known."""
+    link = interconnect(spec)
+    return None if link is None else link in GPU_LINKS
+
+
+def bandwidth_gbs(spec: InstanceSpec) -> float | None:
+    """Per-GPU memory bandwidth in GB/s (a GPU slice offers its share)."""
+    value = _number(getattr(spec, "gpu_mem_bandwidth_gbs", None))
+    if value is None:
+        return None
+    count = spec.gpu_count or 0.0
+    return value * count if 0 < count < 1 else value
+
+
+def flag(spec: InstanceSpec, name: str) -> bool | None:
+    """``bf16`` / ``fp8``: True, False or None (not known)."""
+    value = getattr(spec, name, None)
+    return value if isinstance(value, bool) else None
+
+
+def tensor_core_gen(spec: InstanceSpec) -> int | None:
+    """The Tensor Core generation; None when the catalogue does not say."""
+    number = _number(getattr(spec, "tensor_core_gen", None))
+    return int(number) if number is not None else None
+
+
+def efa(spec: InstanceSpec) -> bool | None:
+    return spec.efa if isinstance(spec.efa, bool) else None
+
+
+def offered(spec: InstanceSpec, region: str | None, zone: str | None) -> bool | None:
+    """Is the type offered in ``region`` (and in ``zone`` where both are known)? None: the
+    catalogue holds no offering data for it there, or the region is not known. ``offerings``
+    maps a region to the zones it is offered in (an empty list: offered, zones not listed), or
+    lists regions."""
+    offerings = getattr(spec, "offerings", None)
+    if region is None or not offerings:
+        return None
+    if isinstance(offerings, list | tuple | set | frozenset):
+        return True if region in offerings else None  # absence from a list is not proof
+    if not isinstance(offerings, dict) or region not in offerings:
+        return None
+    zones = offerings[region]
+    if zones is False:
+        return False
+    if zone is None or not isinstance(zones, list | tuple) or not zones:
+        return True
+    return any(isinstance(z, str) and z.strip() == zone.strip() for z in zones)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if value == value and value not in (float("inf"), float("-inf")) \
+        else None
