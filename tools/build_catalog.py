@@ -1,14 +1,20 @@
-"""Build the shipped GPU catalogue (scanner/catalog/gpu_instances.json).
+"""Build the shipped GPU catalogue (scanner/catalog/gpu_instances.json, gpu_offerings_az.json).
 
 Usage:
     python tools/build_catalog.py [--csv ../shared/reference/gpu_instances.csv]
-                                  [--karpenter GIT_DIR_OR_GO_FILE]
+                                  [--karpenter GIT_DIR_OR_GO_FILE] [--moto MOTO_EC2_RESOURCES]
 
-Specs, CPU architecture and dense FP16 TFLOPS come from the reference CSV (each entry keeps the
-source of its figures). Regional Linux on-demand prices come from karpenter-provider-aws's
-generated price list (``pkg/providers/pricing/zz_generated.pricing_aws.go``): every region that
-file holds is extracted for the GPU/accelerator types, and the commit and generation date are
-recorded. Without ``--karpenter`` the CSV's us-east-1 prices are used.
+Every figure group of an entry names its source and date in ``figure_sources``:
+
+- spec (vCPU, memory, accelerator model/count/memory, network, EFA, architecture): the
+  reference CSV (each row keeps the source of its figures);
+- price: karpenter-provider-aws's generated price list
+  (``pkg/providers/pricing/zz_generated.pricing_aws.go``, us-east-1), commit and generation date
+  recorded; without ``--karpenter`` the CSV's us-east-1 prices;
+- model (memory bandwidth, BF16, FP8, Tensor Core generation): ``scanner/catalog/gpu_models.json``
+  (one entry per accelerator model, each naming its vendor datasheet);
+- interconnect: derived from the family, the model's vendor and the device count (``link_of``);
+- offerings: moto's DescribeInstanceTypeOfferings dumps (per region and per zone ID).
 
 The karpenter file publishes us-east-1 only (it has since its first version in 2022; the
 cn-north-1 and us-gov-west-1 lists live in other files and are not commercial regions). Other
@@ -20,15 +26,20 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import re
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CSV = ROOT.parent / "shared" / "reference" / "gpu_instances.csv"
-OUT = ROOT / "scanner" / "catalog" / "gpu_instances.json"
+CATALOG_DIR = ROOT / "scanner" / "catalog"
+OUT = CATALOG_DIR / "gpu_instances.json"
+AZ_OUT = CATALOG_DIR / "gpu_offerings_az.json"
+MODELS = CATALOG_DIR / "gpu_models.json"
 KARPENTER_PATH = "pkg/providers/pricing/zz_generated.pricing_aws.go"
 AS_OF = "2026-07-20"  # the date of the price list the reference cites
 
@@ -37,6 +48,14 @@ _PRICE = re.compile(r'"([a-z0-9-]+\.[a-z0-9-]+)":\s*([0-9.]+)')
 _GENERATED = re.compile(r"generated at (\d{4}-\d{2}-\d{2})T")
 # Commercial partition: not cn-*, not us-gov-*, not the isolated iso regions.
 _NOT_COMMERCIAL = re.compile(r"^(cn-|us-gov-|us-iso)")
+
+# Families whose GPUs are joined all-to-all by NVSwitch, and those with NVLink but no switch.
+NVSWITCH_FAMILIES = frozenset({"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300",
+                               "p6e-gb200", "p6e-gb300"})
+NVLINK_FAMILIES = frozenset({"p3", "p3dn"})
+LINK_RULE = ("interconnect rule (tools/build_catalog.py link_of): one device or less 'none'; "
+             "p4d/p4de/p5/p5e/p5en/p6* 'nvswitch'; p3/p3dn 'nvlink'; AWS Neuron 'neuronlink'; "
+             "Habana Gaudi 'roce'; any other 'pcie'")
 
 
 def _num(text: str) -> float | None:
@@ -56,6 +75,51 @@ def vendor_of(gpu_model: str) -> str:
     if "qualcomm" in model or model.startswith("ai100"):
         return "qualcomm"
     return "nvidia"
+
+
+def family_of(instance_type: str) -> str:
+    return instance_type.split(".", 1)[0]
+
+
+def link_of(instance_type: str, vendor: str, gpu_count: float | None) -> str:
+    """How the accelerators of a type reach each other (scanner.catalog.INTERCONNECTS)."""
+    if gpu_count is None or gpu_count <= 1:
+        return "none"
+    family = family_of(instance_type)
+    if vendor == "aws-neuron":
+        return "neuronlink"
+    if vendor == "habana":
+        return "roce"
+    if family in NVSWITCH_FAMILIES:
+        return "nvswitch"
+    if family in NVLINK_FAMILIES:
+        return "nvlink"
+    return "pcie"
+
+
+def load_models(path: Path = MODELS) -> dict[str, dict[str, Any]]:
+    return json.loads(path.read_text(encoding="utf-8"))["models"]
+
+
+def model_facts(models: dict[str, dict[str, Any]], gpu_model: str,
+                gpu_mem_gib: float | None) -> tuple[dict[str, Any], str | None]:
+    """(facts for the entry, their source) of an accelerator model; ({}, None) if not listed."""
+    entry = models.get(gpu_model)
+    if entry is None:
+        return {}, None
+    bandwidth = entry.get("mem_bandwidth_gbs")
+    variants = entry.get("variants") or []
+    if variants:
+        # the variant whose memory is nearest the type's per-device memory
+        if gpu_mem_gib is None:
+            bandwidth = None
+        else:
+            bandwidth = min(variants, key=lambda v: abs(v["mem_gib"] - gpu_mem_gib))[
+                "mem_bandwidth_gbs"]
+    facts = {"gpu_mem_bandwidth_gbs": float(bandwidth) if bandwidth is not None else None,
+             "bf16": entry["bf16"], "fp8": entry["fp8"],
+             "tensor_core_gen": entry["tensor_core_gen"]}
+    return facts, f"{entry['source']} (recorded {entry['recorded']})"
 
 
 def read_csv(csv_path: Path) -> dict[str, dict[str, Any]]:
@@ -79,6 +143,15 @@ def read_csv(csv_path: Path) -> dict[str, dict[str, Any]]:
                 "source": row["source"],
             }
     return instances
+
+
+def _csv_part(source: str, key: str) -> str:
+    """The ``key:`` part of a CSV source text ("spec:...; price:...; fp16: ...")."""
+    for part in source.split(";"):
+        name, _, rest = part.strip().partition(":")
+        if name.strip() == key:
+            return rest.strip()
+    return source
 
 
 def parse_karpenter(text: str) -> dict[str, dict[str, float]]:
@@ -105,8 +178,102 @@ def read_karpenter(source: Path) -> tuple[str, str, str]:
     return text, commit, found.group(1) if found else AS_OF
 
 
-def build(csv_path: Path, karpenter: Path | None) -> dict[str, Any]:
+# -- offerings (moto's DescribeInstanceTypeOfferings dumps) -------------------------------------
+
+def moto_resources() -> Path | None:
+    try:
+        import moto
+    except ImportError:
+        return None
+    return Path(moto.__file__).parent / "ec2" / "resources"
+
+
+def moto_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("moto")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _offering_files(folder: Path) -> Iterable[tuple[str, list[dict[str, str]]]]:
+    for path in sorted(folder.glob("*.json*")):
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as fh:
+            yield path.name.split(".json")[0], json.load(fh)
+
+
+def read_offerings(resources: Path, types: Iterable[str]
+                   ) -> tuple[list[str], dict[str, list[str]], dict[str, list[str]]]:
+    """(regions covered, {type: regions}, {zone ID: types}) of ``types``."""
+    wanted = set(types)
+    regions: list[str] = []
+    by_type: dict[str, list[str]] = {t: [] for t in wanted}
+    for region, rows in _offering_files(resources / "instance_type_offerings" / "region"):
+        regions.append(region)
+        for row in rows:
+            if row.get("InstanceType") in wanted:
+                by_type[row["InstanceType"]].append(region)
+    zones: dict[str, set[str]] = {}
+    for _region, rows in _offering_files(resources / "instance_type_offerings" /
+                                         "availability-zone-id"):
+        for row in rows:
+            if row.get("InstanceType") in wanted:
+                zones.setdefault(row["Location"], set()).add(row["InstanceType"])
+    return (sorted(regions), {t: sorted(r) for t, r in by_type.items()},
+            {z: sorted(t) for z, t in sorted(zones.items())})
+
+
+def moto_types(resources: Path) -> dict[str, dict[str, Any]]:
+    with gzip.open(resources / "instance_types.json.gz", "rt", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def moto_spec(info: dict[str, Any]) -> tuple[Any, ...]:
+    """(vCPU, GiB, devices, GiB per device, EFA, model) as DescribeInstanceTypes gives them; a
+    fractional GPU (Count 0) counts as its partition size."""
+    devices = ((info.get("GpuInfo") or {}).get("Gpus")
+               or (info.get("NeuronInfo") or {}).get("NeuronDevices")
+               or (info.get("InferenceAcceleratorInfo") or {}).get("Accelerators") or [{}])
+    dev = devices[0]
+    count = dev.get("Count") or dev.get("GpuPartitionSize")
+    mib = (dev.get("MemoryInfo") or {}).get("SizeInMiB")
+    return (info["VCpuInfo"]["DefaultVCpus"], info["MemoryInfo"]["SizeInMiB"] / 1024,
+            float(count) if count is not None else None,
+            round(mib / 1024, 2) if mib is not None else None,
+            bool(info["NetworkInfo"].get("EfaSupported")), dev.get("Name"))
+
+
+def _git_date(git_dir: Path | None, rev: str) -> str | None:
+    if git_dir is None or not git_dir.is_dir():
+        return None
+    done = subprocess.run(["git", f"--git-dir={git_dir}", "log", "-1", "--format=%cs", rev],
+                          capture_output=True, text=True)
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def spec_source(entry: dict[str, Any], info: dict[str, Any] | None, moto_source: str,
+                karpenter: Path | None) -> str:
+    """Where an entry's spec figures come from, with a date: the installed moto's dump when it
+    agrees with them, else the reference CSV's source (a karpenter commit is dated from git)."""
+    mine = (entry["vcpu"], entry["mem_gib"], entry["gpu_count"], entry["gpu_mem_gib"],
+            entry["efa"], entry["gpu_model"])
+    if info is not None and moto_spec(info) == mine:
+        return moto_source
+    text = _csv_part(entry["source"], "spec")
+    found = re.search(r"aws/karpenter-provider-aws@([0-9a-f]{7,40}\^?)", text)
+    date = _git_date(karpenter, found.group(1)) if found else None
+    return f"{text} (commit of {date})" if date else text
+
+
+# -- the catalogue ------------------------------------------------------------------------------
+
+def build(csv_path: Path, karpenter: Path | None, moto: Path | None = None,
+          built: str = "2026-12-03") -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(catalogue document, per-zone offerings document or None)."""
     instances = read_csv(csv_path)
+    models = load_models()
     as_of, price_source = AS_OF, "aws/karpenter-provider-aws@1d927085 (generated 2026-07-20)"
     regions = ["us-east-1"]
     if karpenter is not None:
@@ -120,7 +287,18 @@ def build(csv_path: Path, karpenter: Path | None) -> dict[str, Any]:
             prices = {r: by_region[r][name] for r in regions if name in by_region[r]}
             entry["prices"] = prices
             entry["price_usd_hour"] = prices.get("us-east-1")
-    return {
+    for name, entry in instances.items():
+        facts, model_source = model_facts(models, entry["gpu_model"], entry["gpu_mem_gib"])
+        entry.update(facts)
+        entry["interconnect"] = link_of(name, entry["gpu_vendor"], entry["gpu_count"])
+        entry["figure_sources"] = {
+            "spec": _csv_part(entry["source"], "spec"),
+            "price": price_source if entry["prices"] else
+            f"none: {price_source} has no price for {name}",
+            "model": model_source or f"none: {entry['gpu_model']} is not in gpu_models.json",
+            "interconnect": f"{LINK_RULE} (recorded {built})",
+        }
+    doc: dict[str, Any] = {
         "source": "gpuaudit built-in catalogue (AWS Linux on-demand prices from "
                   "karpenter-provider-aws's generated price list; specs from AWS/moto instance "
                   "data)",
@@ -130,6 +308,27 @@ def build(csv_path: Path, karpenter: Path | None) -> dict[str, Any]:
         "regions": regions,
         "instances": dict(sorted(instances.items())),
     }
+    az_doc = None
+    moto = moto or moto_resources()
+    if moto is not None:
+        covered, by_type, zones = read_offerings(moto, instances)
+        known = moto_types(moto)
+        source = (f"getmoto/moto {moto_version()} moto/ec2/resources/instance_type_offerings "
+                  f"(DescribeInstanceTypeOfferings dumps, installed {built})")
+        types_source = (f"getmoto/moto {moto_version()} moto/ec2/resources/instance_types.json"
+                        f" (DescribeInstanceTypes dump, installed {built})")
+        doc["offerings"] = {"source": source, "regions": covered}
+        for name, entry in instances.items():
+            entry["figure_sources"]["spec"] = spec_source(entry, known.get(name), types_source,
+                                                          karpenter)
+            if name in known:
+                entry["offered_regions"] = by_type[name]
+                entry["figure_sources"]["offerings"] = source
+            else:
+                entry["figure_sources"]["offerings"] = \
+                    f"none: moto {moto_version()} does not list {name}"
+        az_doc = {"source": source, "zones": zones}
+    return doc, az_doc
 
 
 def main() -> None:
@@ -137,10 +336,16 @@ def main() -> None:
     parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
     parser.add_argument("--karpenter", type=Path, default=None,
                         help="bare git dir of aws/karpenter-provider-aws, or the .go file")
+    parser.add_argument("--moto", type=Path, default=None,
+                        help="moto/ec2/resources (default: the installed moto's)")
     parser.add_argument("--output", type=Path, default=OUT)
+    parser.add_argument("--az-output", type=Path, default=AZ_OUT)
     args = parser.parse_args()
-    doc = build(args.csv, args.karpenter)
+    doc, az_doc = build(args.csv, args.karpenter, args.moto)
     args.output.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    if az_doc is not None:
+        args.az_output.write_text(json.dumps(az_doc, separators=(",", ":"), sort_keys=True)
+                                  + "\n")
     print(f"wrote {args.output}: {len(doc['instances'])} instance types, "
           f"prices for {', '.join(doc['regions'])} ({doc['price_source']})")
 
