@@ -237,11 +237,11 @@ def lost_capability(current: InstanceSpec, cand: InstanceSpec, demand: Demand,
                     f"{facts.interconnect(current)} for collective work")
     if demand.needs_efa and facts.efa(current) is True and facts.efa(cand) is False:
         return "no EFA for multi-node work"
-    zones = opts.zones or (None,)
-    if any(facts.offered(cand, opts.region, z) is False for z in zones):
-        where = opts.region + (f" ({', '.join(opts.zones)})" if opts.zones else "") \
-            if opts.region else "the region"
-        return f"not offered in {where}"
+    if facts.offered(cand, opts.region) is False:
+        return f"not offered in {opts.region}"
+    for zone in opts.zones:
+        if facts.offered(cand, opts.region, zone) is False:
+            return f"not offered in {opts.region} zone {zone}"
     return None
 
 

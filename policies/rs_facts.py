@@ -60,24 +60,18 @@ def efa(spec: InstanceSpec) -> bool | None:
     return spec.efa if isinstance(spec.efa, bool) else None
 
 
-def offered(spec: InstanceSpec, region: str | None, zone: str | None) -> bool | None:
-    """Is the type offered in ``region`` (and in ``zone`` where both are known)? None: the
-    catalogue holds no offering data for it there, or the region is not known. ``offerings``
-    maps a region to the zones it is offered in (an empty list: offered, zones not listed), or
-    lists regions."""
-    offerings = getattr(spec, "offerings", None)
-    if region is None or not offerings:
+def offered(spec: InstanceSpec, region: str | None, zone: str | None = None) -> bool | None:
+    """Is the type offered in ``region`` (and in ``zone``, a zone ID, when given)? None: the
+    catalogue holds no offering data for it there, the region is not known, or the zone is
+    given by name (a name maps to a different zone in each account)."""
+    ask = getattr(spec, "offered", None)
+    if region is None or not callable(ask):
         return None
-    if isinstance(offerings, list | tuple | set | frozenset):
-        return True if region in offerings else None  # absence from a list is not proof
-    if not isinstance(offerings, dict) or region not in offerings:
+    try:
+        answer = ask(region, zone) if zone is not None else ask(region)
+    except (TypeError, ValueError, OSError):
         return None
-    zones = offerings[region]
-    if zones is False:
-        return False
-    if zone is None or not isinstance(zones, list | tuple) or not zones:
-        return True
-    return any(isinstance(z, str) and z.strip() == zone.strip() for z in zones)
+    return answer if isinstance(answer, bool) else None
 
 
 def _number(value: Any) -> float | None:

@@ -55,12 +55,15 @@ def assess(current: InstanceSpec, cand: InstanceSpec, fit: Fit, demand: Demand,
                                "between them (no sign of collective work)"))
     if demand.needs_efa and facts.efa(current) is not False and facts.efa(cand) is None:
         missing("EFA", cand)
-    zones = opts.zones or (None,)
-    if any(facts.offered(cand, opts.region, z) is None for z in zones):
+    if facts.offered(cand, opts.region) is None:
         where = opts.region or "a region not known"
-        reasons.append((NOT_KNOWN, f"whether {cand.instance_type} is offered in {where}"
-                                   f"{' (' + ', '.join(opts.zones) + ')' if opts.zones else ''}"
-                                   " is not known"))
+        reasons.append((NOT_KNOWN, f"whether {cand.instance_type} is offered in {where} is "
+                                   "not known"))
+    else:
+        unknown = [z for z in opts.zones if facts.offered(cand, opts.region, z) is None]
+        if unknown:
+            reasons.append((0, f"offered in {opts.region}; in zone {', '.join(unknown)} not "
+                               "known (zones are known by ID)"))
     if fit.projected_peak > TIGHT_PERCENT:
         reasons.append((2, f"projected peak {fit.projected_peak:.0f}% of {cand.gpu_model}"))
     if (fit.bandwidth_percent is not None and demand.bandwidth_util is None

@@ -94,7 +94,9 @@ def _tag_signs(resource: Resource) -> list[str]:
 def _zones(resource: Resource, data: list[tuple[str, dict[str, Any]]]) -> tuple[str, ...]:
     found: list[str] = []
     for value in (resource.get("AvailabilityZones"), resource.get("AvailabilityZone"),
-                  dig(resource.attrs, "Placement.AvailabilityZone")):
+                  dig(resource.attrs, "Placement.AvailabilityZone"),
+                  resource.get("AvailabilityZoneId"),
+                  dig(resource.attrs, "Placement.AvailabilityZoneId")):
         for z in value if isinstance(value, list) else [value]:
             if isinstance(z, str) and z.strip():
                 found.append(z.strip())

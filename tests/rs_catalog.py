@@ -1,12 +1,11 @@
 """The shipped catalogue with the facts a right-sizing move must keep pinned for the tests:
 interconnect, per-GPU memory bandwidth (GB/s), BF16, FP8, Tensor Core generation and the
-offering (us-east-1, zones a-f unless said otherwise). Figures are NVIDIA's datasheet values
+offering (us-east-1 for every type; us-west-2 and eu-west-1 where the shipped catalogue
+says). Figures are NVIDIA's datasheet values
 (V100 SXM2 900 GB/s, T4 320, A10G 600, A100 40GB 1555 / 80GB 2039, L4 300, L40S 864, H100 SXM
 3350, H200 4800, B200/B300 8000, RTX PRO 6000 Blackwell Server 1597).
 
-Pinned here so the tests do not move when the shipped figures are refreshed; set on the specs
-whether or not the catalogue's ``InstanceSpec`` has the field yet (``object.__setattr__`` on a
-frozen dataclass when it has not).
+Pinned here so the tests do not move when the shipped figures are refreshed.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import dataclasses
 from functools import lru_cache
 from typing import Any
 
-from scanner.catalog import Catalog, InstanceSpec, default_catalog
+from scanner.catalog import Catalog, InstanceSpec, Offerings, default_catalog
 from scanner.model import Resource
 
 # model: (bf16, fp8, tensor core generation, GB/s per GPU)
@@ -27,7 +26,8 @@ MODELS: dict[str, tuple[bool, bool, int, float]] = {
     "H200": (True, True, 4, 4800.0), "B200": (True, True, 5, 8000.0),
     "B300": (True, True, 5, 8000.0), "RTX PRO Server 6000": (True, True, 5, 1597.0)}
 BANDWIDTH_BY_TYPE = {"p4de.24xlarge": 2039.0}
-ZONES = [f"us-east-1{z}" for z in "abcdef"]
+# every region the shipped offerings cover, and us-east-1 for every type (no zone file)
+OFFERINGS = Offerings("tests", frozenset({"us-east-1", "us-west-2", "eu-west-1"}))
 
 
 def interconnect_of(spec: InstanceSpec) -> str:
@@ -43,18 +43,14 @@ def interconnect_of(spec: InstanceSpec) -> str:
 
 
 def set_facts(spec: InstanceSpec, **values: Any) -> InstanceSpec:
-    fields = getattr(spec, "__dataclass_fields__", {})
-    new = dataclasses.replace(spec, **{k: v for k, v in values.items() if k in fields})
-    for key, value in values.items():
-        if key not in fields:
-            object.__setattr__(new, key, value)
-    return new
+    return dataclasses.replace(spec, **values)
 
 
 def facts_of(spec: InstanceSpec) -> dict[str, Any]:
     model = MODELS.get(spec.gpu_model)
-    out: dict[str, Any] = {"interconnect": interconnect_of(spec),
-                           "offerings": {"us-east-1": list(ZONES)}}
+    regions = tuple(sorted({*(spec.offered_regions or ()), "us-east-1"}))
+    out: dict[str, Any] = {"interconnect": interconnect_of(spec), "offered_regions": regions,
+                           "offerings": OFFERINGS}
     if model is not None:
         bf16, fp8, gen, bandwidth = model
         out |= {"bf16": bf16, "fp8": fp8, "tensor_core_gen": gen,
