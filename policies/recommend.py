@@ -74,6 +74,9 @@ class Options:
     host_headroom: float = 20.0  # percent
     region: str | None = None
     zones: tuple[str, ...] = ()
+    instances: int = 1  # N: the instances running now (a group's desired capacity)
+    consolidate: bool = False  # may N instances become M of another type (a group)
+    min_instances: int = 2  # a group of several never becomes fewer than this
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,8 @@ class Candidate:
     fit: Fit
     risk: int = 0
     risk_reasons: tuple[str, ...] = ()
+    count: int = 1  # M: instances of this type in place of the N running now
+    per_instance: int = 1  # members' work one instance of it carries
 
     @property
     def instance_type(self) -> str:
@@ -103,8 +108,9 @@ class Candidate:
 
     def as_evidence(self, hours: float) -> dict[str, Any]:
         usd = self.price.usd_hour or 0.0
-        out = {"instance_type": self.instance_type, "usd_hour": usd,
-               "usd_month": round(usd * hours, 2), "gpu_model": self.spec.gpu_model,
+        out = {"instance_type": self.instance_type, "count": self.count, "usd_hour": usd,
+               "usd_month": round(usd * hours * self.count, 2),
+               "gpu_model": self.spec.gpu_model,
                "gpus": self.spec.gpu_count, "gpu_memory_gib": self.spec.gpu_mem_gib,
                "vcpu": self.spec.vcpu, "memory_gib": self.spec.mem_gib,
                "projected_util_percent": round(self.fit.projected, 1),
@@ -245,14 +251,37 @@ def lost_capability(current: InstanceSpec, cand: InstanceSpec, demand: Demand,
     return None
 
 
+def per_instance(cand: InstanceSpec, demand: Demand, fit: Fit) -> int:
+    """How many members' work one ``cand`` carries, each member moved whole: its used GPUs on
+    GPUs of their own (never two GPUs' work on one), its host need beside the others'."""
+    used = max(demand.gpus_used, 1)
+    k = int((cand.gpu_count or 0) // used) if (cand.gpu_count or 0) >= 1 else 1
+    vcpu, mem = fit.host.get("vcpu") or 0.0, fit.host.get("memory_gib") or 0.0
+    if vcpu > 0:
+        k = min(k, int(cand.vcpu // vcpu))
+    if mem > 0 and cand.mem_gib is not None:
+        k = min(k, int(cand.mem_gib // mem))
+    return max(k, 1)
+
+
+def count_for(cand: InstanceSpec, demand: Demand, fit: Fit, opts: Options) -> tuple[int, int]:
+    """(M, members per instance): the instances of ``cand`` that carry the N running now."""
+    n = max(opts.instances, 1)
+    if not opts.consolidate or n < 2:
+        return n, 1
+    k = per_instance(cand, demand, fit)
+    return max(-(-n // k), min(n, opts.min_instances)), k
+
+
 def recommend(current: InstanceSpec, current_price: float, demand: Demand, catalog: Catalog,
               price_of: Callable[[str], Price], opts: Options,
               exclude: Collection[str] = (),
-              assess: Callable[[InstanceSpec, Fit], tuple[int, tuple[str, ...]]] | None = None,
-              ) -> list[Candidate]:
-    """Every fitting type cheaper than ``current_price`` per hour, cheapest first, each with
-    its performance risk (``assess``)."""
+              assess: Callable[[InstanceSpec, Fit, int], tuple[int, tuple[str, ...]]]
+              | None = None) -> list[Candidate]:
+    """Every fitting type whose M instances cost less per hour than the N running now (at
+    ``current_price`` each), cheapest first, each with its performance risk (``assess``)."""
     out: list[Candidate] = []
+    n = max(opts.instances, 1)
     for name, spec in catalog.instances.items():
         if name == current.instance_type or name in exclude:
             continue
@@ -260,9 +289,12 @@ def recommend(current: InstanceSpec, current_price: float, demand: Demand, catal
         if isinstance(fit, str):
             continue
         price = price_of(name)
-        if price.usd_hour is None or price.usd_hour >= current_price:
+        if price.usd_hour is None:
             continue
-        risk, reasons = assess(spec, fit) if assess is not None else (0, ())
-        out.append(Candidate(spec, price, fit, risk, reasons))
-    out.sort(key=lambda c: (c.price.usd_hour or 0.0, c.instance_type))
+        m, k = count_for(spec, demand, fit, opts)
+        if m * price.usd_hour >= n * current_price - 1e-9:
+            continue
+        risk, reasons = assess(spec, fit, m) if assess is not None else (0, ())
+        out.append(Candidate(spec, price, fit, risk, reasons, m, k))
+    out.sort(key=lambda c: ((c.price.usd_hour or 0.0) * c.count, c.instance_type))
     return out

@@ -29,7 +29,13 @@ from policies.rs_workload import Workload, workload_of
 from scanner.catalog import InstanceSpec, is_gpu_type, vendor_by_family
 from scanner.compute import MEASURED, kinds_with, reads_of
 from scanner.model import Resource, Result, Severity, Status, Unknown
-from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
+from scanner.pricing.money import (
+    HOURS_PER_MONTH,
+    Component,
+    build_savings,
+    rate_text,
+    usd_text,
+)
 from scanner.pricing.prices import ON_DEMAND, SPOT, SPOT_PRICE_RATIO, Price, price, region_of
 from scanner.telemetry import COVERAGE, TELEMETRY
 
@@ -51,6 +57,8 @@ class Capacity:
     on_demand: int
     spot: int
     note: str = ""
+    group: bool = False  # a group's desired capacity (its instances may change in number)
+    weighted: bool = False
 
     @property
     def total(self) -> int:
@@ -95,7 +103,8 @@ def capacity_of(resource: Resource, ctx: Context) -> Capacity | Unknown | None:
     note = f"desired capacity from {split.basis}"
     if split.weighted:
         note += "; weighted capacity: units priced as instances of the cheapest type"
-    return Capacity(types, split.on_demand, split.spot, note)
+    return Capacity(types, split.on_demand, split.spot, note, group=True,
+                    weighted=bool(split.weighted))
 
 
 def member_ids(group: Resource, ctx: Context) -> list[str]:
@@ -379,8 +388,18 @@ def _price(subj: Subject, ctx: Context, instance_type: str, market: str) -> Pric
                  spot_price_ratio=float(ctx.params.get("spot_price_ratio", SPOT_PRICE_RATIO)))
 
 
-def _components(subj: Subject, ctx: Context, after: str | None) -> list[Component]:
-    """Per market: the current rate against ``after``'s rate (None: the whole price saved)."""
+def _components(subj: Subject, ctx: Context, after: str | None,
+                count: int | None = None) -> list[Component]:
+    """Per market: the current rate against ``after``'s rate (None: the whole price saved);
+    ``count`` instances of ``after`` in place of the N running now (one market only)."""
+    n = subj.capacity.total
+    if after is not None and count is not None and count != n:
+        market = ON_DEMAND if subj.capacity.on_demand else SPOT
+        now, then = _price(subj, ctx, subj.current, market), _price(subj, ctx, after, market)
+        a, b = now.usd_hour or 0.0, then.usd_hour or 0.0
+        note = (f"{n} x {rate_text(a)} $/h {subj.current} -> {count} x {rate_text(b)} $/h "
+                f"{after}; {now.basis}; {then.basis}")
+        return [Component(n * a, count * b, 1, unit="group", note=note)]
     out = []
     for market, units in ((ON_DEMAND, subj.capacity.on_demand), (SPOT, subj.capacity.spot)):
         if units <= 0:
@@ -450,7 +469,7 @@ RECOMMENDATION = (
             "compute_headroom": 20, "min_saving_usd_month": 50, "allow_arch_change": False,
             "allow_vendor_change": False, "families": [], "spot_price_ratio": SPOT_PRICE_RATIO,
             "util_percentile": 99.5, "burst_ratio": 2.0, "peak_limit_percent": 100,
-            "host_headroom": 20, "max_risk_for_saving": 2},
+            "host_headroom": 20, "max_risk_for_saving": 2, "consolidate_groups": True},
     sources="HPCL",
 )
 def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
@@ -477,12 +496,14 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                    bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
                    tuple(str(f) for f in ctx.params["families"] or ()),
                    float(ctx.params["peak_limit_percent"]), float(ctx.params["host_headroom"]),
-                   subj.region, work.zones)
+                   subj.region, work.zones, subj.capacity.total,
+                   _may_consolidate(subj, work, ctx))
     market = ON_DEMAND if subj.capacity.on_demand else SPOT
     current_rate = _price(subj, ctx, subj.current, market).usd_hour or 0.0
     found = recommend(measured, current_rate, demand, ctx.catalog,
                       lambda t: _price(subj, ctx, t, market), opts, exclude=subj.capacity.types,
-                      assess=lambda spec, fit: rs_risk.assess(measured, spec, fit, demand, opts))
+                      assess=lambda spec, fit, m: rs_risk.assess(measured, spec, fit, demand, opts,
+                                                                 m))
     evidence["demand"] = _demand_evidence(demand, measured, work, opts)
     evidence["headroom_percent"] = {"memory": opts.memory_headroom,
                                     "compute": opts.compute_headroom, "host": opts.host_headroom}
@@ -509,8 +530,8 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                  "performance_risk": {"level": best.risk,
                                       "name": rs_risk.level_name(best.risk),
                                       "reasons": list(best.risk_reasons)}}
-    savings = build_savings(_components(subj, ctx, best.instance_type), kind="rightsize",
-                            note=_range_note(subj, ctx))
+    savings = build_savings(_components(subj, ctx, best.instance_type, best.count),
+                            kind="rightsize", note=_range_note(subj, ctx))
     if savings.usd_month < minimum:
         yield ctx.result(resource, Status.PASS,
                          f"{best.instance_type} would save {usd_text(savings.usd_month)} $/month, "
@@ -539,16 +560,30 @@ def _bursty_note(demand: Demand) -> str:
             "sized on its peak and keeps its size)")
 
 
+def _may_consolidate(subj: Subject, work: Workload, ctx: Context) -> bool:
+    """N instances of a group may become M of another type: a group (judged whole), on one
+    market, not counted in weighted units, without collective work (whose node count is part
+    of the job)."""
+    cap = subj.capacity
+    return (bool(ctx.params["consolidate_groups"]) and cap.group and cap.total > 1
+            and not cap.weighted and (cap.on_demand == 0 or cap.spot == 0)
+            and not work.needs_gpu_link)
+
+
 def _move(subj: Subject, best: Candidate) -> dict[str, Any]:
-    """N x current -> N x candidate: members are never consolidated (each runs its own share
-    of the work, and a group scales by instances)."""
-    n = subj.capacity.total
-    unit = "instance" if n == 1 else "instances"
+    """N x current -> M x candidate, with how the M were counted."""
+    n, m = subj.capacity.total, best.count
+    if m == n:
+        basis = (f"each of the {n} instances moved to {best.instance_type}" if n > 1
+                 else f"the instance moved to {best.instance_type}")
+    else:
+        basis = (f"{n} members' work, each member moved whole, {best.per_instance} per "
+                 f"{best.instance_type} (its GPUs, vCPU and memory for the busiest member's "
+                 f"need): ceil({n} / {best.per_instance}) = {-(-n // best.per_instance)}"
+                 + (f", at least {m} kept" if m > -(-n // best.per_instance) else ""))
     return {"from": {"count": n, "instance_type": subj.current},
-            "to": {"count": n, "instance_type": best.instance_type},
-            "text": f"{n} x {subj.current} -> {n} x {best.instance_type}",
-            "basis": f"{n} {unit} of the group kept, each moved to {best.instance_type}"
-                     if n > 1 else f"1 {unit} moved to {best.instance_type}"}
+            "to": {"count": m, "instance_type": best.instance_type},
+            "text": f"{n} x {subj.current} -> {m} x {best.instance_type}", "basis": basis}
 
 
 def _risky_notice(subj: Subject, ctx: Context, cand: Candidate, evidence: dict[str, Any],

@@ -5,9 +5,11 @@ in the evidence. A move above ``max_risk_for_saving`` books no saving (it is a n
 - 3 (high): a fact the move leans on is not in the catalogue (interconnect where GPUs work
   together, memory bandwidth, BF16/FP8, Tensor Core generation, EFA for multi-node work, the
   region's offering).
-- 2 (medium): the GPU link (NVLink/NVSwitch) is lost while several GPUs are used, with no sign
-  of collective work; the projected peak is above ``tight_percent`` of the candidate; the
-  bandwidth demand is estimated and above ``tight_percent`` of the candidate's.
+- 2 (medium): a group's N instances consolidated into fewer; the GPU link (NVLink/NVSwitch)
+  lost while several GPUs are used, with no sign of collective work; the projected peak above
+  ``TIGHT_PERCENT`` of the candidate; an estimated bandwidth demand above ``TIGHT_PERCENT`` of
+  the candidate's.
+- 0 (very low): the zone's offering not known (zones are known by ID).
 - 1 (low): another GPU model (kernels, drivers and numerics to re-validate); host vCPU/memory
   not measured (the used GPUs' share of the current host is assumed); a bursty series (sized
   on its peak).
@@ -29,8 +31,12 @@ def level_name(level: int) -> str:
 
 
 def assess(current: InstanceSpec, cand: InstanceSpec, fit: Fit, demand: Demand,
-           opts: Options) -> tuple[int, tuple[str, ...]]:
+           opts: Options, count: int | None = None) -> tuple[int, tuple[str, ...]]:
     reasons: list[tuple[int, str]] = []
+    n = max(opts.instances, 1)
+    if count is not None and count < n:
+        reasons.append((2, f"{n} instances consolidated into {count}: one failure takes more "
+                           "of the capacity; scaling policies and zone spread to re-check"))
 
     def missing(what: str, spec: InstanceSpec) -> None:
         reasons.append((NOT_KNOWN, f"{what} of {spec.instance_type} not in the catalogue"))
