@@ -5,9 +5,9 @@ templates it uses, and from its tags and Kubernetes labels; never from where it 
 
 Signs, each named in the evidence:
 
-- an EFA network interface (``InterfaceType: efa``; EFA serves traffic between instances) or a
-  placement group (a lone instance's peers are elsewhere) — multi-node work, which needs EFA
-  and the GPU interconnect;
+- an EFA network interface (``InterfaceType`` ``efa`` or ``efa-only``; EFA serves traffic
+  between instances) or a placement group (a lone instance's peers are elsewhere) — multi-node
+  work, which needs EFA and the GPU interconnect;
 - a tag or label whose key or value names collective or training work (``nccl``, ``mpi``,
   ``horovod``, ``torchrun``, ``deepspeed``, ``distributed``, ``training``, as a word).
 """
@@ -62,7 +62,8 @@ def _launch_data(resource: Resource, ctx: Context) -> Iterator[tuple[str, dict[s
 def _efa(data: dict[str, Any]) -> bool:
     nis = data.get("NetworkInterfaces")
     return isinstance(nis, list) and any(
-        isinstance(ni, dict) and str(ni.get("InterfaceType") or "").strip().lower() == "efa"
+        isinstance(ni, dict)
+        and str(ni.get("InterfaceType") or "").strip().lower() in ("efa", "efa-only")
         for ni in nis[:64])
 
 
