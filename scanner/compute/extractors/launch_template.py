@@ -53,5 +53,6 @@ def launch_template(r: Resource, views: Views) -> ComputeView:
     return ComputeView(
         r, types=Types(tuple(types), requirement),
         purchase=Purchase(spot=spot, maybe_spot=spec.spot_market is not False,
+                          option=spec.option, option_path=spec.option_path,
                           current_spot_prices=prices if isinstance(prices, dict) else None),
         devices=devices, network=Network(placed=False, public_ip=spec.public_ip))
