@@ -28,6 +28,7 @@ from policies.recommend import MIB_PER_GIB, Candidate, Demand, Options, host_nee
 from policies.rs_workload import Workload, workload_of
 from scanner.catalog import InstanceSpec, is_gpu_type, vendor_by_family
 from scanner.compute import MEASURED, kinds_with, reads_of
+from scanner.compute.view import CAPACITY_BLOCK, RESERVATION_TARGETED
 from scanner.model import Resource, Result, Severity, Status, Unknown
 from scanner.pricing.money import (
     HOURS_PER_MONTH,
@@ -597,31 +598,29 @@ def _risky_notice(subj: Subject, ctx: Context, cand: Candidate, evidence: dict[s
                  "max_risk_for_saving": max_risk}
     why = "; ".join(cand.risk_reasons[:3])
     text = (f"{move['text']} may fit, but its performance risk is {cand.risk} "
-            f"({rs_risk.level_name(cand.risk)}: {why}): not a safe move, no saving booked")
-    ctx.notice(subj.resource, f"RS-001: {text}")
+            f"({rs_risk.level_name(cand.risk)}; {why}): not a safe move, no saving booked")
+    ctx.notice(subj.resource, text)
     return ctx.result(subj.resource, Status.UNKNOWN, f"whether {subj.current} can be made "
                       f"smaller safely is not known: {text}", evidence=evidence)
 
 
-PREPAID_OPTIONS = {"capacity-block": "a capacity block",
-                   "reservation-targeted": "a targeted capacity reservation"}
+PREPAID_WORDS = {CAPACITY_BLOCK: "a capacity block",
+                 RESERVATION_TARGETED: "a targeted capacity reservation"}
 
 
 def prepaid_of(resource: Resource, ctx: Context) -> str | None:
     """Why the capacity's price is paid whatever runs on it (a capacity block, a targeted
-    reservation, or a purchase option not known), else None."""
+    reservation: ``Purchase.prepaid``), or why that is not known; None when it is not prepaid.
+    Prepaid capacity books no right-sizing saving."""
     view = ctx.compute.of(resource)
-    purchase = view.purchase if view is not None else None
-    option = getattr(purchase, "option", None)
-    if isinstance(option, Unknown):
-        return f"purchase option not known ({option.reason})"
-    if isinstance(option, str) and option in PREPAID_OPTIONS:
-        return f"prepaid capacity ({PREPAID_OPTIONS[option]})"
-    prepaid = getattr(purchase, "prepaid", None)
+    if view is None:
+        return None
+    prepaid = view.purchase.prepaid
     if isinstance(prepaid, Unknown):
         return f"whether it is prepaid is not known ({prepaid.reason})"
-    if prepaid:
-        return "prepaid capacity"
+    if prepaid is True:
+        option = view.purchase.option
+        return f"prepaid capacity ({PREPAID_WORDS.get(str(option), option)})"
     return None
 
 

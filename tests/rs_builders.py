@@ -47,13 +47,14 @@ def group(gid: str, itype: str, desired: int, *, lt: str = "lt", **extra: Any) -
 
 
 def evaluate(*resources: Resource, policies: tuple[str, ...] = RS,
-             catalog: Catalog | None = None, region: str = "us-east-1",
+             catalog: Catalog | None = None, region: str | None = "us-east-1",
              **params: Any) -> tuple[dict[tuple[str, str], Finding], list[str]]:
     """Findings by (policy, resource id), and the notices' texts."""
     from scanner.config import Config
 
     config = Config(policies={p: dict(params) for p in policies}) if params else None
-    out = run_engine([in_region(r, region) for r in resources], policy_ids=policies,
+    placed = [in_region(r, region) if region else r for r in resources]
+    out = run_engine(placed, policy_ids=policies,
                      config=config, catalog=catalog or facts_catalog())
     found = {(f.policy_id, f.resource["id"]): f for f in out.findings}
     return found, [n.message for n in out.notices]
