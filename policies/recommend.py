@@ -54,6 +54,9 @@ class Demand:
     needs_gpu_link: bool = False  # collective work across the used GPUs
     needs_efa: bool = False  # collective work across instances
     gpu_sum_peak: float | None = None  # the largest sum over one member's GPUs of their peaks
+    # the instance types it runs now (a group: every override type): what a move must keep is
+    # the least they share (``rs_facts.required_*``); empty: the measured type alone
+    current_types: tuple[InstanceSpec, ...] = ()
 
     @property
     def sized_on(self) -> float:
@@ -228,20 +231,21 @@ def fits(current: InstanceSpec, cand: InstanceSpec, demand: Demand,
 
 def lost_capability(current: InstanceSpec, cand: InstanceSpec, demand: Demand,
                     opts: Options) -> str | None:
-    """A capability the candidate is known to lack: BF16/FP8, the Tensor Core generation, the
-    interconnect and EFA collective work needs, the offering."""
+    """A capability the candidate is known to lack that the current types all have: BF16/FP8,
+    the Tensor Core generation, the interconnect and EFA collective work needs, the offering."""
+    now = demand.current_types or (current,)
     for name in ("bf16", "fp8"):
-        if facts.flag(current, name) is True and facts.flag(cand, name) is False:
+        if facts.required_flag(now, name) is True and facts.flag(cand, name) is False:
             return f"no {name.upper()}"
-    gen_now, gen = facts.tensor_core_gen(current), facts.tensor_core_gen(cand)
+    gen_now, gen = facts.required_gen(now), facts.tensor_core_gen(cand)
     if gen_now is not None and gen is not None and gen < gen_now:
         return f"Tensor Core generation {gen} below {gen_now}"
-    if demand.needs_gpu_link and demand.gpus_used > 1:
-        rank_now, rank = facts.interconnect_rank(current), facts.interconnect_rank(cand)
-        if rank_now is not None and rank is not None and rank < rank_now:
-            return (f"interconnect {facts.interconnect(cand)} in place of "
-                    f"{facts.interconnect(current)} for collective work")
-    if demand.needs_efa and facts.efa(current) is True and facts.efa(cand) is False:
+    link_now, rank = facts.required_link(now), facts.interconnect_rank(cand)
+    if demand.needs_gpu_link and demand.gpus_used > 1 and link_now is not None \
+            and rank is not None and rank < link_now[0]:
+        return (f"interconnect {facts.interconnect(cand)} in place of {link_now[1]} for "
+                "collective work")
+    if demand.needs_efa and facts.required_efa(now) is True and facts.efa(cand) is False:
         return "no EFA for multi-node work"
     if facts.offered(cand, opts.region) is False:
         return f"not offered in {opts.region}"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from policies import rs_risk
@@ -493,6 +493,8 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     work = workload_of(resource, ctx)
     demand = demand_of(subj.usage, measured, idle, float(ctx.params["util_percentile"]),
                        float(ctx.params["burst_ratio"]), work)
+    demand = replace(demand, current_types=tuple(
+        s for t in subj.capacity.types if (s := ctx.catalog.spec(t)) is not None))
     opts = Options(float(ctx.params["memory_headroom"]), float(ctx.params["compute_headroom"]),
                    bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
                    tuple(str(f) for f in ctx.params["families"] or ()),

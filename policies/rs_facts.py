@@ -79,3 +79,39 @@ def _number(value: Any) -> float | None:
         return None
     return float(value) if value == value and value not in (float("inf"), float("-inf")) \
         else None
+
+
+# -- what the current capacity already works without ------------------------------------------
+# A group whose override types differ runs on any of them: a capability one of them lacks is
+# one the work already does without. So what a move must keep is the least the current types
+# share; a fact one of them does not hold (and none lacks) is not known.
+
+
+def required_flag(specs: tuple[InstanceSpec, ...], name: str) -> bool | None:
+    """Must a candidate have ``bf16`` / ``fp8``? False when a current type lacks it, None when
+    not known."""
+    values = [flag(s, name) for s in specs]
+    if False in values:
+        return False
+    return None if None in values or not values else True
+
+
+def required_gen(specs: tuple[InstanceSpec, ...]) -> int | None:
+    values = [tensor_core_gen(s) for s in specs]
+    return None if None in values or not values else min(v for v in values if v is not None)
+
+
+def required_link(specs: tuple[InstanceSpec, ...]) -> tuple[int, str] | None:
+    """The weakest interconnect of the current types (rank, name); None when not known."""
+    values = [(interconnect_rank(s), interconnect(s)) for s in specs]
+    if not values or any(r is None for r, _ in values):
+        return None
+    rank, name = min(values, key=lambda v: v[0] or 0)
+    return (rank or 0), str(name)
+
+
+def required_efa(specs: tuple[InstanceSpec, ...]) -> bool | None:
+    values = [efa(s) for s in specs]
+    if False in values:
+        return False
+    return None if None in values or not values else True

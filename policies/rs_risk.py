@@ -41,25 +41,34 @@ def assess(current: InstanceSpec, cand: InstanceSpec, fit: Fit, demand: Demand,
     def missing(what: str, spec: InstanceSpec) -> None:
         reasons.append((NOT_KNOWN, f"{what} of {spec.instance_type} not in the catalogue"))
 
+    now = demand.current_types or (current,)
+    names = ", ".join(sorted({s.instance_type for s in now}))
     for name in ("bf16", "fp8"):
-        for spec in (current, cand):
-            if facts.flag(spec, name) is None:
-                missing(name.upper() + " support", spec)
+        need = facts.required_flag(now, name)
+        if need is None:
+            reasons.append((NOT_KNOWN, f"{name.upper()} support of {names} not in the "
+                                       "catalogue"))
+        elif need and facts.flag(cand, name) is None:
+            missing(name.upper() + " support", cand)
+    if facts.required_gen(now) is None:
+        reasons.append((NOT_KNOWN, f"Tensor Core generation of {names} not in the catalogue"))
+    elif facts.tensor_core_gen(cand) is None:
+        missing("Tensor Core generation", cand)
     for spec in (current, cand):
-        if facts.tensor_core_gen(spec) is None:
-            missing("Tensor Core generation", spec)
         if facts.bandwidth_gbs(spec) is None:
             missing("memory bandwidth", spec)
     if demand.gpus_used > 1:
-        link_now, link = facts.has_gpu_link(current), facts.has_gpu_link(cand)
-        for spec, value in ((current, link_now), (cand, link)):
-            if value is None:
-                missing("GPU interconnect", spec)
-        if link_now and link is False and not demand.needs_gpu_link:
+        link_now, link = facts.required_link(now), facts.has_gpu_link(cand)
+        if link_now is None:
+            reasons.append((NOT_KNOWN, f"GPU interconnect of {names} not in the catalogue"))
+        if link is None:
+            missing("GPU interconnect", cand)
+        if link_now is not None and link_now[1] in facts.GPU_LINKS and link is False \
+                and not demand.needs_gpu_link:
             reasons.append((2, f"{demand.gpus_used} GPUs used: {facts.interconnect(cand)} "
-                               f"in place of {facts.interconnect(current)} slows any traffic "
-                               "between them (no sign of collective work)"))
-    if demand.needs_efa and facts.efa(current) is not False and facts.efa(cand) is None:
+                               f"in place of {link_now[1]} slows any traffic between them "
+                               "(no sign of collective work)"))
+    if demand.needs_efa and facts.required_efa(now) is not False and facts.efa(cand) is None:
         missing("EFA", cand)
     if facts.offered(cand, opts.region) is None:
         where = opts.region or "a region not known"
