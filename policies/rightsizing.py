@@ -231,7 +231,7 @@ def demand_of(usage: Usage, spec: InstanceSpec, idle: float, pct: float = 99.5,
     top = max(float(g.get("UtilMax") or 0) for g in used)
     highs = [_stat(g, "Util", pct) for g in used]
     high = max(min(h, top) for h in highs) if all(h is not None for h in highs) else None
-    label = f"P{pct:g}" if high is not None else f"maximum (P{pct:g} not given by the source)"
+    label = f"P{pct:g}" if high is not None else f"maximum (no P{pct:g} kept by the source)"
     bursty = top >= burst_ratio * max(p95, 1.0) and top > idle
     bw = [_high(g, "MemBwUtil", pct) for g in used]
     cpu = [_high(m, "CpuUtil", pct) for m in usage.members]
@@ -430,18 +430,27 @@ def _range_note(subj: Subject, ctx: Context) -> str:
 
 COMMON_PARAMS = {"min_hours_of_data": 30, "lookback_days": 14}
 RECOMMENDATION = (
-    "The recommendation is the cheapest catalogue type that fits: enough GPUs for the GPUs "
-    "actually used (a GPU is used when its utilization ever exceeded idle_util_percent or it held "
-    "more than 1 GiB); per GPU, the observed peak memory used + memory_headroom percent; per GPU, "
-    "the observed p95 compute demand + compute_headroom percent, where demand = p95 utilization x "
-    "the current GPU's dense FP16 tensor TFLOPS and a candidate offers its own (where the current "
-    "model has no published figure only the same GPU model is compared; a candidate without one "
-    "is left out; a group of several GPU models is measured against the strongest); the same "
-    "CPU architecture and accelerator vendor unless allow_arch_change / "
-    "allow_vendor_change; a family in `families` when that list is not empty. Evidence lists the "
-    "statistics, the hours of data and the three cheapest fitting types with price and projected "
-    "utilization. Host vCPU and memory are not measured: check them before moving. A group is "
-    "judged on all its members and priced at desired capacity (on-demand and spot units apart, "
+    "The recommendation is the cheapest catalogue type that does the observed work safely: "
+    "enough GPUs for the GPUs actually used (a GPU is used when its utilization ever exceeded "
+    "idle_util_percent or it held more than 1 GiB); per GPU, the observed peak memory used + "
+    "memory_headroom percent; per GPU, compute for the util_percentile percentile of "
+    "utilization (the maximum where the source keeps no such percentile; the peak for a bursty "
+    "series, peak >= burst_ratio x p95) + compute_headroom percent, and for the peak within "
+    "peak_limit_percent, where work = utilization x the current GPU's dense FP16 tensor TFLOPS "
+    "(where the current model has no published figure only the same GPU model is compared; a "
+    "group of several GPU models is measured against the strongest); memory bandwidth for the "
+    "same statistic + compute_headroom percent; host vCPU and memory for the measured use + "
+    "host_headroom percent, else the used GPUs' share of the current host; BF16, FP8 and a "
+    "Tensor Core generation no lower than the current types share; for collective work (EFA "
+    "interfaces, a placement group, NCCL/training tags or labels) an interconnect no weaker "
+    "and EFA; an offering in the region (and zone, by ID); the same CPU architecture and "
+    "accelerator vendor unless allow_arch_change / allow_vendor_change; a family in `families` "
+    "when that list is not empty. A group's N instances are weighed against M of the candidate "
+    "(each member's work moved whole, never fewer than 2 where there were several; not for "
+    "collective work; consolidate_groups). Every move carries a performance risk 0-4 with its "
+    "reasons; a move above max_risk_for_saving (a fact missing from the catalogue is 3) is a "
+    "notice and books no saving. Prepaid capacity (a capacity block, a targeted reservation) "
+    "books no saving. Groups are priced at desired capacity (on-demand and spot units apart, "
     "spot at the live spot price, else spot_price_ratio x on-demand).")
 
 
@@ -452,9 +461,11 @@ RECOMMENDATION = (
     kinds=KINDS,
     needs=NEEDS,
     observed_needs=OBSERVED,
-    description="A cheaper GPU instance type fits the observed peak GPU memory (+memory_headroom "
-                "percent) and the observed p95 compute demand (+compute_headroom percent), "
-                "saving at least min_saving_usd_month. " + RECOMMENDATION,
+    description="A cheaper GPU instance type does the observed work (peak GPU memory, a high "
+                "percentile and the peak of compute and memory bandwidth, host vCPU and memory, "
+                "each with headroom) and keeps what it needs (precision, Tensor Core "
+                "generation, interconnect, EFA, the region's offering), saving at least "
+                "min_saving_usd_month at an acceptable performance risk. " + RECOMMENDATION,
     remediation=Remediation(
         text="Move the workload to the recommended instance type (for a group: change the "
              "launch template's type or the override types), after checking host CPU and memory "
@@ -540,8 +551,10 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                          f"{best.instance_type} would save {usd_text(savings.usd_month)} $/month, "
                          f"below min_saving_usd_month {minimum:g}", evidence=evidence)
         return
+    stat = demand.high_label if demand.high_label.startswith("P") and not demand.bursty \
+        else "peak"
     text = (f"{subj.current} is oversized: {demand.gpus_used} of "
-            f"{subj.spec.gpu_count:g} GPU(s) used, {demand.high_label} "
+            f"{subj.spec.gpu_count:g} GPU(s) used, {stat} "
             f"{demand.sized_on:.0f}%, peak memory {demand.mem_peak_mib / 1024:.1f} GiB; "
             f"{move['text']} fits (projected {best.fit.projected:.0f}%, performance risk "
             f"{best.risk} {rs_risk.level_name(best.risk)})")

@@ -60,15 +60,22 @@ def test_without_the_percentile_the_peak_decides() -> None:
 
 
 def test_percentile_and_peak_limit_are_parameters() -> None:
-    """The negative of the two above: sized on p95 with a peak allowed up to 150 % of the
-    candidate, the same series does go to a g6.xlarge; with the peak limit at 100 % it does
-    not (38 % of an L40S is 114 % of an L4)."""
-    loose, _ = run(*_single(**{"UtilP95": 20.0}), policies=("RS-001",), util_percentile=95,
-                   peak_limit_percent=150)
-    assert loose[("RS-001", "i")].evidence["recommended"] == "g6.xlarge"
-    assert loose[("RS-001", "i")].status.value == "FAIL"
-    peak_bound, _ = run(*_single(), policies=("RS-001",), util_percentile=95)
-    assert "recommended" not in peak_bound[("RS-001", "i")].evidence
+    """The negative of the two above: p95 20 %, peak 30 % of an L40S. Sized on the peak (no
+    P99.5 given) a g6.xlarge does not fit (30 % is 90 % of an L4, 108 % with headroom); with
+    util_percentile 95 it does (60 %, 72 % with headroom; the peak at 90 % within 100 %), and
+    with peak_limit_percent 80 it does not again."""
+    h = {"HostMemUsedMaxMiB": 6 * 1024, "CpuUtilMax": 30.0}
+    series = [res("ec2.instance", "i", InstanceType="g6e.xlarge"), coverage(),
+              usage("i", member("i", [gpu(0, 20, 30, 8000)], **h))]
+    strict, _ = run(*series, policies=("RS-001",))
+    assert "recommended" not in strict[("RS-001", "i")].evidence
+    loose, _ = run(*series, policies=("RS-001",), util_percentile=95)
+    f = loose[("RS-001", "i")]
+    assert f.status.value == "FAIL" and f.evidence["recommended"] == "g6.xlarge"
+    assert f.evidence["demand"]["decision_statistic"] == "P95"
+    assert any("projected peak 90%" in r for r in f.evidence["performance_risk"]["reasons"])
+    capped, _ = run(*series, policies=("RS-001",), util_percentile=95, peak_limit_percent=80)
+    assert "recommended" not in capped[("RS-001", "i")].evidence
 
 
 def test_burst_ratio_is_a_parameter() -> None:
