@@ -202,10 +202,17 @@ def _stat(d: dict[str, Any], prefix: str, pct: float) -> float | None:
     """``prefix`` + the percentile (``UtilP99.5``, also spelled ``UtilP995``), else None."""
     text = f"{pct:g}"
     for key in (f"{prefix}P{text}", f"{prefix}P{text.replace('.', '')}"):
-        value = d.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+        value = _finite(d.get(key))
+        if value is not None:
+            return value
     return None
+
+
+def _finite(value: Any) -> float | None:
+    """A statistic a decision can rest on: a finite number, at least 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
 
 
 def _high(d: dict[str, Any], prefix: str, pct: float) -> float | None:
@@ -213,8 +220,7 @@ def _high(d: dict[str, Any], prefix: str, pct: float) -> float | None:
     value = _stat(d, prefix, pct)
     if value is not None:
         return value
-    top = d.get(f"{prefix}Max")
-    return float(top) if isinstance(top, int | float) and not isinstance(top, bool) else None
+    return _finite(d.get(f"{prefix}Max"))
 
 
 def demand_of(usage: Usage, spec: InstanceSpec, idle: float, pct: float = 99.5,
@@ -235,11 +241,11 @@ def demand_of(usage: Usage, spec: InstanceSpec, idle: float, pct: float = 99.5,
     bursty = top >= burst_ratio * max(p95, 1.0) and top > idle
     bw = [_high(g, "MemBwUtil", pct) for g in used]
     cpu = [_high(m, "CpuUtil", pct) for m in usage.members]
-    host_mem = [m.get("HostMemUsedMaxMiB") for m in usage.members]
-    vcpu = (max(c for c in cpu if c is not None) / 100.0 * spec.vcpu
+    host_mem = [_finite(m.get("HostMemUsedMaxMiB")) for m in usage.members]
+    vcpu = (min(max(c for c in cpu if c is not None), 100.0) / 100.0 * spec.vcpu
             if cpu and all(c is not None for c in cpu) else None)
-    host_gib = (max(float(h) for h in host_mem) / MIB_PER_GIB  # type: ignore[arg-type]
-                if host_mem and all(isinstance(h, int | float) for h in host_mem) else None)
+    host_gib = (max(h for h in host_mem if h is not None) / MIB_PER_GIB
+                if host_mem and all(h is not None for h in host_mem) else None)
     sums = [sum(float(g.get("UtilMax") or 0) for g in m.get("Gpus") or [])
             for m in usage.members]
     work = workload or Workload()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from policies.base import Context
@@ -77,9 +78,9 @@ def _placement_group(data: dict[str, Any]) -> Any:
 
 def _texts(resource: Resource) -> Iterator[tuple[str, str]]:
     labels = resource.get("Labels")
-    pairs = list(resource.tags.items())[:MAX_TAGS]
+    pairs = list(islice(resource.tags.items(), MAX_TAGS))
     if isinstance(labels, dict):
-        pairs += list(labels.items())[:MAX_TAGS]
+        pairs += list(islice(labels.items(), MAX_TAGS))
     for key, value in pairs:
         yield str(key)[:MAX_TEXT], str(value)[:MAX_TEXT] if value is not None else ""
 

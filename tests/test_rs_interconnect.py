@@ -82,3 +82,25 @@ def test_without_a_sign_the_lost_link_is_a_named_medium_risk() -> None:
     risk = f.evidence["performance_risk"]
     assert risk["level"] == 2
     assert any("pcie in place of nvswitch" in r for r in risk["reasons"])
+
+
+def test_hostile_tags_and_interfaces_are_bounded() -> None:
+    """Thousands of tags and network interfaces: the signs are read from the first ones only
+    (MAX_TAGS, 64 interfaces), quickly, and a sign among them still counts."""
+    import time
+    from dataclasses import replace
+
+    tags = {f"k{i}": "x" * 1_000 for i in range(5_000)}
+    tags = {"job": "nccl-allreduce", **tags}
+    nis = [{"DeviceIndex": i, "InterfaceType": "interface"} for i in range(100_000)]
+    resources = group("trainers", "p4d.24xlarge", 4,
+                      LaunchTemplateData={"NetworkInterfaces": nis})
+    resources[0] = replace(resources[0], tags=tags)
+    start = time.perf_counter()
+    found, _ = run(*resources, coverage(),
+                   usage("trainers", *(member(f"m{n}", LIGHT, **HOST) for n in range(4))),
+                   policies=("RS-001",))
+    assert time.perf_counter() - start < 5
+    f = found[("RS-001", "trainers")]
+    assert f.evidence["demand"]["collective_work"] == ["tag or label job=nccl-allreduce"]
+    assert f.savings is None
