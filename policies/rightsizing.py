@@ -359,12 +359,14 @@ def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
 
 
 MEMORY_SLACK = 1.05  # nvidia-smi's total differs from the marketed size by a few percent
+MAX_UTIL_PERCENT = 100.5  # one GPU's utilization (rounding aside)
 
 
 def _inconsistent(usage: Usage, specs: list[InstanceSpec]) -> str | None:
     """Why the utilization cannot be read as the work of these types' GPUs: a member that
-    published fewer GPUs than the type has (the others are not known to be idle), memory used
-    above the GPU's memory, or a total memory far from the catalogue's (a unit mistake)."""
+    published fewer GPUs than the type has (the others are not known to be idle), utilization
+    above 100 % (a sum over GPUs), memory used above the GPU's memory, or a total memory far
+    from the catalogue's (a unit mistake)."""
     counts = [s.gpu_count for s in specs if s.gpu_count]
     mems = [s.gpu_mem_gib * MIB_PER_GIB for s in specs if s.gpu_mem_gib]
     if not counts or not mems:
@@ -378,6 +380,11 @@ def _inconsistent(usage: Usage, specs: list[InstanceSpec]) -> str | None:
             return (f"utilization of {len(gpus)} of its {expected} GPUs{who}: the others "
                     "published nothing in the window, so whether they work is not known")
         for g in gpus:
+            top = _finite(g.get("UtilMax"))
+            if top is not None and top > MAX_UTIL_PERCENT:
+                return (f"GPU {g.get('Index')}{who} reports {top:g}% utilization: more than "
+                        "one GPU can do, so the series is a sum over GPUs (or not a "
+                        "percentage) and cannot be read as one GPU's work")
             used, total = g.get("MemUsedMaxMiB"), g.get("MemTotalMiB")
             if used is not None and float(used) > gpu_mib * MEMORY_SLACK:
                 return (f"GPU {g.get('Index')}{who} used {float(used):g} MiB, more memory than "

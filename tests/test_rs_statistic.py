@@ -81,3 +81,14 @@ def test_percentile_and_peak_limit_are_parameters() -> None:
 def test_burst_ratio_is_a_parameter() -> None:
     found, _ = run(*_fleet(), policies=("RS-001",), burst_ratio=10)
     assert found[("RS-001", "inference")].evidence["demand"]["bursty"] is False
+
+
+def test_a_peak_summed_over_gpus_is_not_read_as_one_gpus() -> None:
+    """A series at 299 % is a sum over a node's GPUs (a node-level metric under one index):
+    it is not one GPU's work, so neither a move nor "idle" is known."""
+    found, _ = run(res("ec2.instance", "i", InstanceType="g6e.xlarge"), coverage(),
+                   usage("i", member("i", [gpu(0, 18, 299, 20000)])))
+    assert {k: f.status.value for k, f in found.items()} == {
+        ("RS-001", "i"): "UNKNOWN", ("RS-002", "i"): "UNKNOWN", ("RS-003", "i"): "PASS"}
+    assert "299% utilization" in found[("RS-001", "i")].message
+    assert found[("RS-001", "i")].savings is None
