@@ -549,7 +549,15 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                          f"{subj.current}{_bursty_note(demand)}", evidence=evidence)
         return
     if not safe:
-        yield _risky_notice(subj, ctx, risky[0], evidence, max_risk)
+        first = risky[0]
+        would = build_savings(_components(subj, ctx, first.instance_type, first.count),
+                              kind="rightsize").usd_month
+        if would < minimum:
+            yield ctx.result(resource, Status.PASS,
+                             f"{first.instance_type} would save {usd_text(would)} $/month, "
+                             f"below min_saving_usd_month {minimum:g}", evidence=evidence)
+            return
+        yield _risky_notice(subj, ctx, first, evidence, max_risk)
         return
     best = safe[0]
     move = _move(subj, best)

@@ -89,3 +89,9 @@ def test_spot_capacity_saves_at_its_spot_price() -> None:
     assert f.savings is not None
     assert f.savings.usd_month == pytest.approx(0.35 * (12.24 - 1.204) * 730)
     assert "spot p3.8xlarge estimated at 0.35 x" in f.savings.basis
+
+
+def test_a_risky_move_below_the_minimum_saving_passes() -> None:
+    found, notices = run(*_p3(TWO), policies=("RS-001",), max_risk_for_saving=1,
+                         min_saving_usd_month=100_000)
+    assert found[("RS-001", "i")].status.value == "PASS" and not notices
