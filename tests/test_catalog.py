@@ -115,3 +115,57 @@ def test_the_shipped_file_loads_quickly() -> None:
     start = time.perf_counter()
     load_catalog()
     assert time.perf_counter() - start < 0.05
+
+
+# -- a type the catalogue lacks is a notice naming it (never a silent pass) --------------------
+
+_TF = """
+provider "aws" {
+  region = "us-east-1"
+}
+
+resource "aws_launch_template" "gpu" {
+  name_prefix   = "gpu-"
+  image_id      = "ami-0abcdef1234567890"
+  instance_type = "%s"
+}
+
+resource "aws_autoscaling_group" "gpu" {
+  min_size            = 1
+  max_size            = 2
+  vpc_zone_identifier = ["subnet-0123456789abcdef0"]
+  launch_template {
+    id      = aws_launch_template.gpu.id
+    version = "$Latest"
+  }
+}
+
+resource "aws_instance" "known" {
+  ami           = "ami-0abcdef1234567890"
+  instance_type = "g5.xlarge"
+}
+"""
+
+
+def _scan_notices(tmp_path: Path, instance_type: str) -> list[str]:
+    from scanner.engine import run
+    from scanner.scan import scan_paths
+
+    (tmp_path / "main.tf").write_text(_TF % instance_type)
+    source = scan_paths([tmp_path])
+    return [n.message for n in run(source.resources).notices]
+
+
+def test_a_type_the_catalogue_lacks_is_a_notice_naming_it(tmp_path: Path) -> None:
+    lacking = "p6e-gb200.36xlarge"  # an UltraServer type no offline source lists
+    assert default_catalog().spec(lacking) is None
+    notes = [m for m in _scan_notices(tmp_path, lacking) if "not in the gpuaudit catalogue" in m]
+    assert len(notes) == 1, notes  # once per type and file, though two resources launch it
+    assert lacking in notes[0] and "prices as of" in notes[0]
+    # the catalogued type beside it gets no such notice
+    assert not any("g5.xlarge" in m for m in notes)
+
+
+def test_a_catalogued_type_gives_no_lacking_notice(tmp_path: Path) -> None:
+    assert not [m for m in _scan_notices(tmp_path, "p5.48xlarge")
+                if "not in the gpuaudit catalogue" in m]
