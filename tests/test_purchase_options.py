@@ -296,3 +296,106 @@ def test_live_launch_template_versions_carry_the_purchase_option(aws: None) -> N
     assert spot.savings.usd_month == pytest.approx((0.90 - 0.7 * G5) * 730 * 3)
     assert "g5-spot-open: DesiredCapacity 3" in spot.savings.basis
     assert got[("ASG-001", "g5-spot-open")].evidence["purchase_option"] == "spot"
+
+
+def test_the_public_autoscaling_module_s_purchase_options() -> None:
+    """terraform-aws-modules/autoscaling's complete example (vendored, Apache-2.0): the
+    template with ``capacity_reservation_preference = "open"`` and ``market_type = "spot"``
+    reads as spot, the one that targets ``aws_ec2_capacity_reservation.targeted`` as a targeted
+    reservation, through the module's dynamic blocks."""
+    root = FIXTURES / "corpora" / "terraform-aws-autoscaling" / "examples" / "complete"
+    resources = load_terraform_dir([root]).resources
+    shared = views(ResourceIndex(resources))
+    by_id = {r.id: r for r in resources}
+    option = {rid: shared.of(by_id[rid]).purchase.option for rid in (
+        "module.complete.aws_launch_template.this[0]",
+        "module.complete.aws_autoscaling_group.idc[0]",
+        "module.warm_pool.aws_launch_template.this[0]",
+        "module.warm_pool.aws_autoscaling_group.this[0]",
+        "module.mixed_instance.aws_autoscaling_group.this[0]",
+        "module.default.aws_autoscaling_group.this[0]")}
+    assert option == {
+        "module.complete.aws_launch_template.this[0]": "spot",
+        "module.complete.aws_autoscaling_group.idc[0]": "spot",
+        "module.warm_pool.aws_launch_template.this[0]": "reservation-targeted",
+        "module.warm_pool.aws_autoscaling_group.this[0]": "reservation-targeted",
+        "module.mixed_instance.aws_autoscaling_group.this[0]": "mixed",
+        "module.default.aws_autoscaling_group.this[0]": "on-demand",
+    }
+    spot = shared.of(by_id["module.complete.aws_launch_template.this[0]"]).purchase.spot
+    assert [o.count for o in spot] == [1]  # the one group that launches it, DesiredCapacity 1
+
+
+def test_instances_node_groups_and_a_group_s_own_reservation(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text('''
+resource "aws_instance" "block" {
+  ami           = "ami-0a1b2c3d4e5f67890"
+  instance_type = "p5.48xlarge"
+  instance_market_options {
+    market_type = "capacity-block"
+  }
+  capacity_reservation_specification {
+    capacity_reservation_target {
+      capacity_reservation_id = "cr-0a1b2c3d4e5f67890"
+    }
+  }
+}
+
+resource "aws_instance" "open" {
+  ami           = "ami-0a1b2c3d4e5f67890"
+  instance_type = "g5.xlarge"
+  capacity_reservation_specification {
+    capacity_reservation_preference = "open"
+  }
+}
+
+resource "aws_launch_template" "p5" {
+  name_prefix   = "p5-"
+  instance_type = "p5.48xlarge"
+}
+
+resource "aws_eks_node_group" "block" {
+  cluster_name    = "training"
+  node_group_name = "p5-block"
+  node_role_arn   = "arn:aws:iam::123456789012:role/eks-node"
+  subnet_ids      = ["subnet-0123456789abcdef0"]
+  capacity_type   = "CAPACITY_BLOCK"
+  launch_template {
+    id      = aws_launch_template.p5.id
+    version = aws_launch_template.p5.latest_version
+  }
+  scaling_config {
+    desired_size = 2
+    max_size     = 2
+    min_size     = 0
+  }
+}
+
+resource "aws_autoscaling_group" "reserved" {
+  min_size            = 0
+  max_size            = 8
+  desired_capacity    = 4
+  vpc_zone_identifier = ["subnet-0123456789abcdef0"]
+  capacity_reservation_specification {
+    capacity_reservation_preference = "capacity-reservations-only"
+    capacity_reservation_target {
+      capacity_reservation_ids = ["cr-0a1b2c3d4e5f67890"]
+    }
+  }
+  launch_template {
+    id = aws_launch_template.p5.id
+  }
+}
+''')
+    resources = load_terraform_dir([tmp_path]).resources
+    shared = views(ResourceIndex(resources))
+    got = {r.id: shared.of(r).purchase.option for r in resources}
+    assert got == {"aws_instance.block": "capacity-block", "aws_instance.open": "reservation-open",
+                   "aws_launch_template.p5": "on-demand",
+                   "aws_eks_node_group.block": "capacity-block",
+                   "aws_autoscaling_group.reserved": "reservation-targeted"}
+    evaluation = run(resources, policy_ids=POLICIES)
+    assert [f for f in evaluation.findings if f.resource["id"] == "aws_autoscaling_group.reserved"
+            ] == []
+    assert any("aws_autoscaling_group.reserved: not judged: reservation-targeted" in n.message
+               for n in evaluation.notices)
