@@ -37,8 +37,8 @@ MLT = 'module.eks_managed_node_group["{}"].aws_launch_template.this[0]'
 Table = dict[str, dict[str, str]]
 
 TF_FAIL: Table = {
-    "aws_autoscaling_group.attr_gpu": {"ASG-001": "FAIL", "ASG-002": "FAIL", "SPOT-001": "FAIL",
-                                       "SPOT-002": "PASS", "VPC-004": "FAIL"},
+    "aws_autoscaling_group.attr_gpu": {"ASG-001": "FAIL", "ASG-002": "FAIL", "ASG-004": "PASS",
+                                       "SPOT-001": "FAIL", "SPOT-002": "PASS", "VPC-004": "FAIL"},
     "aws_batch_compute_environment.spot_default_bid": {
         "ASG-002": "FAIL", "EBS-001": "FAIL", "SPOT-001": "FAIL", "SPOT-002": "PASS",
         "VPC-004": "PASS"},
@@ -58,12 +58,12 @@ TF_FAIL: Table = {
     "aws_vpc_endpoint.batch_s3": {"VPC-003": "FAIL"},
     MNG.format("cpu"): {"EBS-001": "FAIL"},
     MNG.format("gpu_lt"): {"VPC-004": "PASS"},
-    MLT.format("gpu_lt"): {"EBS-001": "FAIL", "VPC-004": "PASS"},
+    MLT.format("gpu_lt"): {"EBS-001": "FAIL"},  # VPC-004: judged on its node group
     MNG.format("gpu_spot"): {"ASG-002": "FAIL", "EBS-001": "FAIL", "VPC-004": "FAIL"},
 }
 
 TF_PASS: Table = {
-    "aws_autoscaling_group.attr_gpu": {"ASG-001": "PASS", "ASG-002": "PASS",
+    "aws_autoscaling_group.attr_gpu": {"ASG-001": "PASS", "ASG-002": "PASS", "ASG-004": "PASS",
                                        "SPOT-001": "UNKNOWN", "SPOT-002": "UNKNOWN",
                                        "VPC-004": "PASS"},
     "aws_batch_compute_environment.ec2": {"VPC-004": "PASS"},
@@ -73,14 +73,14 @@ TF_PASS: Table = {
     "aws_ebs_encryption_by_default.on": {"EBS-002": "PASS"},
     f"{NG}.inference": {"ASG-002": "PASS", "EBS-001": "PASS", "EBS-003": "FAIL",
                         "VPC-004": "PASS"},
-    "aws_launch_template.attr_gpu": {"EBS-001": "PASS", "EBS-003": "FAIL", "VPC-004": "PASS"},
-    "aws_launch_template.batch": {"EBS-001": "PASS", "EBS-003": "PASS", "VPC-004": "PASS"},
+    "aws_launch_template.attr_gpu": {"EBS-001": "PASS", "EBS-003": "FAIL"},
+    "aws_launch_template.batch": {"EBS-001": "PASS", "EBS-003": "PASS"},
     'aws_subnet.private["a"]': {"VPC-002": "PASS"},
     'aws_subnet.private["b"]': {"VPC-002": "PASS"},
     "aws_vpc.ml": {"VPC-001": "PASS"},
     "aws_vpc_endpoint.s3": {"VPC-003": "PASS"},
     MNG.format("gpu_od"): {"VPC-004": "PASS"},
-    MLT.format("gpu_od"): {"EBS-001": "PASS", "EBS-003": "PASS", "VPC-004": "PASS"},
+    MLT.format("gpu_od"): {"EBS-001": "PASS", "EBS-003": "PASS"},
     MNG.format("gpu_spot"): {"ASG-002": "PASS", "EBS-001": "PASS", "EBS-003": "FAIL",
                              "VPC-004": "PASS"},
 }
@@ -117,7 +117,7 @@ CFN_EXPECTED: dict[str, Table] = {
     "eks_batch_pass.yaml": {
         "AttributeLaunchTemplate": {"EBS-001": "PASS", "EBS-003": "PASS", "VPC-004": "PASS"},
         "GpuSpotNodegroup": {"ASG-002": "PASS", "VPC-004": "PASS"},
-        "NodeLaunchTemplate": {"EBS-001": "PASS", "EBS-003": "PASS", "VPC-004": "PASS"},
+        "NodeLaunchTemplate": {"EBS-001": "PASS", "EBS-003": "PASS"},
         "PrivateSubnet1": {"VPC-002": "PASS"},
         "PrivateSubnet2": {"VPC-002": "PASS"},
         "S3Endpoint": {"VPC-003": "PASS"},

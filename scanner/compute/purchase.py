@@ -143,3 +143,18 @@ def group_option(split: Split | Unknown | None, template: str | Unknown,
         if option == RESERVATION_OPEN:
             return option, path
     return ON_DEMAND, ""
+
+
+def capacity_text(split: Split) -> str:
+    """The capacity a split is taken at, with its number: "DesiredCapacity 4",
+    "MaxSize 4 (desired is 0)", "MinSize 2 (no DesiredCapacity)"."""
+    name, _, rest = split.basis.partition(" ")
+    return f"{name} {split.desired}" + (f" {rest}" if rest else "")
+
+
+REJECTED_SPOT_TEMPLATE = (
+    "{group} uses launch template {template}, which requests spot (InstanceMarketOptions "
+    "MarketType spot), inside a mixed instances policy: AWS rejects this (\"Incompatible launch "
+    "template: You cannot use a launch template that is set to request Spot Instances "
+    "(InstanceMarketOptions) when you configure an Auto Scaling group with a mixed instances "
+    "policy\")")

@@ -131,6 +131,9 @@ class SpotOffer:
     path: str
     count: int | None  # instances (or capacity units); None = per instance
     max_price_percent: Any = None
+    # Whose capacity ``count`` is, for the basis ("aws_autoscaling_group.a: DesiredCapacity 4");
+    # with count 0, why there is none (a template nothing launches).
+    count_basis: str = ""
 
     def cap(self, on_demand: float) -> Any:
         """The max price in $/h given the type's on-demand price (None: no max price)."""
@@ -218,6 +221,12 @@ class Purchase:
     # ("" when it is the default, on-demand).
     option: str | Unknown = ON_DEMAND
     option_path: str = ""
+    # Why AWS rejects this purchase configuration (a spot launch template inside a mixed
+    # instances policy), naming the resources; "" when it is valid. Nothing is priced from it.
+    rejected: str = ""
+    # A group that sets its split in a mixed instances policy (its template must not request
+    # spot: ASG-004).
+    mixed_policy: bool = False
 
     @property
     def prepaid(self) -> bool | Unknown:
