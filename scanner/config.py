@@ -32,6 +32,7 @@ class Config:
     policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     mutes: list[dict[str, Any]] = field(default_factory=list)
     fail_on: str | None = None
+    pricing: dict[str, Any] = field(default_factory=dict)  # scanner.pricing.rates.Pricing
 
     def enabled(self, policy_id: str) -> bool | None:
         entry = self.policies.get(policy_id, {})
@@ -87,7 +88,8 @@ def load_config(path: Path | None, *, search_from: Path | None = None) -> Config
             mute["expires"] = mute["expires"].isoformat()  # YAML reads 2027-01-31 as a date
     validate_config(data, str(path))
     return Config(path=str(path), policies=data.get("policies", {}) or {},
-                  mutes=list(data.get("mutes", []) or []), fail_on=data.get("fail_on"))
+                  mutes=list(data.get("mutes", []) or []), fail_on=data.get("fail_on"),
+                  pricing=dict(data.get("pricing") or {}))
 
 
 def _from_pyproject(path: Path, text: str) -> Any:

@@ -101,6 +101,13 @@ def _seed_east(estate: Estate) -> None:
             "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "1.10"}},
         },
     )["LaunchTemplate"]["LaunchTemplateId"]
+    # The inference group sets its spot share in its mixed instances policy: its template must
+    # not request spot itself (AWS rejects that combination).
+    ids["lt:inference"] = ec2.create_launch_template(
+        LaunchTemplateName="inference",
+        LaunchTemplateData={"ImageId": AMI, "InstanceType": "g5.2xlarge",
+                            "BlockDeviceMappings": encrypted_root},
+    )["LaunchTemplate"]["LaunchTemplateId"]
     ids["lt:batch-spot"] = ec2.create_launch_template(
         LaunchTemplateName="batch-spot",
         LaunchTemplateData={"ImageId": AMI, "InstanceType": "g6.xlarge",
@@ -118,7 +125,7 @@ def _seed_east(estate: Estate) -> None:
         VPCZoneIdentifier=subnet,
         MixedInstancesPolicy={
             "LaunchTemplate": {
-                "LaunchTemplateSpecification": {"LaunchTemplateName": "inference-spot",
+                "LaunchTemplateSpecification": {"LaunchTemplateName": "inference",
                                                 "Version": "$Default"},
                 "Overrides": [{"InstanceType": "g5.2xlarge"}, {"InstanceType": "g6.xlarge"}],
             },
