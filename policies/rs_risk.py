@@ -4,9 +4,9 @@ in the evidence. A move above ``max_risk_for_saving`` books no saving (it is a n
 
 - 3 (high): a fact the move leans on is not in the catalogue (interconnect where GPUs work
   together, memory bandwidth, BF16/FP8, Tensor Core generation, EFA for multi-node work, the
-  region's offering).
-- 2 (medium): a group's N instances consolidated into fewer; the GPU link (NVLink/NVSwitch)
-  lost while several GPUs are used, with no sign of collective work; the projected peak above
+  region's offering); the GPU link (NVLink/NVSwitch) lost while several GPUs are used, even
+  with no sign of collective work (multi-GPU work keeps its link).
+- 2 (medium): a group's N instances consolidated into fewer; the projected peak above
   ``TIGHT_PERCENT`` of the candidate; an estimated bandwidth demand above ``TIGHT_PERCENT`` of
   the candidate's.
 - 0 (very low): the zone's offering not known (zones are known by ID).
@@ -65,9 +65,10 @@ def assess(current: InstanceSpec, cand: InstanceSpec, fit: Fit, demand: Demand,
             missing("GPU interconnect", cand)
         if link_now is not None and link_now[1] in facts.GPU_LINKS and link is False \
                 and not demand.needs_gpu_link:
-            reasons.append((2, f"{demand.gpus_used} GPUs used: {facts.interconnect(cand)} "
-                               f"in place of {link_now[1]} slows any traffic between them "
-                               "(no sign of collective work)"))
+            # multi-GPU work keeps its GPU link: several GPUs busy at once may talk over it
+            # (data-parallel training, tensor-parallel inference) whether or not a tag says so
+            reasons.append((3, f"{demand.gpus_used} GPUs used: {facts.interconnect(cand)} "
+                               f"in place of {link_now[1]} slows any traffic between them"))
     if demand.needs_efa and facts.required_efa(now) is not False and facts.efa(cand) is None:
         missing("EFA", cand)
     if facts.offered(cand, opts.region) is None:

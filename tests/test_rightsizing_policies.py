@@ -128,14 +128,12 @@ def test_group_is_judged_on_its_members_and_they_are_not_judged_alone() -> None:
                                       gpu(2, 0, 0, 0), gpu(3, 0, 0, 0)]), declared=False))
     assert {k[1] for k in found} == {"trainers"}
     f = found[("RS-001", "trainers")]
-    assert f.status.value == "FAIL"
     assert f.evidence["demand"]["gpus_used"] == 2  # the busiest member used two GPUs
     assert f.evidence["demand"]["peak_memory_used_mib"] == 9000
-    # 30 % of a V100's 900 GB/s is 84 % of a T4's 320: no g4dn.12xlarge with 20 % headroom
-    assert f.evidence["recommended"] == "g6e.12xlarge"
-    rate = f.evidence["candidates"][0]["usd_hour"]
-    assert f.savings.usd_month == pytest.approx((12.24 - rate) * 730 * 2)  # type: ignore
-    assert f.evidence["move"]["text"] == "2 x p3.8xlarge -> 2 x g6e.12xlarge"
+    # 30 % of a V100's 900 GB/s is 84 % of a T4's 320: no g4dn.12xlarge with 20 % headroom;
+    # and two GPUs busy at once keep their NVLink: the PCIe move is a notice, not a saving
+    assert f.status.value == "UNKNOWN" and f.savings is None
+    assert f.evidence["possible_move"]["text"] == "2 x p3.8xlarge -> 2 x g6e.12xlarge"
 
 
 def test_a_group_with_running_members_that_published_nothing_is_not_judged_idle() -> None:
