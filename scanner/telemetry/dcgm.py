@@ -12,16 +12,18 @@ What dcgm-exporter writes, and how it becomes one utilization per physical GPU:
   workload labels (``pod``/``namespace``/``container``, ``exported_*`` once Prometheus scraped
   them, ``vgpu``) are the device's consumers: their utilizations at one time add up (at most
   100 %); memory is a device figure (the largest is kept).
-- Utilization: the profiling fields ``DCGM_FI_PROF_GR_ENGINE_ACTIVE``, ``_SM_ACTIVE``,
-  ``_PIPE_TENSOR_ACTIVE`` and ``_DRAM_ACTIVE`` (ratios 0-1, shown in %) are preferred over
-  ``DCGM_FI_DEV_GPU_UTIL`` where present: a sample's utilization is the largest of them (a GPU
-  busy moving memory is busy). Their own p95/max are kept beside (``SmActiveP95`` ...).
+- Utilization: the profiling fields (ratios 0-1, shown in %) are preferred over
+  ``DCGM_FI_DEV_GPU_UTIL`` (the share of time any kernel ran, 100 % for one tiny kernel
+  always running) where present: a sample's utilization is the largest of
+  ``DCGM_FI_PROF_SM_ACTIVE``, ``_PIPE_TENSOR_ACTIVE`` and ``_DRAM_ACTIVE`` (a GPU busy moving
+  memory is busy), else ``_GR_ENGINE_ACTIVE`` (what MIG instances report). Each one's p95/max
+  is kept beside (``SmActiveP95`` ...).
 - Memory: ``DCGM_FI_DEV_FB_USED`` (MiB); total = ``FB_TOTAL`` or used + free (+ reserved).
 - Time: every sample needs its timestamp: milliseconds (Prometheus text), seconds (OpenMetrics,
   a file ending in ``# EOF``).
 
 Budgets, applied while reading (before anything is built from the lines): ``MAX_SERIES`` distinct
-series, ``MAX_POINTS`` distinct (series group, time) points, ``MAX_LINE_CHARS`` per line.
+series, ``MAX_DEVICES`` GPUs, ``MAX_POINTS`` distinct (series group, time) points, ``MAX_LINE_CHARS`` per line.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ PROF = {"DCGM_FI_PROF_GR_ENGINE_ACTIVE": "GrEngineActive",
         "DCGM_FI_PROF_SM_ACTIVE": "SmActive",
         "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": "TensorActive",
         "DCGM_FI_PROF_DRAM_ACTIVE": "DramActive"}
+_ENGINE = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE",)
+_DETAILED = ("DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE")
 MEMORY = (FB_USED, FB_FREE, FB_RESERVED, FB_TOTAL)
 FIELDS = frozenset((UTIL, *MEMORY, *PROF))
 HOST_LABELS = ("Hostname", "hostname", "instance")
@@ -50,6 +54,7 @@ _WORKLOAD = ("pod", "namespace", "container")
 _EXPORTED = ("exported_pod", "exported_namespace", "exported_container")
 
 MAX_SERIES = 500_000  # distinct DCGM series of one input (10,000 hosts x 8 GPUs x 6 fields)
+MAX_DEVICES = 100_000  # GPUs (host, index) of one input: 10,000 hosts of 8 GPUs, and room
 MAX_POINTS = 3_000_000  # distinct (device, GPU instance, field, time) points of one input
 MAX_LINE_CHARS = 65_536
 
@@ -151,21 +156,23 @@ def workload_of(labels: dict[str, str]) -> tuple[str, ...]:
 Points = dict[str, dict[float, float]]
 
 
-@dataclass
+@dataclass(slots=True)
 class Device:
     name: str | None = None
     profiles: dict[str, str] = field(default_factory=dict)  # GPU instance id -> profile
     parts: dict[str, Points] = field(default_factory=dict)  # GPU instance id ("": device) ->
-    workloads: set[tuple[str, ...]] = field(default_factory=set)  # consumers of its time
+    workloads: set[tuple[str, ...]] | None = None  # the consumers sharing it
 
 
 class Reader:
     """Folds DCGM samples into per-device points, within the budgets."""
 
-    def __init__(self, max_series: int = MAX_SERIES, max_points: int = MAX_POINTS) -> None:
+    def __init__(self, max_series: int = MAX_SERIES, max_points: int = MAX_POINTS,
+                 max_devices: int = MAX_DEVICES) -> None:
         self.devices: dict[tuple[str, str], Device] = {}
-        self.last: dict[tuple[str, ...], float] = {}  # series -> time of its latest sample
+        self.last: dict[int, float] = {}  # series (its hash) -> time of its latest sample
         self.max_series, self.max_points = max_series, max_points
+        self.max_devices = max_devices
         self.points = 0
 
     def add(self, s: Sample, number: int | None = None) -> None:
@@ -173,7 +180,7 @@ class Reader:
         host, gpu = host_of(labels), labels["gpu"]
         gi = labels.get("GPU_I_ID", "")
         workload = workload_of(labels)
-        key = (s.name, host, gpu, gi, *workload)
+        key = hash((s.name, host, gpu, gi, workload))
         previous = self.last.get(key)
         if previous is None and len(self.last) >= self.max_series:
             raise DcgmError(f"more than {self.max_series:,} DCGM series: over the budget of "
@@ -181,6 +188,9 @@ class Reader:
         self.last[key] = s.time
         device = self.devices.get((host, gpu))
         if device is None:
+            if len(self.devices) >= self.max_devices:
+                raise DcgmError(f"more than {self.max_devices:,} GPUs: over the budget of one "
+                                "input (split the export by host)", number)
             device = self.devices[(host, gpu)] = Device()
         if device.name is None and labels.get("modelName"):
             device.name = labels["modelName"]
@@ -195,6 +205,8 @@ class Reader:
         value = s.value * 100.0 if s.name in PROF else s.value
         have = by_time.get(s.time)
         if s.name not in MEMORY and any(workload):
+            if device.workloads is None:
+                device.workloads = set()
             device.workloads.add(workload)
         if have is None:
             if self.points >= self.max_points:
@@ -221,20 +233,24 @@ class Reader:
 
 def _activity(part: Points) -> tuple[dict[float, float], str | None]:
     """Utilization in % by time of one part (a device or GPU instance), and what it came from:
-    the largest profiling field where one was sampled, else GPU_UTIL."""
-    prof = [f for f in PROF if f in part]
-    if not prof:
-        return dict(part.get(UTIL, {})), (UTIL if UTIL in part else None)
+    the largest of SM, tensor and DRAM activity where one was sampled, else graphics-engine
+    activity (what MIG instances report), else GPU_UTIL."""
     out: dict[float, float] = dict(part.get(UTIL, {}))
-    prof_times: set[float] = set()
-    for f in prof:
-        for t, v in part[f].items():
-            if t not in prof_times:
-                prof_times.add(t)
-                out[t] = v  # a profiling figure replaces GPU_UTIL at that time
-            else:
-                out[t] = max(out[t], v)
-    return out, "DCGM_FI_PROF"
+    source = UTIL if UTIL in part else None
+    for tier in (_ENGINE, _DETAILED):
+        sampled = [f for f in tier if f in part]
+        if not sampled:
+            continue
+        source = "+".join(sampled)
+        replaced: set[float] = set()
+        for f in sampled:
+            for t, v in part[f].items():
+                if t in replaced:
+                    out[t] = max(out[t], v)
+                else:
+                    replaced.add(t)  # a profiling figure replaces a coarser one at that time
+                    out[t] = v
+    return out, source
 
 
 def _memory(part: Points) -> tuple[dict[float, float], dict[float, float]]:
@@ -289,10 +305,9 @@ def _device_hours(gpu: str, device: Device) -> GpuHours | None:
         series = hours.extra.setdefault(label, GpuHours(gpu))
         for t, v in sorted(by_time.items()):
             series.add_sample(t, v, None, None, extra_counts)
-    hours.source = (sorted(sources)[0] if len(sources) == 1
-                    else "DCGM_FI_PROF" if "DCGM_FI_PROF" in sources else None)
+    hours.source = "; ".join(sorted(sources)) or None
     hours.mig = [device.profiles[g] or g for g in sorted(device.profiles, key=_gi_key)]
-    hours.shared_by = len(device.workloads)
+    hours.shared_by = len(device.workloads or ())
     return hours
 
 
