@@ -22,8 +22,9 @@ What dcgm-exporter writes, and how it becomes one utilization per physical GPU:
 - Time: every sample needs its timestamp: milliseconds (Prometheus text), seconds (OpenMetrics,
   a file ending in ``# EOF``).
 
-Budgets, applied while reading (before anything is built from the lines): ``MAX_SERIES`` distinct
-series, ``MAX_DEVICES`` GPUs, ``MAX_POINTS`` distinct (series group, time) points, ``MAX_LINE_CHARS`` per line.
+Budgets, applied while reading (before anything is built from the lines): ``MAX_SERIES``
+distinct series, ``MAX_DEVICES`` GPUs, ``MAX_POINTS`` distinct (device, GPU instance, field, time)
+points, ``MAX_LINE_CHARS`` per line.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ PROF = {"DCGM_FI_PROF_GR_ENGINE_ACTIVE": "GrEngineActive",
         "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": "TensorActive",
         "DCGM_FI_PROF_DRAM_ACTIVE": "DramActive"}
 _ENGINE = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE",)
-_DETAILED = ("DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE")
+_DETAILED = ("DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+             "DCGM_FI_PROF_DRAM_ACTIVE")
 MEMORY = (FB_USED, FB_FREE, FB_RESERVED, FB_TOTAL)
 FIELDS = frozenset((UTIL, *MEMORY, *PROF))
 HOST_LABELS = ("Hostname", "hostname", "instance")
