@@ -177,11 +177,16 @@ def parse_nvidia_smi(text: str, path: str) -> Members:
     counts: dict[str, dict[int, int]] = {}
     header = _Header()
     rows = csv.reader(io.StringIO(text), skipinitialspace=True)
-    try:
-        for row in rows:
-            _nvidia_row(row, rows.line_num, path, gpus, counts, header)
-    except csv.Error as exc:  # an unterminated quote, a NUL byte
-        raise TelemetryFileError(path, f"not CSV: {exc}", rows.line_num or None) from None
+    while True:
+        start = rows.line_num + 1
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # an unterminated quote swallowing the rest of the file
+            raise TelemetryFileError(path, f"not CSV from this line on: {exc} (an unterminated "
+                                           "quote?)", start) from None
+        _nvidia_row(row, start, path, gpus, counts, header)
     if not gpus:
         raise TelemetryFileError(path, "no nvidia-smi samples")
     return {"": gpus}
