@@ -128,7 +128,7 @@ def sniff(text: str) -> str | None:
     head = text[:4096]
     if "DCGM_FI_" in head:
         return "dcgm"
-    if re.search(r"^#\s*(date\s+time\s+|time\s+)?gpu\s", head, re.I | re.M):
+    if re.search(r"^#\s*(date\s+)?(time\s+)?gpu\s", head, re.I | re.M):
         return "nvidia-smi-dmon"
     first = head.lstrip("\ufeff \t\r\n").split("\n", 1)[0].lower()
     if first.startswith("timestamp") and "utilization.gpu" in first:
