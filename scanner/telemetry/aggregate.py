@@ -32,6 +32,24 @@ def plausible_time(t: float, shown: object = None) -> float:
     return t
 
 
+END_ENV = "GPUAUDIT_TELEMETRY_END"
+
+
+def telemetry_end() -> float:
+    """Now, or ``GPUAUDIT_TELEMETRY_END`` (RFC 3339; reproducible runs and tests): where a live
+    read's window ends."""
+    import os
+    import time
+
+    text = os.environ.get(END_ENV, "").strip()
+    if not text:
+        return time.time()
+    stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=dt.timezone.utc)
+    return stamp.timestamp()
+
+
 def percentile(ordered: Sequence[float], q: float) -> float:
     """The q-th percentile (0-100) of an ascending sequence, linear interpolation."""
     if not ordered:

@@ -130,15 +130,21 @@ def parse_line(line: str, number: int, *, seconds: bool) -> Sample | None:
         plausible_time(t, shown)
     except ValueError as exc:
         raise DcgmError(f"{name}: {exc}", number) from None
+    check_value(name, value, number, rest[0])
+    if "gpu" not in labels:
+        raise DcgmError(f"{name} sample without a gpu label", number)
+    return Sample(name, labels, value, t)
+
+
+def check_value(name: str, value: float, number: int | None = None,
+                shown: str | None = None) -> None:
+    """DcgmError when ``value`` cannot be a sample of field ``name``."""
     if not math.isfinite(value) or value < 0:
-        raise DcgmError(f"{name} {rest[0]} is not a measurement", number)
+        raise DcgmError(f"{name} {shown or value} is not a measurement", number)
     if name == UTIL and value > 100:
         raise DcgmError(f"{UTIL} {value:g} is not a percentage", number)
     if name in PROF and value > 1.0 + 1e-9:
         raise DcgmError(f"{name} {value:g} is not a ratio between 0 and 1", number)
-    if "gpu" not in labels:
-        raise DcgmError(f"{name} sample without a gpu label", number)
-    return Sample(name, labels, value, t)
 
 
 def host_of(labels: dict[str, str]) -> str:

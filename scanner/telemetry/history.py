@@ -329,9 +329,48 @@ def load_raw(key: str, path: Path, lookback_days: float) -> Loaded:
     return out
 
 
-def load_utilization(specs: Sequence[str], lookback_days: float) -> Loaded:
-    """Every ``--utilization`` value: FILE (a history file) or KEY=FILE (a DCGM/nvidia-smi file)."""
+def load_prometheus(url: str, lookback_days: float) -> Loaded:
+    """``--prometheus-url``: every host's DCGM utilization, keyed by host and by group label
+    (``scanner.telemetry.prometheus``); a server that cannot be read is one error."""
+    from scanner.telemetry.aggregate import telemetry_end
+    from scanner.telemetry.dcgm import DcgmError
+    from scanner.telemetry.prometheus import (
+        PrometheusError,
+        client_from_env,
+        read_prometheus,
+        shown_url,
+    )
+
+    shown = shown_url(url)
+    out = Loaded(files=[shown])
+    end = telemetry_end()
+    window = Window.ending(end, lookback_days)
+    try:
+        fetched = read_prometheus(client_from_env(url), window)
+    except PrometheusError as exc:
+        out.errors.append(InputError(shown, f"cannot read Prometheus: {exc.reason}"))
+        return out
+    except DcgmError as exc:
+        out.errors.append(InputError(shown, f"not DCGM exporter data: {exc.reason}"))
+        return out
+    for host, gpus in fetched.members.items():
+        if host:
+            out.records[host] = _record("prometheus", {host: gpus}, host, lookback_days,
+                                        window.end)
+    for key, hosts in sorted(fetched.groups.items()):
+        if key not in out.records:
+            members = {h: fetched.members[h] for h in sorted(hosts) if h in fetched.members}
+            out.records[key] = _record("prometheus", members, key, lookback_days, window.end)
+    return out
+
+
+def load_utilization(specs: Sequence[str], lookback_days: float,
+                     prometheus_url: str | None = None) -> Loaded:
+    """Every ``--utilization`` value: FILE (a history file) or KEY=FILE (a DCGM/nvidia-smi file),
+    and ``--prometheus-url``."""
     out = Loaded()
+    if prometheus_url:
+        out.extend(load_prometheus(prometheus_url, lookback_days))
     for spec in specs:
         key, sep, file = spec.partition("=")
         if sep and key and not Path(spec).exists():

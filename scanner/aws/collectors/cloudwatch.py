@@ -13,8 +13,6 @@ The window is the last ``lookback_days`` of complete hours (``audit --lookback-d
 from __future__ import annotations
 
 import datetime as dt
-import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +20,6 @@ from scanner.aws.collectors.base import Call, Collector, RegionContext
 from scanner.aws.normalize import make
 from scanner.catalog import is_gpu_type, is_neuron_type
 from scanner.telemetry import COVERAGE, TELEMETRY
-
-END_ENV = "GPUAUDIT_TELEMETRY_END"
 
 
 @dataclass
@@ -40,13 +36,9 @@ def configure(*, lookback_days: float) -> None:
 
 
 def _now() -> float:
-    text = os.environ.get(END_ENV, "").strip()
-    if not text:
-        return time.time()
-    stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=dt.timezone.utc)
-    return stamp.timestamp()
+    from scanner.telemetry.aggregate import telemetry_end
+
+    return telemetry_end()
 
 
 class _Reader:
