@@ -62,6 +62,9 @@ MAX_LINE_CHARS = 65_536
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*(,|(?=\}))')
+_FAST = re.compile(r'(DCGM_FI_[A-Z0-9_]+)\{((?:[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*",?)*)\}'
+                   r"[ \t]+(\S+)(?:[ \t]+(\S+))?[ \t]*$")
+_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"\\\n]*)"')
 _ESCAPE = re.compile(r"\\(.)")
 _UNESCAPE = {"n": "\n", "\\": "\\", '"': '"'}
 
@@ -89,30 +92,20 @@ def parse_line(line: str, number: int, *, seconds: bool) -> Sample | None:
         if line.startswith("#") or not line.strip():
             return None
         if not _NAME.match(line):
-            raise DcgmError(f"not Prometheus text: {line[:60]!r}", number)
+            raise DcgmError("not Prometheus text: a line that is neither a sample nor a "
+                            "comment", number)
         return None
-    m = _NAME.match(line)
-    assert m is not None
-    name, at = m.group(0), m.end()
-    if name not in FIELDS:
-        return None
-    labels: dict[str, str] = {}
-    if at < len(line) and line[at] == "{":
-        at += 1
-        while True:
-            while at < len(line) and line[at] in " \t":
-                at += 1
-            if at < len(line) and line[at] == "}":
-                at += 1
-                break
-            lm = _LABEL.match(line, at)
-            if lm is None:
-                raise DcgmError(f"not Prometheus text: bad labels in {line[:80]!r}", number)
-            value = lm.group(2)
-            labels[lm.group(1)] = _ESCAPE.sub(lambda e: _UNESCAPE.get(e.group(1), e.group(0)),
-                                              value) if "\\" in value else value
-            at = lm.end()
-    rest = line[at:].split()
+    fast = _FAST.match(line)
+    if fast is not None:  # labels without escapes, as dcgm-exporter writes them
+        name = fast.group(1)
+        if name not in FIELDS:
+            return None
+        labels = dict(_PAIR.findall(fast.group(2)))
+        rest = [fast.group(3)] + ([fast.group(4)] if fast.group(4) else [])
+    else:
+        name, labels, rest = _slow_line(line, number)
+        if name not in FIELDS:
+            return None
     if not rest or len(rest) > 2:
         raise DcgmError(f"not Prometheus text: {name} needs a value and a timestamp", number)
     try:
@@ -134,6 +127,29 @@ def parse_line(line: str, number: int, *, seconds: bool) -> Sample | None:
     if "gpu" not in labels:
         raise DcgmError(f"{name} sample without a gpu label", number)
     return Sample(name, labels, value, t)
+
+
+def _slow_line(line: str, number: int) -> tuple[str, dict[str, str], list[str]]:
+    m = _NAME.match(line)
+    assert m is not None
+    name, at = m.group(0), m.end()
+    labels: dict[str, str] = {}
+    if name in FIELDS and at < len(line) and line[at] == "{":
+        at += 1
+        while True:
+            while at < len(line) and line[at] in " \t":
+                at += 1
+            if at < len(line) and line[at] == "}":
+                at += 1
+                break
+            lm = _LABEL.match(line, at)
+            if lm is None:
+                raise DcgmError(f"not Prometheus text: bad labels in a {name} sample", number)
+            value = lm.group(2)
+            labels[lm.group(1)] = _ESCAPE.sub(lambda e: _UNESCAPE.get(e.group(1), e.group(0)),
+                                              value) if "\\" in value else value
+            at = lm.end()
+    return name, labels, line[at:].split()
 
 
 def check_value(name: str, value: float, number: int | None = None,
