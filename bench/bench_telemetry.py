@@ -123,7 +123,7 @@ class FakeCloudWatch:
         rng = random.Random(7)
         self._values = [[rng.random() * 100 for _ in range(24 * 60)] for _ in range(64)]
 
-    def list_metrics(self, metric_name: str) -> list[dict[str, Any]]:
+    def list_metrics(self, metric_name: str, namespace: str = "CWAgent") -> list[dict[str, Any]]:
         items = self.metrics.get(metric_name, [])
         self.list_calls += max(1, -(-len(items) // 500))  # one call per page of 500
         return items
