@@ -126,6 +126,10 @@ def stream_lines(path: Path) -> tuple[Iterator[str], bool]:
 def sniff(text: str) -> str | None:
     """"dcgm", "nvidia-smi" or None, from the first lines of a file."""
     head = text[:4096]
+    if head.lstrip("\ufeff \t\r\n0123456789.:TZ+-")[:1] in ("{", "[") and (
+            "neuron_runtime_data" in head or "neuron_hardware_info" in head
+            or "instance_info" in head):
+        return "neuron-monitor"
     if "DCGM_FI_" in head:
         return "dcgm"
     if re.search(r"^#\s*(date\s+)?(time\s+)?gpu\s", head, re.I | re.M):
@@ -265,12 +269,17 @@ def parse_file(path: Path, fmt: str | None = None) -> tuple[str, Members]:
         return kind, read_dcgm(lines, str(path), openmetrics=openmetrics)
     if kind == "nvidia-smi":
         return kind, parse_nvidia_smi(read_text(path), str(path))
+    if kind == "neuron-monitor":
+        from scanner.telemetry.neuron import parse_neuron_monitor
+
+        return kind, parse_neuron_monitor(read_text(path), str(path), _mtime(path))
     if kind == "nvidia-smi-dmon":
         from scanner.telemetry.dmon import parse_dmon
 
         return kind, parse_dmon(read_text(path), str(path), _mtime(path))
-    raise TelemetryFileError(str(path), "not a DCGM exporter scrape, an nvidia-smi CSV log or "
-                                        "an nvidia-smi dmon log (format not recognised)", 1)
+    raise TelemetryFileError(str(path), "not a DCGM exporter scrape, an nvidia-smi CSV or dmon "
+                                        "log or a neuron-monitor capture (format not "
+                                        "recognised)", 1)
 
 
 def _head(path: Path) -> str:
