@@ -260,7 +260,7 @@ def _merged(parts: list[Series]) -> Series:
 
 def aggregate(queries: Sequence[Query], data: dict[str, Series], window: Window,
               lookback_days: float, source: MetricSource = CWAGENT,
-              devices: Mapping[str, int] | None = None) -> dict[str, dict[str, Any]]:
+              devices: Mapping[str, int | None] | None = None) -> dict[str, dict[str, Any]]:
     """``{instance id: usage record}`` for every instance with at least one point.
 
     A node-level series (Container Insights without a device dimension) is the average over
@@ -288,15 +288,19 @@ def aggregate(queries: Sequence[Query], data: dict[str, Series], window: Window,
         times = avg[0] or top[0]
         tops = top[1] or means
         count = 1
+        known = (devices or {}).get(iid)
         if index == NODE:
-            count = max(int((devices or {}).get(iid) or 1), 1)
-            means = [min(v * count, 100.0) for v in means]
-            tops = [min(v * count, 100.0) for v in tops]
+            # unknown count: any use may be one device's full use
+            count, factor = (int(known), float(known)) if known else (1, math.inf)
+            means = [0.0 if v == 0 else min(v * factor, 100.0) for v in means]
+            tops = [0.0 if v == 0 else min(v * factor, 100.0) for v in tops]
         maxima = tops if len(tops) == len(means) else means
         for i in range(count):
             stats = gpu_stats(str(i) if index == NODE else index, means, tops, mem, total)
             if index == NODE:
-                stats["NodeLevel"] = f"{count} x the node's average (its busiest device's bound)"
+                stats["NodeLevel"] = (f"{count} x the node's average (its busiest device's "
+                                      "bound)" if known else "the node's average, its device "
+                                      "count unknown: busy wherever above 0")
             members.setdefault(iid, []).append(stats)
         trend = trends.get(iid) or trends.setdefault(iid, Trend(window))
         trend.add(times, means, maxima)
@@ -322,7 +326,7 @@ class Collected:
 
 def collect_usage(reader: MetricsReader, instances: Iterable[str], window: Window,
                   lookback_days: float, source: MetricSource = CWAGENT,
-                  devices: Mapping[str, int] | None = None) -> Collected | None:
+                  devices: Mapping[str, int | None] | None = None) -> Collected | None:
     """Discover, fetch and aggregate; None when a call failed."""
     found = discover(reader, instances, source)
     if found is None:
@@ -334,6 +338,23 @@ def collect_usage(reader: MetricsReader, instances: Iterable[str], window: Windo
         return None
     return Collected(aggregate(queries, data, window, lookback_days, source, devices),
                      len(calls), minimum_calls(queries), len(queries), found.without_instance)
+
+
+# NeuronCores per Neuron device, by family (a node-level average is bounded by their number)
+_CORES_PER_DEVICE = {"inf1": 4, "inf2": 2, "trn1": 2, "trn1n": 2, "trn2": 8, "trn2u": 8}
+
+
+def devices_of(instance_type: object, *, neuron: bool) -> int | None:
+    """GPUs (or NeuronCores) of an instance type, from the catalog; None when unknown."""
+    from scanner.catalog import default_catalog, family_of
+
+    spec = default_catalog().spec(instance_type)
+    if spec is None or not spec.gpu_count or not isinstance(instance_type, str):
+        return None
+    count = int(spec.gpu_count)
+    if neuron:
+        count *= _CORES_PER_DEVICE.get(family_of(instance_type), 8)
+    return count
 
 
 def live_window(now: float, lookback_days: float) -> Window:

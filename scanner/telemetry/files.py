@@ -126,6 +126,8 @@ def stream_lines(path: Path) -> tuple[Iterator[str], bool]:
 def sniff(text: str) -> str | None:
     """"dcgm", "nvidia-smi" or None, from the first lines of a file."""
     head = text[:4096]
+    if '"metric_stream_name"' in head and '"metric_name"' in head:
+        return "cloudwatch-metric-stream"
     if head.lstrip("\ufeff \t\r\n0123456789.:TZ+-")[:1] in ("{", "[") and (
             "neuron_runtime_data" in head or "neuron_hardware_info" in head
             or "instance_info" in head):
@@ -269,6 +271,10 @@ def parse_file(path: Path, fmt: str | None = None) -> tuple[str, Members]:
         return kind, read_dcgm(lines, str(path), openmetrics=openmetrics)
     if kind == "nvidia-smi":
         return kind, parse_nvidia_smi(read_text(path), str(path))
+    if kind == "cloudwatch-metric-stream":
+        from scanner.telemetry.metric_stream import parse_metric_stream
+
+        return kind, parse_metric_stream(read_text(path), str(path))
     if kind == "neuron-monitor":
         from scanner.telemetry.neuron import parse_neuron_monitor
 
@@ -278,8 +284,8 @@ def parse_file(path: Path, fmt: str | None = None) -> tuple[str, Members]:
 
         return kind, parse_dmon(read_text(path), str(path), _mtime(path))
     raise TelemetryFileError(str(path), "not a DCGM exporter scrape, an nvidia-smi CSV or dmon "
-                                        "log or a neuron-monitor capture (format not "
-                                        "recognised)", 1)
+                                        "log, a neuron-monitor capture or a CloudWatch metric "
+                                        "stream (format not recognised)", 1)
 
 
 def _head(path: Path) -> str:

@@ -57,20 +57,6 @@ class _Reader:
                              ScanBy="TimestampAscending")
 
 
-# NeuronCores per Neuron device, by family (a node-level average is bounded by their number)
-_CORES_PER_DEVICE = {"inf1": 4, "inf2": 2, "trn1": 2, "trn1n": 2, "trn2": 8, "trn2u": 8}
-
-
-def _devices(instance_type: object, *, neuron: bool) -> int:
-    from scanner.catalog import default_catalog, family_of
-
-    spec = default_catalog().spec(instance_type)
-    count = int(spec.gpu_count or 1) if spec is not None and spec.gpu_count else 1
-    if neuron and isinstance(instance_type, str):
-        count *= _CORES_PER_DEVICE.get(family_of(instance_type), 8)
-    return count
-
-
 def run(ctx: RegionContext) -> None:
     """CWAgent NVIDIA metrics for the running NVIDIA instances; Container Insights GPU metrics
     for those without them (EKS nodes); Container Insights Neuron metrics for Neuron ones."""
@@ -80,6 +66,7 @@ def run(ctx: RegionContext) -> None:
         NEURON_INSIGHTS,
         Collected,
         collect_usage,
+        devices_of,
         live_window,
     )
 
@@ -102,7 +89,7 @@ def run(ctx: RegionContext) -> None:
                         (NEURON_INSIGHTS, neuron)):
         if not ids:
             continue
-        devices = {i: _devices(types[i], neuron=source is NEURON_INSIGHTS) for i in ids}
+        devices = {i: devices_of(types[i], neuron=source is NEURON_INSIGHTS) for i in ids}
         more = collect_usage(reader, ids, window, days, source, devices)
         if more is None:
             return
