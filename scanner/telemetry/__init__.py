@@ -15,7 +15,8 @@ instance, group or address: aggregated statistics per member and GPU, hours of d
 trend of 6-hour aggregates, never the raw series) and one ``telemetry.coverage`` per scope where
 utilization was looked for (RS-* give results only there).
 
-This package is imported only by ``audit`` (with an RS policy enabled) and ``scan --utilization``;
+This package is imported only by ``audit`` (with an RS policy enabled) and ``scan --utilization``
+(or ``--prometheus-url``);
 the kind names below are all that policies need from it.
 """
 
