@@ -40,6 +40,7 @@ demo: $(STAMP)
 # the system tools the tests drive for real (Debian packages; as root, or with sudo)
 test-tools:
 	bash tools/install_chromium.sh
+	bash tools/install_prometheus.sh
 
 test: $(STAMP) $(CHECKOV_STAMP) test-tools
 	$(PY) -m ruff check scanner policies reports tests tools bench
