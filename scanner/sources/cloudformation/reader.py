@@ -47,6 +47,7 @@ from scanner.safe_read import ReadError, decode_head, read_regular
 from scanner.sane_numbers import sane_number_text
 from scanner.sizes import exceeds
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
+from scanner.sources.yaml_documents.coerce import shapes
 
 # CloudFormation type -> kind, property renames and the property that names the resource: all
 # from the kind schema (scanner/kinds), as are the types properties are coerced to.
@@ -1031,7 +1032,8 @@ def _coerce(kind: str, attrs: dict[str, Any], notice: Any) -> dict[str, Any]:
                 return Unknown(f"{key} is not valid JSON")
         return value
 
-    return coerce_fields(_SCHEMA.fields(kind), attrs, convert)
+    fields = _SCHEMA.fields(kind)
+    return shapes(fields, coerce_fields(fields, attrs, convert), notice)
 
 
 def _joined_ids(raw: Any) -> Any:
