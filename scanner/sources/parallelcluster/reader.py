@@ -26,8 +26,10 @@ from scanner.model import (
 )
 from scanner.sources.parallelcluster.sniff import clearly_parallelcluster
 from scanner.sources.yaml_documents.coerce import coerce
-from scanner.sources.yaml_documents.files import ConfigFile, read_config_file
+from scanner.sources.yaml_documents.dispatch import YamlFormat, read_yaml_file
+from scanner.sources.yaml_documents.files import ConfigFile
 from scanner.sources.yaml_documents.holes import without_placeholders
+from scanner.sources.yaml_documents.reader import Document
 from scanner.sources.yaml_documents.skips import parse_skips
 
 QUEUE = "parallelcluster.queue"
@@ -44,22 +46,19 @@ def is_cluster_configuration(value: Any) -> bool:
         or "AwsBatchQueues" in value["Scheduling"])
 
 
+def read_documents(file: ConfigFile, docs: list[Document], result: SourceResult) -> None:
+    for doc in docs:
+        _cluster(doc.value, file, result)
+
+
+FORMAT = YamlFormat("ParallelCluster configuration", clearly_parallelcluster,
+                    is_cluster_configuration, read_documents)
+
+
 def read_if_cluster_configuration(path: Path) -> SourceResult | None:
     """The resources of a cluster configuration; None for a file that is not one. Never
     raises."""
-    try:
-        found = read_config_file(path, clearly=clearly_parallelcluster,
-                                 is_config=is_cluster_configuration)
-        if found is None:
-            return None
-        result = SourceResult(errors=list(found.errors))
-        for doc in found.documents:
-            _cluster(doc.value, found, result)
-        return result
-    except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-        return SourceResult(errors=[InputError(str(path), "internal error while reading the "
-                                               "cluster configuration: "
-                                               f"{type(exc).__name__}: {exc}")])
+    return read_yaml_file(path, only=(FORMAT,))
 
 
 class _Reader:
