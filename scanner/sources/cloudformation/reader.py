@@ -73,6 +73,10 @@ _PSEUDO = frozenset(
     }
 )
 
+# A ParallelCluster cluster as a resource: the custom resource of ParallelCluster's provider
+# stack (the documentation's spelling; CDK writes Custom::PClusterCluster) and the resource type.
+PARALLELCLUSTER_TYPES = frozenset({"custom::pclustercluster", "aws::parallelcluster::cluster"})
+
 _SNIFF = re.compile(r"AWSTemplateFormatVersion|\bType[\"']?\s*:\s*[\"']?AWS::")
 _SUB_VAR = re.compile(r"\$\{([^}]*)\}")
 
@@ -383,7 +387,8 @@ class _Reader:
                 self.error(f"resource {logical_id} has no Type (or it is not a string)", start)
             return
         kind = KINDS.get(rtype)
-        if kind is None:
+        embedded = rtype.lower() in PARALLELCLUSTER_TYPES
+        if kind is None and not embedded:
             return
         cond = body.get("Condition")
         exists: bool | Unknown = True
@@ -406,6 +411,11 @@ class _Reader:
         if not isinstance(props, dict):
             self.error(f"Properties of resource {logical_id} is not a mapping", start)
             return
+        if embedded:
+            self._parallelcluster(ev, logical_id, body, props, (start or 1, end or start or 1),
+                                  exists)
+            return
+        assert kind is not None
         renames = _RENAMES.get(rtype, {})
         attrs: dict[str, Any] = {}
         fields = _SCHEMA.fields(kind)
@@ -462,6 +472,78 @@ class _Reader:
                 exists=exists,
             )
         )
+
+    def _parallelcluster(self, ev: Evaluator, logical_id: str, body: dict[str, Any],
+                         props: dict[str, Any], span: tuple[int, int],
+                         exists: bool | Unknown) -> None:
+        """A ParallelCluster cluster declared in the template: its ``ClusterConfiguration``
+        (a mapping, or the YAML text of one, intrinsic functions inside either) read by the
+        ParallelCluster source; parameters resolved where known, UNKNOWN where not; every
+        resource it gives points at the template's lines of this resource."""
+        from scanner.sources.parallelcluster.reader import (
+            Embedding,
+            is_cluster_configuration,
+            read_embedded,
+        )
+        from scanner.sources.yaml_documents.files import ConfigFile
+
+        label = f"resource {logical_id}, ClusterConfiguration: "
+        raw = props.get("ClusterConfiguration")
+        if raw is None:
+            self.error(f"resource {logical_id} ({body.get('Type')}) has no "
+                       "ClusterConfiguration", span[0])
+            return
+        cfg = self._configuration(ev, raw, label, span[0])
+        if cfg is None:
+            return
+        if isinstance(cfg, Unknown):
+            self.notice(f"{label}not known ({cfg.reason}); its queues are not judged", span[0])
+            return
+        if not is_cluster_configuration(cfg):
+            self.error(f"{label}not a ParallelCluster configuration (no Scheduling with "
+                       "SlurmQueues or AwsBatchQueues, or no HeadNode)", span[0])
+            return
+        region = self.region if self.region is not None else Unknown(
+            "AWS::Region is not known (pass --region)")
+        embedding = Embedding(id_prefix=f"{logical_id}/",
+                              skips=self._skips(logical_id, body.get("Metadata"), span[0]),
+                              exists=exists, region=region, label=label)
+        read_embedded(cfg, ConfigFile(self.where, span=span), self.result, embedding)
+
+    def _configuration(self, ev: Evaluator, raw: Any, label: str, line: int) -> Any:
+        """The configuration as a mapping (Unknown where parts are not known), an Unknown as a
+        whole, or None after an input error."""
+        from scanner.sources.yaml_documents.holes import HoledText, without_holes
+        from scanner.sources.yaml_documents.reader import YamlError, load_documents
+
+        holed = HoledText("")
+        try:
+            value = ev.value(raw, holes=holed)
+        except OverBudget as exc:
+            if exc.total:
+                raise
+            self.error(f"{label}{exc.reason}", line)
+            return None
+        if value is NO_VALUE:
+            return Unknown("ClusterConfiguration is removed (AWS::NoValue)")
+        if not isinstance(value, str):
+            return without_holes(value, holed) if holed.holes else value
+        holed.text = value
+        try:
+            loaded = load_documents(value)
+        except YamlError as exc:
+            self.error(f"{label}{exc.reason}", line)
+            return None
+        problem = loaded.error or next((d.error for d in loaded.documents if d.error), None)
+        if problem is not None:
+            at = f" (line {problem.line} of the configuration)" if problem.line else ""
+            self.error(f"{label}{problem.reason}{at}", line)
+            return None
+        docs = [d.value for d in loaded.documents if d.value is not None]
+        if len(docs) != 1:
+            self.error(f"{label}the text holds {len(docs)} YAML documents, not one", line)
+            return None
+        return without_holes(docs[0], holed)
 
     def _skips(self, logical_id: str, metadata: Any, line: int | None) -> tuple[Skip, ...]:
         if not isinstance(metadata, dict) or "gpuaudit" not in metadata:
@@ -530,6 +612,7 @@ class Evaluator:
         self._cond_stack: set[str] = set()
         self.work = 0
         self.built = 0
+        self.holes: Any = None  # see value()
         self._symbolic = False
         self._mark = f"\x00{secrets.token_hex(6)}:"  # no template text can forge it
 
@@ -572,9 +655,18 @@ class Evaluator:
 
     # ---- values
 
-    def value(self, v: Any, *, literal_pseudo: bool = False) -> Any:
+    def value(self, v: Any, *, literal_pseudo: bool = False, holes: Any = None) -> Any:
         """Resolve ``v``; returns :data:`NO_VALUE` where ``AWS::NoValue`` removes it.
+        ``holes`` (a :class:`~scanner.sources.yaml_documents.holes.HoledText`): text built by
+        ``Fn::Sub`` / ``Fn::Join`` keeps a token for each part that is not known, rather than
+        being not known as a whole (a YAML document written with ``!Sub``, read afterwards).
         Raises :class:`OverBudget`."""
+        if holes is not None:
+            before, self.holes = self.holes, holes
+            try:
+                return self.value(v, literal_pseudo=literal_pseudo)
+            finally:
+                self.holes = before
         self.work += 1
         if self.work > MAX_WORK:
             self.spend(0)
@@ -820,6 +912,8 @@ def _fn_sub(ev: Evaluator, arg: Any, lit: bool) -> Any:
         if whole is not None and isinstance(value, Ref):
             return value
         text = _as_string("Fn::Sub", value)
+        if isinstance(text, Unknown) and ev.holes is not None:
+            text = ev.holes.token(text)
         if isinstance(text, Unknown):
             return text
         parts.append(text)
@@ -841,6 +935,8 @@ def _fn_join(ev: Evaluator, arg: Any, lit: bool) -> Any:
     if not isinstance(items, list):
         return Unknown("Fn::Join: the list is not a list")
     texts = [_as_string("Fn::Join", item) for item in items]
+    if ev.holes is not None:
+        texts = [ev.holes.token(t) if isinstance(t, Unknown) else t for t in texts]
     for text in texts:
         if isinstance(text, Unknown):
             return text

@@ -11,6 +11,7 @@ accepted (ParallelCluster reads the file with PyYAML) within the budget of the Y
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from scanner.model import (
     Skip,
     SourceKind,
     SourceResult,
+    Unknown,
 )
 from scanner.sources.parallelcluster.sniff import clearly_parallelcluster
 from scanner.sources.yaml_documents.coerce import coerce
@@ -61,22 +63,45 @@ def read_if_cluster_configuration(path: Path) -> SourceResult | None:
     return read_yaml_file(path, only=(FORMAT,))
 
 
+@dataclass(frozen=True)
+class Embedding:
+    """A configuration inside another file (a CloudFormation ``Custom::PclusterCluster``):
+    the prefix of its resources' ids, the suppressions and existence of the resource that holds
+    it, and the region to assume when the configuration names none."""
+
+    id_prefix: str = ""
+    skips: tuple[Skip, ...] = ()
+    exists: bool | Unknown = True
+    region: Any = None
+    label: str = ""  # what an error message starts with ("resource X, ClusterConfiguration: ")
+
+
+def read_embedded(cfg: dict[str, Any], file: ConfigFile, result: SourceResult,
+                  embedding: Embedding) -> None:
+    """The resources of a cluster configuration held by another file (its values already
+    read: Unknown where not known, Ref to the file's other resources)."""
+    _cluster(cfg, file, result, embedding)
+
+
 class _Reader:
     def __init__(self, file: ConfigFile, result: SourceResult, region: Any,
-                 cluster_tags: dict[str, str]) -> None:
+                 cluster_tags: dict[str, str], embedding: Embedding) -> None:
         self.file = file
         self.result = result
         self.region = region
         self.cluster_tags = cluster_tags
+        self.embedding = embedding
 
     def error(self, message: str, value: Any, default: tuple[int, int], parent: Any = None,
               key: str | int | None = None) -> None:
         line = self.file.line(value, parent, key, default[0])
-        self.result.errors.append(InputError(self.file.where, message, line))
+        self.result.errors.append(InputError(self.file.where, self.embedding.label + message,
+                                             line))
 
     def add(self, kind: str, rid: str, attrs: dict[str, Any], span: tuple[int, int],
             tags: dict[str, str], name: str | None) -> None:
         where = self.file.where
+        rid = self.embedding.id_prefix + rid
         attrs = without_placeholders(attrs)
         if self.region is not None:
             attrs.setdefault("Region", self.region)
@@ -96,7 +121,8 @@ class _Reader:
             provenance=Provenance(SourceKind.PARALLELCLUSTER, file=where, start_line=span[0],
                                   end_line=span[1], pricing_region=region_name(self.region)),
             scope=where, name=name, tags=all_tags, aliases=(name,) if name else (),
-            skips=skips, declared=True))
+            skips=(*self.embedding.skips, *skips), declared=True,
+            exists=self.embedding.exists))
 
 
 def _tags(value: Any) -> dict[str, str]:
@@ -108,9 +134,12 @@ def _tags(value: Any) -> dict[str, str]:
     return out
 
 
-def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult) -> None:
+def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult,
+             embedding: Embedding = Embedding()) -> None:
     span = file.lines_of(cfg) or (1, 1)
-    reader = _Reader(file, result, cfg.get("Region"), _tags(cfg.get("Tags")))
+    region = cfg.get("Region")
+    reader = _Reader(file, result, embedding.region if region is None else region,
+                     _tags(cfg.get("Tags")), embedding)
     head = cfg.get("HeadNode")
     if isinstance(head, dict):
         attrs = {k: head[k] for k in ("InstanceType", "Networking", "LocalStorage") if k in head}

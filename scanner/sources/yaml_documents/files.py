@@ -19,9 +19,12 @@ class ConfigFile:
     documents: list[Document] = field(default_factory=list)  # the documents of the format
     loaded: Loaded | None = None
     errors: list[InputError] = field(default_factory=list)
+    # the lines of every value when they are not the file's own (a configuration embedded in
+    # another file: a CloudFormation resource's span)
+    span: tuple[int, int] | None = None
 
     def lines_of(self, value: Any) -> tuple[int, int] | None:
-        return self.loaded.lines_of(value) if self.loaded is not None else None
+        return self.loaded.lines_of(value) if self.loaded is not None else self.span
 
     def line(self, value: Any, parent: Any = None, key: str | int | None = None,
              default: int = 1) -> int:
