@@ -98,3 +98,14 @@ def test_what_links(tmp_path: Path, lt_name: str, group_name: str, extra: str,
     group = next(r for r in source.resources if r.id == "Group")
     name = group.attrs["LaunchTemplate"]["LaunchTemplateName"]
     assert (name == Ref("Lt")) is linked, name
+
+
+def test_every_consumer_kind_links_by_the_same_expression() -> None:
+    from scanner.compute.index import views
+    from scanner.graph import ResourceIndex
+
+    source = scan_paths([FIXTURES / "every-consumer.yaml"])
+    assert source.errors == []
+    v = views(ResourceIndex(source.resources))
+    gpu = {r.id: v.of(r).types.gpu() for r in source.resources}  # type: ignore[union-attr]
+    assert gpu == {"Lt": True, "Ng": True, "Ce": True, "Lc": True, "Asg": True, "Inst": True}
