@@ -75,3 +75,18 @@ def test_yaml_that_only_mentions_a_format_is_not_iac(tmp_path: Path) -> None:
                     "replicas: 2\n")
     source = scan_paths([path])
     assert source.resources == [] and source.errors == []
+
+
+def test_many_documents_of_other_kinds_are_named_within_a_budget(tmp_path: Path) -> None:
+    from scanner.sources.yaml_documents.dispatch import MAX_NAMED
+
+    text = (FIXTURES / "cluster.yaml").read_text()
+    others = "".join(f"---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\n"
+                     for i in range(500))
+    path = tmp_path / "many.yaml"
+    path.write_text(text + others)
+    source = scan_paths([path])
+    named = [n for n in source.notices if "not of a kind" in n.message]
+    assert len(named) == MAX_NAMED + 1
+    assert "481 more documents" in named[-1].message
+    assert {"NodePool/gpu", "EC2NodeClass/gpu"} <= {r.id for r in source.resources}

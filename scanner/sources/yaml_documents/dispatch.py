@@ -33,6 +33,7 @@ from scanner.sources.yaml_documents.reader import (
 # Each module declares FORMAT (a YamlFormat); the order is the order formats claim documents.
 FORMAT_MODULES = ("scanner.sources.karpenter.reader", "scanner.sources.eksctl.reader",
                   "scanner.sources.parallelcluster.reader")
+MAX_NAMED = 20  # documents of other kinds named one by one per file; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -122,12 +123,23 @@ def _read(path: Path, chosen: tuple[YamlFormat, ...], *, name_others: bool
     if not found and not result.errors:
         return None
     if name_others:
-        readable = ", ".join(f.name for f in chosen)
-        for doc in others:
-            result.notices.append(Notice(
-                where, f"the document at line {doc.start_line} ({_what(doc.value)}) is not of "
-                       f"a kind gpuaudit reads ({readable}): not scanned", doc.start_line))
+        _name_others(where, others, chosen, result)
     return result
+
+
+def _name_others(where: str, others: list[Document], chosen: tuple[YamlFormat, ...],
+                 result: SourceResult) -> None:
+    readable = ", ".join(f.name for f in chosen)
+    for doc in others[:MAX_NAMED]:
+        result.notices.append(Notice(
+            where, f"the document at line {doc.start_line} ({_what(doc.value)}) is not of a "
+                   f"kind gpuaudit reads ({readable}): not scanned", doc.start_line))
+    if len(others) > MAX_NAMED:
+        rest = others[MAX_NAMED:]
+        result.notices.append(Notice(
+            where, f"{len(rest):,} more documents (lines {rest[0].start_line}-"
+                   f"{rest[-1].end_line}) are not of a kind gpuaudit reads: not scanned",
+            rest[0].start_line))
 
 
 def _what(value: Any) -> str:
