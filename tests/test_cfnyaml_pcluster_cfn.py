@@ -129,3 +129,27 @@ def test_a_malformed_configuration_is_an_input_error_naming_the_resource(
     source = scan_paths([_template(tmp_path, config)])
     (error,) = source.errors
     assert reason in error.reason and "Cluster" in error.reason and error.line == 11
+
+
+@pytest.mark.parametrize(("config", "judged"), [
+    # the queue list chosen by a condition that cannot be decided
+    ("{HeadNode: {InstanceType: c5.large}, Scheduling: {Scheduler: slurm, SlurmQueues: "
+     "!If [IsProd, [{Name: a}], [{Name: b}]]}}", set()),
+    # one compute resource list not known: the queue is read, its types not known
+    ("{HeadNode: {InstanceType: c5.large}, Scheduling: {Scheduler: slurm, SlurmQueues: "
+     "[{Name: q, ComputeResources: !If [IsProd, [], []], Networking: {SubnetIds: [s-1]}}]}}",
+     {"Cluster/Scheduling/SlurmQueues/q"}),
+    ("{HeadNode: !If [IsProd, {}, {}], Scheduling: !If [IsProd, {}, {}]}", set()),
+])
+def test_parts_not_known_are_notices_not_errors(tmp_path: Path, config: str,
+                                                judged: set[str]) -> None:
+    source = scan_paths([_template(tmp_path, config)])
+    assert source.errors == []
+    assert {r.id for r in source.resources if r.kind == "parallelcluster.queue"} == judged
+    if not judged:
+        assert any("not known" in n.message and n.line == 11 for n in source.notices)
+    findings = evaluate(source.resources)
+    assert all(f.status is not Status.ERROR for f in findings)
+    if judged:  # its types are not known: UNKNOWN, never PASS or FAIL on them
+        (spot,) = [f for f in findings if f.policy_id == "VPC-004"] or [None]
+        assert spot is None or spot.status is Status.UNKNOWN

@@ -499,6 +499,11 @@ class _Reader:
         if isinstance(cfg, Unknown):
             self.notice(f"{label}not known ({cfg.reason}); its queues are not judged", span[0])
             return
+        scheduling = cfg.get("Scheduling") if isinstance(cfg, dict) else None
+        if isinstance(scheduling, Unknown):
+            self.notice(f"{label}Scheduling is not known ({scheduling.reason}); its queues are "
+                        "not judged", span[0])
+            return
         if not is_cluster_configuration(cfg):
             self.error(f"{label}not a ParallelCluster configuration (no Scheduling with "
                        "SlurmQueues or AwsBatchQueues, or no HeadNode)", span[0])

@@ -98,6 +98,13 @@ class _Reader:
         self.result.errors.append(InputError(self.file.where, self.embedding.label + message,
                                              line))
 
+    def unknown(self, what: str, why: Unknown, line: int) -> None:
+        """A part not known (an intrinsic function of the template that holds it): a notice,
+        never an error of the configuration."""
+        self.result.notices.append(Notice(
+            self.file.where, f"{self.embedding.label}{what} is not known ({why.reason}): not "
+                             "judged", line))
+
     def add(self, kind: str, rid: str, attrs: dict[str, Any], span: tuple[int, int],
             tags: dict[str, str], name: str | None) -> None:
         where = self.file.where
@@ -144,6 +151,8 @@ def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult,
     if isinstance(head, dict):
         attrs = {k: head[k] for k in ("InstanceType", "Networking", "LocalStorage") if k in head}
         reader.add(HEAD_NODE, "HeadNode", attrs, file.lines_of(head) or span, {}, None)
+    elif isinstance(head, Unknown):
+        reader.unknown("HeadNode", head, span[0])
     elif head is not None:
         reader.error("HeadNode is not a mapping", head, span, cfg, "HeadNode")
     scheduling = cfg["Scheduling"]
@@ -152,12 +161,18 @@ def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult,
         queues = scheduling.get(section)
         if queues is None:
             continue
+        if isinstance(queues, Unknown):
+            reader.unknown(f"Scheduling.{section}", queues, span[0])
+            continue
         if not isinstance(queues, list):
             reader.error(f"Scheduling.{section} is not a list", queues, span, scheduling,
                          section)
             continue
         for i, q in enumerate(queues):
             q_span = file.lines_of(q) or span
+            if isinstance(q, Unknown):
+                reader.unknown(f"Scheduling.{section}[{i}]", q, span[0])
+                continue
             if not isinstance(q, dict):
                 reader.error(f"Scheduling.{section}[{i}] is not a mapping", q, span, queues, i)
                 continue
@@ -167,17 +182,23 @@ def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult,
             attrs["Scheduler"] = scheduler if scheduler is not None else (
                 "awsbatch" if section == "AwsBatchQueues" else "slurm")
             crs = attrs.get("ComputeResources")
-            if crs is not None and not isinstance(crs, list):
+            if crs is not None and not isinstance(crs, list | Unknown):
                 reader.error(f"Scheduling.{section}[{i}].ComputeResources is not a list", crs,
                              q_span, q, "ComputeResources")
                 continue
             reader.add(QUEUE, f"Scheduling/{section}/{shown}", attrs, q_span,
                        _tags(q.get("Tags")), name if isinstance(name, str) else None)
     storages = cfg.get("SharedStorage")
+    if isinstance(storages, Unknown):
+        reader.unknown("SharedStorage", storages, span[0])
+        storages = []
     if storages is not None and not isinstance(storages, list):
         reader.error("SharedStorage is not a list", storages, span, cfg, "SharedStorage")
         storages = []
     for i, st in enumerate(storages or []):
+        if isinstance(st, Unknown):
+            reader.unknown(f"SharedStorage[{i}]", st, span[0])
+            continue
         if not isinstance(st, dict):
             reader.error(f"SharedStorage[{i}] is not a mapping", st, span, storages, i)
             continue
