@@ -27,6 +27,8 @@ SEEDS = [
     ("karpenter", FIXTURES / "karpenter" / "policies" / "public_gpu" / "manifests" /
      "karpenter.yaml"),
     ("parallelcluster", FIXTURES / "parallelcluster" / "policies" / "fail.yaml"),
+    ("parallelcluster-in-cfn", FIXTURES / "cfnyaml_pcluster_cfn" / "cdk-pcluster.template.json"),
+    ("cfn-names", FIXTURES / "cfnyaml_cfn_names" / "gpu-asg.template.json"),
 ]
 PER_SEED = 250  # positions per seed (spread evenly over the documents)
 SHAPES: list[Any] = [[["p3.2xlarge"]], {"Key": ["g5.xlarge"]}, None]
