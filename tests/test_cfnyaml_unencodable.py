@@ -14,11 +14,12 @@ import jsonschema
 import pytest
 
 from reports.schema import validate_report
+from scanner.cli_options import FORMATS as CLI_FORMATS
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "cfnyaml_unencodable"
 SARIF_SCHEMA = ROOT / "tests" / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
-FORMATS = ("json", "sarif", "html", "junit", "markdown", "csv", "table")
+FORMATS = CLI_FORMATS  # every format the command writes
 
 
 @pytest.fixture(scope="module")
