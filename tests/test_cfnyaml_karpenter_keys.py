@@ -97,3 +97,38 @@ def test_gpu_memory_decides_far_from_the_threshold() -> None:
     assert bounds("Gt", "30000") == (1, 1)  # the A100 (40 GiB), not the A10G
     assert bounds("Lt", "100000") == (2, 2)
     assert bounds("Gt", "40960") == (0, 1)  # the A100's own size: cannot tell
+
+
+def test_an_eks_auto_mode_node_class_is_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "automode.yaml"
+    path.write_text("""\
+apiVersion: eks.amazonaws.com/v1
+kind: NodeClass
+metadata:
+  name: gpu
+spec:
+  role: node-role
+  subnetSelectorTerms:
+    - tags: {kubernetes.io/role/internal-elb: "1"}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: gpu
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: eks.amazonaws.com, kind: NodeClass, name: gpu}
+      requirements:
+        - key: eks.amazonaws.com/instance-category
+          operator: In
+          values: ["g"]
+        - key: kubernetes.io/os
+          operator: In
+          values: ["linux"]
+""")
+    source = scan_paths([path])
+    (notice,) = [n for n in source.notices if "not of a kind" in n.message]
+    assert notice.line == 1 and "NodeClass" in notice.message
+    (vpc,) = [f for f in evaluate(source.resources) if f.policy_id == "VPC-004"]
+    assert vpc.status is Status.UNKNOWN and "EKS Auto Mode NodeClass gpu" in vpc.message
