@@ -153,3 +153,21 @@ def test_parts_not_known_are_notices_not_errors(tmp_path: Path, config: str,
     if judged:  # its types are not known: UNKNOWN, never PASS or FAIL on them
         (spot,) = [f for f in findings if f.policy_id == "VPC-004"] or [None]
         assert spot is None or spot.status is Status.UNKNOWN
+
+
+@pytest.mark.parametrize(("rtype", "config", "read"), [
+    # CDK names the custom resource as the user likes
+    ("Custom::HpcCluster", CONFIG % "p4d.24xlarge", True),
+    ("AWS::CloudFormation::CustomResource", CONFIG % "p4d.24xlarge", True),
+    ("Custom::HpcCluster", "!ToJsonString " + CONFIG % "p4d.24xlarge", True),
+    ("Custom::HpcCluster", '!Sub "HeadNode: {}\\nScheduling: {SlurmQueues: []}"', True),
+    # another custom resource with a property of that name is not a cluster
+    ("Custom::Other", "{Name: x}", False),
+])
+def test_a_custom_resource_that_holds_a_configuration(tmp_path: Path, rtype: str, config: str,
+                                                       read: bool) -> None:
+    path = _template(tmp_path, config)
+    path.write_text(path.read_text().replace("Custom::PclusterCluster", rtype))
+    source = scan_paths([path])
+    assert source.errors == []
+    assert bool([r for r in source.resources if r.kind.startswith("parallelcluster.")]) is read

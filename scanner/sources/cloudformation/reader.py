@@ -387,7 +387,7 @@ class _Reader:
                 self.error(f"resource {logical_id} has no Type (or it is not a string)", start)
             return
         kind = KINDS.get(rtype)
-        embedded = rtype.lower() in PARALLELCLUSTER_TYPES
+        embedded = _is_parallelcluster(rtype, body.get("Properties"))
         if kind is None and not embedded:
             return
         cond = body.get("Condition")
@@ -814,6 +814,23 @@ class Evaluator:
         if fn == "Fn::Or":
             return True if True in values else (None if None in values else False)
         return None
+
+
+def _is_parallelcluster(rtype: str, props: Any) -> bool:
+    """A ParallelCluster cluster: its resource types, or any custom resource (CDK lets the
+    user name it: ``Custom::HpcCluster``) whose ``ClusterConfiguration`` has a configuration's
+    top-level keys."""
+    if rtype.lower() in PARALLELCLUSTER_TYPES:
+        return True
+    if not (rtype.startswith("Custom::") or rtype == "AWS::CloudFormation::CustomResource"):
+        return False
+    cfg = props.get("ClusterConfiguration") if isinstance(props, dict) else None
+    if isinstance(cfg, dict) and len(cfg) == 1 and next(iter(cfg)).startswith("Fn::"):
+        cfg = next(iter(cfg.values()))  # !Sub "...", !ToJsonString {...}
+        cfg = cfg[0] if isinstance(cfg, list) and cfg else cfg
+    if isinstance(cfg, dict):
+        return "Scheduling" in cfg and "HeadNode" in cfg
+    return isinstance(cfg, str) and "Scheduling" in cfg and "HeadNode" in cfg
 
 
 def _intrinsic(value: dict[str, Any]) -> bool:
