@@ -76,6 +76,9 @@ _PSEUDO = frozenset(
 # A ParallelCluster cluster as a resource: the custom resource of ParallelCluster's provider
 # stack (the documentation's spelling; CDK writes Custom::PClusterCluster) and the resource type.
 PARALLELCLUSTER_TYPES = frozenset({"custom::pclustercluster", "aws::parallelcluster::cluster"})
+# Kubernetes manifests applied by the template (the Quick Start registry type): Karpenter
+# NodePools and EC2NodeClasses among them are read.
+MANIFEST_TYPES = frozenset({"awsqs::kubernetes::resource"})
 
 _SNIFF = re.compile(r"AWSTemplateFormatVersion|\bType[\"']?\s*:\s*[\"']?AWS::")
 _SUB_VAR = re.compile(r"\$\{([^}]*)\}")
@@ -387,7 +390,8 @@ class _Reader:
                 self.error(f"resource {logical_id} has no Type (or it is not a string)", start)
             return
         kind = KINDS.get(rtype)
-        embedded = _is_parallelcluster(rtype, body.get("Properties"))
+        manifests = rtype.lower() in MANIFEST_TYPES
+        embedded = manifests or _is_parallelcluster(rtype, body.get("Properties"))
         if kind is None and not embedded:
             return
         cond = body.get("Condition")
@@ -410,6 +414,9 @@ class _Reader:
             props = {}
         if not isinstance(props, dict):
             self.error(f"Properties of resource {logical_id} is not a mapping", start)
+            return
+        if manifests:
+            self._manifests(ev, logical_id, body, props, (start or 1, end or start or 1), exists)
             return
         if embedded:
             self._parallelcluster(ev, logical_id, body, props, (start or 1, end or start or 1),
@@ -518,6 +525,19 @@ class _Reader:
     def _configuration(self, ev: Evaluator, raw: Any, label: str, line: int) -> Any:
         """The configuration as a mapping (Unknown where parts are not known), an Unknown as a
         whole, or None after an input error."""
+        docs = self._documents(ev, raw, label, line)
+        if docs is None or isinstance(docs, Unknown):
+            return docs
+        if len(docs) != 1:
+            self.error(f"{label}the text holds {len(docs)} YAML documents, not one", line)
+            return None
+        return docs[0]
+
+    def _documents(self, ev: Evaluator, raw: Any, label: str, line: int
+                   ) -> list[Any] | Unknown | None:
+        """A property that holds documents of another format: a mapping (one document), or
+        YAML / JSON text of one or more (``!Sub`` keeps a hole per part not known, which
+        reads as UNKNOWN); an Unknown as a whole; None after an input error."""
         from scanner.sources.yaml_documents.holes import HoledText, without_holes
         from scanner.sources.yaml_documents.reader import YamlError, load_documents
 
@@ -530,9 +550,11 @@ class _Reader:
             self.error(f"{label}{exc.reason}", line)
             return None
         if value is NO_VALUE:
-            return Unknown("ClusterConfiguration is removed (AWS::NoValue)")
+            return Unknown("it is removed (AWS::NoValue)")
+        if isinstance(value, Unknown):
+            return value
         if not isinstance(value, str):
-            return without_holes(value, holed) if holed.holes else value
+            return [without_holes(value, holed) if holed.holes else value]
         holed.text = value
         try:
             loaded = load_documents(value)
@@ -541,14 +563,53 @@ class _Reader:
             return None
         problem = loaded.error or next((d.error for d in loaded.documents if d.error), None)
         if problem is not None:
-            at = f" (line {problem.line} of the configuration)" if problem.line else ""
+            at = f" (line {problem.line} of the text)" if problem.line else ""
             self.error(f"{label}{problem.reason}{at}", line)
             return None
-        docs = [d.value for d in loaded.documents if d.value is not None]
-        if len(docs) != 1:
-            self.error(f"{label}the text holds {len(docs)} YAML documents, not one", line)
-            return None
-        return without_holes(docs[0], holed)
+        return [without_holes(d.value, holed) for d in loaded.documents if d.value is not None]
+
+    def _manifests(self, ev: Evaluator, logical_id: str, body: dict[str, Any],
+                   props: dict[str, Any], span: tuple[int, int],
+                   exists: bool | Unknown) -> None:
+        """The Karpenter objects of a Kubernetes manifest the template applies (``Manifest``,
+        text or a mapping), read by the Karpenter source's own translation; other objects
+        are not read (as a template's resources of other types are not)."""
+        from scanner.sources.karpenter.objects import (
+            Problems,
+            karpenter_kind,
+            objects_in,
+            translate,
+        )
+
+        label = f"resource {logical_id}, Manifest: "
+        raw = props.get("Manifest")
+        if raw is None:
+            if props.get("Url") is not None:
+                self.notice(f"resource {logical_id}: its manifest is read from a URL; not "
+                            "scanned", span[0])
+            return
+        docs = self._documents(ev, raw, label, span[0])
+        if docs is None:
+            return
+        if isinstance(docs, Unknown):
+            self.notice(f"{label}not known ({docs.reason}); not scanned", span[0])
+            return
+        problems = Problems(self.where)
+        skips = self._skips(logical_id, body.get("Metadata"), span[0])
+        for doc in docs:
+            for obj in objects_in(doc):
+                if karpenter_kind(obj) is None:
+                    continue
+                prov = Provenance(SourceKind.KARPENTER, file=self.where, start_line=span[0],
+                                  end_line=span[1], pricing_region=region_name(self.region))
+                r = translate(obj, rid=None, provenance=prov, scope=self.where,
+                              problems=problems, skips=skips)
+                if r is not None:
+                    r.id = f"{logical_id}/{r.id}"
+                    r.exists = exists
+                    self.result.resources.append(r)
+        self.result.errors.extend(problems.errors)
+        self.result.notices.extend(problems.notices)
 
     def _skips(self, logical_id: str, metadata: Any, line: int | None) -> tuple[Skip, ...]:
         if not isinstance(metadata, dict) or "gpuaudit" not in metadata:
