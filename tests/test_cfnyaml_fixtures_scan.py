@@ -16,12 +16,8 @@ import pytest
 
 from scanner.scan import DATA_SUFFIXES, SKIP_DIRS, scan_paths
 from scanner.sources.cloudformation import yaml_nodes
-from scanner.sources.cloudformation.reader import (
-    KINDS,
-    PARALLELCLUSTER_TYPES,
-    is_template,
-    looks_like_cloudformation,
-)
+from scanner.sources.cloudformation.embedded import property_of
+from scanner.sources.cloudformation.reader import KINDS, is_template, looks_like_cloudformation
 from scanner.sources.eksctl.sniff import looks_like_eksctl
 from scanner.sources.karpenter.sniff import looks_like_karpenter
 from scanner.sources.parallelcluster.sniff import looks_like_parallelcluster
@@ -66,10 +62,10 @@ def _documents(path: Path, head: str) -> list[tuple[int, int]] | None:
             data = None
         if is_template(data):
             bodies = data.get("Resources")
-            types = [b.get("Type") for b in bodies.values() if isinstance(b, dict)] \
-                if isinstance(bodies, dict) else []
-            read = any(isinstance(t, str) and (t in KINDS or t.lower() in PARALLELCLUSTER_TYPES)
-                       for t in types)
+            typed = [(b.get("Type"), b.get("Properties")) for b in bodies.values()
+                     if isinstance(b, dict)] if isinstance(bodies, dict) else []
+            read = any(isinstance(t, str) and (t in KINDS or property_of(t, p) is not None)
+                       for t, p in typed)
             return [(1, 1 << 30)] if read else []
     if not (looks_like_karpenter(head) or looks_like_eksctl(head)
             or looks_like_parallelcluster(head)):

@@ -46,6 +46,7 @@ from scanner.model import (
 from scanner.safe_read import ReadError, decode_head, read_regular
 from scanner.sane_numbers import sane_number_text
 from scanner.sizes import exceeds
+from scanner.sources.cloudformation import embedded
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 from scanner.sources.yaml_documents.coerce import shapes
 
@@ -72,13 +73,6 @@ _PSEUDO = frozenset(
         "AWS::NotificationARNs",
     }
 )
-
-# A ParallelCluster cluster as a resource: the custom resource of ParallelCluster's provider
-# stack (the documentation's spelling; CDK writes Custom::PClusterCluster) and the resource type.
-PARALLELCLUSTER_TYPES = frozenset({"custom::pclustercluster", "aws::parallelcluster::cluster"})
-# Kubernetes manifests applied by the template (the Quick Start registry type): Karpenter
-# NodePools and EC2NodeClasses among them are read.
-MANIFEST_TYPES = frozenset({"awsqs::kubernetes::resource"})
 
 _SNIFF = re.compile(r"AWSTemplateFormatVersion|\bType[\"']?\s*:\s*[\"']?AWS::")
 _SUB_VAR = re.compile(r"\$\{([^}]*)\}")
@@ -390,9 +384,8 @@ class _Reader:
                 self.error(f"resource {logical_id} has no Type (or it is not a string)", start)
             return
         kind = KINDS.get(rtype)
-        manifests = rtype.lower() in MANIFEST_TYPES
-        embedded = manifests or _is_parallelcluster(rtype, body.get("Properties"))
-        if kind is None and not embedded:
+        holds = embedded.property_of(rtype, body.get("Properties"))
+        if kind is None and holds is None:
             return
         cond = body.get("Condition")
         exists: bool | Unknown = True
@@ -415,12 +408,9 @@ class _Reader:
         if not isinstance(props, dict):
             self.error(f"Properties of resource {logical_id} is not a mapping", start)
             return
-        if manifests:
-            self._manifests(ev, logical_id, body, props, (start or 1, end or start or 1), exists)
-            return
-        if embedded:
-            self._parallelcluster(ev, logical_id, body, props, (start or 1, end or start or 1),
-                                  exists)
+        if holds is not None:
+            self._embedded(ev, holds, logical_id, rtype, body, props,
+                           (start or 1, end or start or 1), exists)
             return
         assert kind is not None
         renames = _RENAMES.get(rtype, {})
@@ -480,136 +470,31 @@ class _Reader:
             )
         )
 
-    def _parallelcluster(self, ev: Evaluator, logical_id: str, body: dict[str, Any],
-                         props: dict[str, Any], span: tuple[int, int],
-                         exists: bool | Unknown) -> None:
-        """A ParallelCluster cluster declared in the template: its ``ClusterConfiguration``
-        (a mapping, or the YAML text of one, intrinsic functions inside either) read by the
-        ParallelCluster source; parameters resolved where known, UNKNOWN where not; every
-        resource it gives points at the template's lines of this resource."""
-        from scanner.sources.parallelcluster.reader import (
-            Embedding,
-            is_cluster_configuration,
-            read_embedded,
-        )
-        from scanner.sources.yaml_documents.files import ConfigFile
+    def _embedded(self, ev: Evaluator, prop: str, logical_id: str, rtype: str,
+                  body: dict[str, Any], props: dict[str, Any], span: tuple[int, int],
+                  exists: bool | Unknown) -> None:
+        """Documents of another format the resource holds (:mod:`.embedded`), evaluated here:
+        parameters resolved where known, a hole for each part of a text that is not."""
+        from scanner.sources.yaml_documents.holes import HoledText
 
-        label = f"resource {logical_id}, ClusterConfiguration: "
-        raw = props.get("ClusterConfiguration")
+        host = embedded.Host(self.where, logical_id, span, exists,
+                             self._skips(logical_id, body.get("Metadata"), span[0]),
+                             self.region, self.result)
+        raw = props.get(prop)
         if raw is None:
-            self.error(f"resource {logical_id} ({body.get('Type')}) has no "
-                       "ClusterConfiguration", span[0])
+            embedded.missing(prop, rtype, props, host)
             return
-        cfg = self._configuration(ev, raw, label, span[0])
-        if cfg is None:
-            return
-        if isinstance(cfg, Unknown):
-            self.notice(f"{label}not known ({cfg.reason}); its queues are not judged", span[0])
-            return
-        scheduling = cfg.get("Scheduling") if isinstance(cfg, dict) else None
-        if isinstance(scheduling, Unknown):
-            self.notice(f"{label}Scheduling is not known ({scheduling.reason}); its queues are "
-                        "not judged", span[0])
-            return
-        if not is_cluster_configuration(cfg):
-            self.error(f"{label}not a ParallelCluster configuration (no Scheduling with "
-                       "SlurmQueues or AwsBatchQueues, or no HeadNode)", span[0])
-            return
-        region = self.region if self.region is not None else Unknown(
-            "AWS::Region is not known (pass --region)")
-        embedding = Embedding(id_prefix=f"{logical_id}/",
-                              skips=self._skips(logical_id, body.get("Metadata"), span[0]),
-                              exists=exists, region=region, label=label)
-        read_embedded(cfg, ConfigFile(self.where, span=span), self.result, embedding)
-
-    def _configuration(self, ev: Evaluator, raw: Any, label: str, line: int) -> Any:
-        """The configuration as a mapping (Unknown where parts are not known), an Unknown as a
-        whole, or None after an input error."""
-        docs = self._documents(ev, raw, label, line)
-        if docs is None or isinstance(docs, Unknown):
-            return docs
-        if len(docs) != 1:
-            self.error(f"{label}the text holds {len(docs)} YAML documents, not one", line)
-            return None
-        return docs[0]
-
-    def _documents(self, ev: Evaluator, raw: Any, label: str, line: int
-                   ) -> list[Any] | Unknown | None:
-        """A property that holds documents of another format: a mapping (one document), or
-        YAML / JSON text of one or more (``!Sub`` keeps a hole per part not known, which
-        reads as UNKNOWN); an Unknown as a whole; None after an input error."""
-        from scanner.sources.yaml_documents.holes import HoledText, without_holes
-        from scanner.sources.yaml_documents.reader import YamlError, load_documents
-
         holed = HoledText("")
         try:
             value = ev.value(raw, holes=holed)
         except OverBudget as exc:
             if exc.total:
                 raise
-            self.error(f"{label}{exc.reason}", line)
-            return None
+            self.error(f"resource {logical_id}, property {prop}: {exc.reason}", span[0])
+            return
         if value is NO_VALUE:
-            return Unknown("it is removed (AWS::NoValue)")
-        if isinstance(value, Unknown):
-            return value
-        if not isinstance(value, str):
-            return [without_holes(value, holed) if holed.holes else value]
-        holed.text = value
-        try:
-            loaded = load_documents(value)
-        except YamlError as exc:
-            self.error(f"{label}{exc.reason}", line)
-            return None
-        problem = loaded.error or next((d.error for d in loaded.documents if d.error), None)
-        if problem is not None:
-            at = f" (line {problem.line} of the text)" if problem.line else ""
-            self.error(f"{label}{problem.reason}{at}", line)
-            return None
-        return [without_holes(d.value, holed) for d in loaded.documents if d.value is not None]
-
-    def _manifests(self, ev: Evaluator, logical_id: str, body: dict[str, Any],
-                   props: dict[str, Any], span: tuple[int, int],
-                   exists: bool | Unknown) -> None:
-        """The Karpenter objects of a Kubernetes manifest the template applies (``Manifest``,
-        text or a mapping), read by the Karpenter source's own translation; other objects
-        are not read (as a template's resources of other types are not)."""
-        from scanner.sources.karpenter.objects import (
-            Problems,
-            karpenter_kind,
-            objects_in,
-            translate,
-        )
-
-        label = f"resource {logical_id}, Manifest: "
-        raw = props.get("Manifest")
-        if raw is None:
-            if props.get("Url") is not None:
-                self.notice(f"resource {logical_id}: its manifest is read from a URL; not "
-                            "scanned", span[0])
-            return
-        docs = self._documents(ev, raw, label, span[0])
-        if docs is None:
-            return
-        if isinstance(docs, Unknown):
-            self.notice(f"{label}not known ({docs.reason}); not scanned", span[0])
-            return
-        problems = Problems(self.where)
-        skips = self._skips(logical_id, body.get("Metadata"), span[0])
-        for doc in docs:
-            for obj in objects_in(doc):
-                if karpenter_kind(obj) is None:
-                    continue
-                prov = Provenance(SourceKind.KARPENTER, file=self.where, start_line=span[0],
-                                  end_line=span[1], pricing_region=region_name(self.region))
-                r = translate(obj, rid=None, provenance=prov, scope=self.where,
-                              problems=problems, skips=skips)
-                if r is not None:
-                    r.id = f"{logical_id}/{r.id}"
-                    r.exists = exists
-                    self.result.resources.append(r)
-        self.result.errors.extend(problems.errors)
-        self.result.notices.extend(problems.notices)
+            value = Unknown("it is removed (AWS::NoValue)")
+        embedded.read(prop, value, holed, host)
 
     def _skips(self, logical_id: str, metadata: Any, line: int | None) -> tuple[Skip, ...]:
         if not isinstance(metadata, dict) or "gpuaudit" not in metadata:
@@ -875,23 +760,6 @@ class Evaluator:
         if fn == "Fn::Or":
             return True if True in values else (None if None in values else False)
         return None
-
-
-def _is_parallelcluster(rtype: str, props: Any) -> bool:
-    """A ParallelCluster cluster: its resource types, or any custom resource (CDK lets the
-    user name it: ``Custom::HpcCluster``) whose ``ClusterConfiguration`` has a configuration's
-    top-level keys."""
-    if rtype.lower() in PARALLELCLUSTER_TYPES:
-        return True
-    if not (rtype.startswith("Custom::") or rtype == "AWS::CloudFormation::CustomResource"):
-        return False
-    cfg = props.get("ClusterConfiguration") if isinstance(props, dict) else None
-    if isinstance(cfg, dict) and len(cfg) == 1 and next(iter(cfg)).startswith("Fn::"):
-        cfg = next(iter(cfg.values()))  # !Sub "...", !ToJsonString {...}
-        cfg = cfg[0] if isinstance(cfg, list) and cfg else cfg
-    if isinstance(cfg, dict):
-        return "Scheduling" in cfg and "HeadNode" in cfg
-    return isinstance(cfg, str) and "Scheduling" in cfg and "HeadNode" in cfg
 
 
 def _intrinsic(value: dict[str, Any]) -> bool:
