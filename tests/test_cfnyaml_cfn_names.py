@@ -81,6 +81,10 @@ SECOND = """\
 
 @pytest.mark.parametrize(("lt_name", "group_name", "extra", "linked"), [
     ('!Sub "${AWS::StackName}-gpu"', '!Sub "${AWS::StackName}-gpu"', "", True),
+    # YAML long form on one side, short on the other; Fn::Sub with a variable map
+    ('{"Fn::Sub": "${AWS::StackName}-gpu"}', '!Sub "${AWS::StackName}-gpu"', "", True),
+    ('{"Fn::Join": ["", [{"Ref": "AWS::StackName"}, "-gpu"]]}',
+     '!Sub ["${S}-gpu", {S: !Ref "AWS::StackName"}]', "", True),
     ('!Sub "${AWS::AccountId}-${AWS::Region}"',
      '!Join ["-", [!Ref AWS::AccountId, !Ref AWS::Region]]', "", True),
     # the escape writes the literal text: another name
