@@ -78,7 +78,8 @@ _ADDRESS = re.compile(r'"address"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _INDEX = r'(?:\[(?:"(?:[^"\\]|\\.)*"|[^\]]*)\])?'
 _RESOURCE_REF = re.compile(
     rf'([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)({_INDEX})(?:\.([A-Za-z_][\w-]*))?')
-_MODULE_REF = re.compile(rf'module\.([A-Za-z_][\w-]*)({_INDEX})(?:\.([A-Za-z_][\w-]*))?')
+_MODULE_REF = re.compile(
+    rf'module\.([A-Za-z_][\w-]*)({_INDEX})(?:\.([A-Za-z_][\w-]*)(?:\[([0-9]+)\])?)?')
 _MODULE_SEGMENT = re.compile(rf'module\.([A-Za-z_][\w-]*)({_INDEX})')
 _VAR_REF = re.compile(r'var\.([A-Za-z_][\w-]*)')
 _WS = re.compile(r"[ \t\r\n]*")
@@ -242,6 +243,8 @@ class _Refs:
     resources: tuple[tuple[str, str, str | None], ...]  # (base, [idx] or "", attr)
     variables: tuple[str, ...]
     outputs: tuple[tuple[str, str, str | None], ...]  # (call, [idx] or "", output or None)
+    # (call, [idx] or "", output) -> the literal element index taken of it: `module.a.ids[0]`
+    elements: Mapping[tuple[str, str, str], int]
     unresolved: tuple[str, ...]
     count_index: bool
     each_key: bool
@@ -259,6 +262,7 @@ def _parse_refs(refs: tuple[str, ...]) -> _Refs:
     by_base: dict[str, list[tuple[str, str | None]]] = {}
     variables: list[str] = []
     outputs: dict[tuple[str, str], set[str]] = {}
+    elements: dict[tuple[str, str, str], int] = {}
     unresolved: list[str] = []
     count_index = each_key = each_value = False
     each_value_attr: str | None = None
@@ -295,6 +299,9 @@ def _parse_refs(refs: tuple[str, ...]) -> _Refs:
                 outs = outputs.setdefault((m.group(1), m.group(2)), set())
                 if m.group(3):
                     outs.add(m.group(3))
+                    if m.group(4):
+                        elements.setdefault((m.group(1), m.group(2), m.group(3)),
+                                            int(m.group(4)))
         else:
             m = _RESOURCE_REF.match(ref)
             if m:
@@ -315,8 +322,8 @@ def _parse_refs(refs: tuple[str, ...]) -> _Refs:
         out_list.extend((call, idx, n) for n in sorted(names))
         if not names:
             out_list.append((call, idx, None))
-    parsed = _Refs(tuple(resources), tuple(variables), tuple(out_list), tuple(unresolved),
-                   count_index, each_key, each_value, each_value_attr)
+    parsed = _Refs(tuple(resources), tuple(variables), tuple(out_list), elements,
+                   tuple(unresolved), count_index, each_key, each_value, each_value_attr)
     if len(_REFS_CACHE) < 100_000:
         _REFS_CACHE[refs] = parsed
     return parsed
@@ -331,6 +338,7 @@ class _Ctx:
     for_each: Any = None  # the for_each_expression of that resource or module call
     dynamic: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # from the .tf
     tf_type: str = ""
+    picks: Mapping[str, tuple[str, int]] = field(default_factory=dict)  # from the .tf
 
 
 @dataclass
@@ -366,6 +374,19 @@ class _Plan:
     # id(references list of the parsed plan, alive during the load) -> its strings
     strs: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
+    def one_instance(self, ref: Ref, key: str, ctx: _Ctx) -> Any:
+        """A single value naming a resource with count/for_each without saying which instance
+        (`aws_subnet.a.*.id[0]` keeps only `aws_subnet.a` in the plan): the instance the .tf
+        source picks by a literal index, else the reference to every instance (any of them)."""
+        if ref.target in self.addresses:
+            return ref
+        pick = ctx.picks.get(key)
+        if pick is not None and _join(ctx.module, pick[0]) == ref.target:
+            chosen = f"{ref.target}[{pick[1]}]"
+            if chosen in self.addresses:
+                return Ref(chosen, ref.attr)
+        return ref
+
     def targets(self, refs: tuple[str, ...], ctx: _Ctx, depth: int = 0) -> Targets:
         """Resources named by an expression's references, and the references not followed."""
         if depth > MAX_DEPTH:
@@ -379,7 +400,14 @@ class _Plan:
             if output is None:
                 unresolved.append(f"module.{call}{idx}")
             else:
-                self._merge(found, unresolved, self.follow_output(call, idx, output, ctx, depth))
+                got = self.follow_output(call, idx, output, ctx, depth)
+                element = p.elements.get((call, idx, output))
+                if element is None and p.count_index and isinstance(ctx.key, int) \
+                        and len(p.outputs) == 1 and not p.resources:
+                    element = ctx.key  # `element(module.a.ids, count.index)`, `[count.index]`
+                if element is not None:
+                    got = self._element(got, element)
+                self._merge(found, unresolved, got)
         for base, idx, attr in p.resources:
             target = _join(ctx.module, base + idx) if idx else \
                 self._narrow(base, ctx, p.count_index, p.each_key)
@@ -405,6 +433,17 @@ class _Plan:
                       if isinstance(e, list)]
             cached = self.shapes[id(exprs)] = (leaves, blocks)
         return cached
+
+    def _element(self, got: Targets, element: int) -> Targets:
+        """Element N of a module output that lists one counted resource (``aws_subnet.a.*.id``):
+        that resource's instance N, when it exists; else the output as it is."""
+        refs, unresolved = got
+        if len(refs) != 1 or unresolved or refs[0].target in self.addresses:
+            return got
+        chosen = f"{refs[0].target}[{element}]"
+        if chosen not in self.addresses:
+            return got
+        return [Ref(chosen, refs[0].attr)], []
 
     @staticmethod
     def _merge(found: dict[str, str | None], unresolved: list[str], got: Targets) -> None:
@@ -519,7 +558,7 @@ class _Plan:
                 out.append(Unknown(f"depends on {', '.join(unresolved[:3])}"))
             return out
         if len(targets) == 1 and not unresolved:
-            return targets[0]
+            return self.one_instance(targets[0], key, ctx)
         if unresolved:
             return Unknown(f"depends on {', '.join(unresolved[:3])}")
         return Unknown("refers to several resources: " + ", ".join(str(t) for t in targets[:3]))
@@ -1116,7 +1155,8 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
         if rcfg is not None:
             exprs = rcfg.get("expressions")
             ctx = _Ctx(module, r.get("index"), rcfg.get("for_each_expression"),
-                       block.dynamic if block else {}, tf_type)
+                       block.dynamic if block else {}, tf_type,
+                       block.picks if block else {})
             plan.fill(values, exprs if isinstance(exprs, dict) else _NO_EXPRESSIONS, ctx, address)
             for dyn in ctx.dynamic:
                 # a `dynamic` block missing from the planned values (terraform writes known
