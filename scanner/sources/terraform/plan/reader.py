@@ -88,7 +88,7 @@ _WS = re.compile(r"[ \t\r\n]*")
 COLLECTION_ATTRS = frozenset({
     "vpc_zone_identifier", "route_table_ids", "subnet_ids", "security_group_ids",
     "vpc_security_group_ids", "security_groups", "availability_zones", "target_group_arns",
-    "load_balancers", "network_interface_ids",
+    "load_balancers", "network_interface_ids", "subnets",
 })
 # The resource types an id attribute can name: picks one of several referenced resources
 # (an inline route's gateway_id among the references of all the table's routes).
@@ -97,6 +97,9 @@ _KMS = ("aws_kms_key", "aws_kms_alias", "aws_kms_replica_key")
 ATTR_TYPES: dict[str, tuple[str, ...]] = {
     "subnet_id": ("aws_subnet", "aws_default_subnet"),
     "subnet_ids": ("aws_subnet", "aws_default_subnet"),
+    "subnets": ("aws_subnet", "aws_default_subnet"),
+    "security_group_ids": ("aws_security_group", "aws_default_security_group"),
+    "vpc_security_group_ids": ("aws_security_group", "aws_default_security_group"),
     "vpc_zone_identifier": ("aws_subnet", "aws_default_subnet"),
     "vpc_id": ("aws_vpc", "aws_default_vpc"),
     "route_table_id": ("aws_route_table", "aws_default_route_table"),
@@ -112,6 +115,7 @@ ATTR_TYPES: dict[str, tuple[str, ...]] = {
     "launch_template_id": ("aws_launch_template",),
     "launch_configuration": ("aws_launch_configuration",),
     "kms_key_id": _KMS,
+    "volume_kms_key_id": _KMS,
     "key_arn": _KMS,
 }
 _ROUTE_KEYS = ("gateway_id", "nat_gateway_id", "vpc_endpoint_id", "transit_gateway_id",
@@ -585,6 +589,10 @@ class _Plan:
                             for k in OBJECT_KEYS[key]:
                                 if k not in item:
                                     self._set(item, k, self.resolve(e, k, ctx), where)
+                else:
+                    self._fill_object(value, e, key, ctx, where)
+            elif isinstance(value, dict) and value and e.get("references"):
+                self._fill_object(value, e, key, ctx, where)
         for key, cfg_blocks in blocks:
             value = values.get(key)
             if key not in values:
@@ -592,6 +600,60 @@ class _Plan:
             elif isinstance(value, list) and value:
                 self._fill_blocks(value, key, cfg_blocks, ctx, where)
         self._dynamic(values, exprs, ctx, where)
+
+    def _fill_object(self, value: Any, expr: Mapping[str, Any], key: str, ctx: _Ctx,
+                     where: str, depth: int = 0) -> None:
+        """An object (or list of objects) attribute set by one expression, e.g. awscc's
+        ``vpc_config = {security_group_ids = [...], subnets = [...]}``: terraform writes its
+        known leaves and leaves out (objects) or nulls (lists) those known only after apply.
+        Each such leaf is filled on its own, the known ones stay: an id list's unknown
+        elements become the expression's references of a type the member can name
+        (``subnets`` -> aws_subnet), else UNKNOWN."""
+        if depth > MAX_DEPTH:
+            return
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, (dict, list)):
+                    self._fill_object(item, expr, key, ctx, where, depth + 1)
+            return
+        if not isinstance(value, dict):
+            return
+        for k, v in list(value.items()):
+            if isinstance(v, list) and any(x is None for x in v):
+                self._set(value, k, [x for x in v if x is not None]
+                          + self._elements(expr, k, ctx), where)
+            elif isinstance(v, (dict, list)):
+                self._fill_object(v, expr, k, ctx, where, depth + 1)
+        for k in BLOCK_KEYS.get(ctx.tf_type, _NO_BLOCKS).get(key, ()):
+            if k not in value:  # an object member terraform left out: known after apply
+                self._set(value, k, self._elements(expr, k, ctx) if k in COLLECTION_ATTRS
+                          else self._member(expr, k, ctx), where)
+
+    def _member(self, expr: Mapping[str, Any], key: str, ctx: _Ctx) -> Any:
+        """An object member known only after apply: the one resource of a type it can name
+        among the expression's references, else UNKNOWN naming the member."""
+        types = ATTR_TYPES.get(key)
+        refs = expr.get("references")
+        if types and isinstance(refs, list):
+            targets, unresolved = self.targets(_strs(refs), ctx)
+            found = [t for t in targets if _resource_type(t.target) in types]
+            if len(found) == 1 and not unresolved:
+                return found[0]
+        return Unknown(f"{key}: known only after apply")
+
+    def _elements(self, expr: Mapping[str, Any], key: str, ctx: _Ctx) -> list[Any]:
+        """The unknown elements of an id list inside an object: the resources of a type the
+        member can name among the expression's references (any of them), else UNKNOWN."""
+        types = ATTR_TYPES.get(key)
+        refs = expr.get("references")
+        if types and isinstance(refs, list):
+            targets, unresolved = self.targets(_strs(refs), ctx)
+            found: list[Any] = [t for t in targets if _resource_type(t.target) in types]
+            if found:
+                if unresolved:
+                    found.append(Unknown(f"{key}: depends on {', '.join(unresolved[:3])}"))
+                return found
+        return [Unknown(f"{key}: known only after apply")]
 
     def _fill_blocks(self, items: list[Any], key: str, blocks: list[dict[str, Any]], ctx: _Ctx,
                      where: str) -> None:
