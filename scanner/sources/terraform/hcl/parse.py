@@ -1076,10 +1076,29 @@ def parse_expression(text: str) -> Expr:
     return attr.expr
 
 
+_TEMPLATES: dict[str, Expr] = {}  # parsed templates by text: templatefile() once per instance
+_TEMPLATE_CACHE_CHARS = 64 * 1024 * 1024  # characters of template text kept parsed
+_template_chars = [0]
+
+
 def parse_template(text: str) -> Expr:
-    """Parse a string as a template (``.tf.json`` string values): ``"a-${var.x}"``."""
+    """Parse a string as a template (``.tf.json`` string values): ``"a-${var.x}"``. Parsed
+    once per text: ``count`` over a ``templatefile()`` renders the same file per instance."""
     if "${" not in text and "%{" not in text:
         return Lit(text)
+    cached = _TEMPLATES.get(text)
+    if cached is not None:
+        return cached
+    expr = _parse_template(text)
+    if _template_chars[0] + len(text) > _TEMPLATE_CACHE_CHARS:
+        _TEMPLATES.clear()
+        _template_chars[0] = 0
+    _TEMPLATES[text] = expr
+    _template_chars[0] += len(text)
+    return expr
+
+
+def _parse_template(text: str) -> Expr:
     marker = "EOT_GPUAUDIT"
     while marker in text:
         marker += "_"

@@ -50,6 +50,7 @@ from typing import Any
 from scanner.catalog import region_name
 from scanner.kinds import schema
 from scanner.model import (
+    Gap,
     InputError,
     Notice,
     Provenance,
@@ -1016,6 +1017,7 @@ def _sensitive(value: Any, marks: Any, out: set[str]) -> None:
     shape: ``true`` for a sensitive value, objects and lists mirroring the value) marks."""
     if not marks:
         return  # most resources: {} or only empty objects and lists
+    short: set[Any] = set()
     stack = [(value, marks)]
     while stack:
         cur, mark = stack.pop()
@@ -1024,12 +1026,47 @@ def _sensitive(value: Any, marks: Any, out: set[str]) -> None:
         elif type(mark) is dict:
             if type(cur) is dict:
                 for k, m in mark.items():
-                    if m:
+                    if m is True and _too_short(cur.get(k)):
+                        short.add(cur[k])
+                        cur[k] = _HIDDEN
+                    elif m:
                         stack.append((cur.get(k), m))
         elif type(mark) is list and type(cur) is list:
-            for v, m in zip(cur, mark, strict=False):
-                if m:
+            for i, (v, m) in enumerate(zip(cur, mark, strict=False)):
+                if m is True and _too_short(v):
+                    short.add(v)
+                    cur[i] = _HIDDEN
+                elif m:
                     stack.append((v, m))
+    if short:
+        _hide_copies(value, short)
+
+
+# A report's redaction finds only secrets of at least this many characters (scanner.redact's
+# MIN_SENSITIVE): a shorter sensitive value (terraform marks a substr() of a secret too) is
+# made UNKNOWN here, so that it never reaches a report.
+_SHORT_SECRET = 4
+_HIDDEN = Unknown("a sensitive value")
+
+
+def _hide_copies(value: Any, short: set[Any], depth: int = 0) -> None:
+    """The same short secrets where terraform does not mark them (the AWS provider's
+    ``tags_all`` repeats ``tags`` unmarked): made UNKNOWN too."""
+    if depth > 32:
+        return
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, list) else ()
+    for k, v in list(items):
+        if isinstance(v, dict | list):
+            _hide_copies(v, short, depth + 1)
+        elif not isinstance(v, bool) and isinstance(v, str | int | float) and v in short:
+            value[k] = _HIDDEN
+
+
+def _too_short(v: Any) -> bool:
+    if isinstance(v, str):
+        return 0 < len(v) < _SHORT_SECRET
+    return isinstance(v, int | float) and not isinstance(v, bool) and len(str(v)) < _SHORT_SECRET
 
 
 def _all_text(value: Any, out: set[str]) -> None:
@@ -1119,7 +1156,10 @@ def _plan_lines(text: str) -> dict[str, int] | None:
 
 def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
           result: SourceResult) -> None:
+    from scanner.sources.karpenter.terraform import ManifestBudget
+
     spath = str(path)
+    manifests = ManifestBudget()
     problems: list[str] = []
     if "planned_values" in doc:
         pv = doc["planned_values"]
@@ -1251,8 +1291,12 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
                                   pricing_region=region, provider=provider)
             skips = ()
         out.extend(translate(tf_type, address, values, provenance=prov, scope=scope,
-                             skips=skips))
+                             skips=skips, notices=result.notices, errors=result.errors,
+                             manifests=manifests))
     result.resources.extend(merge_ebs_defaults(out))
+    if manifests.refused is not None:
+        result.gaps.append(Gap(scope=scope, kinds=("*",), iac=True, reason=(
+            f"the plan {spath} was not read whole: {manifests.gap()}")))
     if plan.unknown:
         result.notices.append(Notice(spath, f"{plan.unknown} value(s) are known only after apply "
                                             f"and stay UNKNOWN, e.g. {plan.example}"))
