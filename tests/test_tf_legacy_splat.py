@@ -97,3 +97,24 @@ def test_plan_alone_names_every_instance_never_a_pass_on_a_public_one(tmp_path: 
     assert got[("VPC-004", "aws_instance.jupyter")] == F
     assert got[("VPC-002", "aws_subnet.private[0]")] == P
     assert got[("VPC-001", "aws_vpc.main")] == P
+
+
+def test_the_json_syntax_reads_the_same_splat(tmp_path: Path) -> None:
+    """``.tf.json`` (written by generators such as CDKTF) carries the same expressions."""
+    (tmp_path / "main.tf.json").write_text("""{"resource": {
+  "aws_vpc": {"main": {"cidr_block": "10.0.0.0/16"}},
+  "aws_internet_gateway": {"gw": {"vpc_id": "${aws_vpc.main.id}"}},
+  "aws_subnet": {"public": {"count": 2, "vpc_id": "${aws_vpc.main.id}",
+    "cidr_block": "${cidrsubnet(aws_vpc.main.cidr_block, 8, count.index)}",
+    "map_public_ip_on_launch": true}},
+  "aws_route_table": {"public": {"vpc_id": "${aws_vpc.main.id}",
+    "route": [{"cidr_block": "0.0.0.0/0", "gateway_id": "${aws_internet_gateway.gw.id}"}]}},
+  "aws_route_table_association": {"public": {"count": 2,
+    "subnet_id": "${element(aws_subnet.public.*.id, count.index)}",
+    "route_table_id": "${aws_route_table.public.id}"}},
+  "aws_instance": {"gpu": {"count": 2, "ami": "ami-0123456789abcdef0",
+    "instance_type": "g5.xlarge", "subnet_id": "${aws_subnet.public.*.id[count.index]}",
+    "root_block_device": {"encrypted": true}}}}}""")
+    got = _statuses(load_terraform_dir([tmp_path]).resources)
+    assert got == {("VPC-004", "aws_instance.gpu[0]"): F, ("VPC-004", "aws_instance.gpu[1]"): F,
+                   ("VPC-001", "aws_vpc.main"): F}  # no S3 gateway endpoint at all
