@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import rate
+from policies.common import describe, rate
 from policies.format_fixes import with_formats
 from scanner.compute import GROUP, POOLS, SpotPools, kinds_with, reads_of
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
@@ -397,6 +397,6 @@ def asg_004(asg: Resource, ctx: Context) -> Iterator[Result]:
         yield ctx.result(asg, Status.UNKNOWN, f"whether launch template {template.id} requests "
                          f"spot is not known ({reason})", evidence=evidence)
         return
-    yield ctx.result(asg, Status.PASS, f"launch template {template.id} requests no spot "
+    yield ctx.result(asg, Status.PASS, f"launch template {describe(template)} requests no spot "
                      f"({option}); the mixed instances policy sets the split",
                      evidence=evidence | {"launch_template_purchase_option": option})
