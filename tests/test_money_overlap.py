@@ -190,3 +190,19 @@ def test_a_templates_capacity_is_its_users_in_its_own_scope() -> None:
     assert capacity_of(other_a, index) == ("a/ec2.instance/i",)
     lonely = ResourceIndex([res("ec2.launch_template", "lt", scope="c")])
     assert capacity_of(lonely.resources[0], lonely) == ("c/ec2.launch_template/lt",)
+
+
+def test_a_consumer_that_may_not_exist_or_counts_vcpus_leaves_the_count_unknown() -> None:
+    from dataclasses import replace
+
+    from scanner.model import Unknown
+
+    lt = spot_template()
+    maybe = res("autoscaling.group", "maybe", DesiredCapacity=2, MinSize=0, MaxSize=4,
+                LaunchTemplate={"LaunchTemplateName": "lt"})
+    maybe = replace(maybe, exists=Unknown("count = var.enabled"))
+    doc = report([lt, maybe, template_group("a", 3, 8)], "SPOT-001")
+    (found,) = [f for f in doc["findings"] if f["savings"]]
+    assert "per instance" in found["savings"]["basis"]
+    assert "maybe may not exist" in found["savings"]["basis"]
+    assert "a: DesiredCapacity 3" in found["savings"]["basis"]
