@@ -399,3 +399,26 @@ resource "aws_autoscaling_group" "reserved" {
             ] == []
     assert any("aws_autoscaling_group.reserved: not judged: reservation-targeted" in n.message
                for n in evaluation.notices)
+
+
+@pytest.mark.parametrize(("attrs", "option"), [
+    ({"InstanceLifecycle": "capacity-block"}, "capacity-block"),
+    ({"InstanceLifecycle": "spot"}, "spot"),
+    ({"CapacityReservationSpecification": {"CapacityReservationTarget": {
+        "CapacityReservationId": "cr-0123"}}, "CapacityReservationId": "cr-0123"},
+     "reservation-targeted"),
+    ({"CapacityReservationSpecification": {"CapacityReservationPreference": "open"},
+      "CapacityReservationId": "cr-0123"}, "reservation-open"),
+    ({"CapacityReservationId": "cr-0123"}, "reservation-open"),
+    ({"CapacityReservationSpecification": {"CapacityReservationPreference": "open"}},
+     "reservation-open"),
+    ({}, "on-demand"),
+])
+def test_a_running_instance_says_its_option(attrs: dict[str, Any], option: str) -> None:
+    """DescribeInstances: InstanceLifecycle, and the reservation it runs in (moto does not
+    return the reservation fields, so the instance is built as AWS answers)."""
+    from tests.model_builders import res
+
+    inst = res("ec2.instance", "i-0123", declared=False, InstanceType="p4d.24xlarge",
+               State="running", **attrs)
+    assert views(ResourceIndex([inst])).of(inst).purchase.option == option
