@@ -206,3 +206,15 @@ def test_a_consumer_that_may_not_exist_or_counts_vcpus_leaves_the_count_unknown(
     assert "per instance" in found["savings"]["basis"]
     assert "maybe may not exist" in found["savings"]["basis"]
     assert "a: DesiredCapacity 3" in found["savings"]["basis"]
+
+
+def test_an_instance_with_its_own_spot_price_is_not_the_template_s_capacity() -> None:
+    lt = spot_template()
+    own = res("ec2.instance", "own", LaunchTemplate={"LaunchTemplateName": "lt"},
+              InstanceType="g5.xlarge", InstanceMarketOptions={
+                  "MarketType": "spot", "SpotOptions": {"MaxPrice": "1.0"}})
+    doc = report([lt, template_group("a", 2, 4), own], "SPOT-001")
+    # two amounts about different capacity: both counted
+    assert money(doc) == [("SPOT-001", "exposure", round(OVER, 2), True),
+                          ("SPOT-001", "exposure", round(2 * OVER, 2), True)]
+    assert doc["summary"]["exposure_usd_month"] == round(3 * OVER, 2)
