@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-PROJECT_URL = "https://github.com/gpuaudit/gpuaudit"
+from scanner import __url__ as PROJECT_URL
+
 DOCS_URL = f"{PROJECT_URL}/blob/main/docs/policies"
 # Policy families by what they protect. Cost policies find money, not exposure: SARIF tags them
 # "cost" and gives them no security-severity, so code scanning does not file them as security

@@ -200,6 +200,9 @@ def audit(
         )
     except TargetSpecError as exc:
         raise click.UsageError(str(exc)) from exc
+    missing = _unknown_profiles(profiles)
+    if missing:
+        _die(missing)
     try:
         kinds = needed_kinds(opts.config_path, opts.policy_ids, opts.skip_ids)
     except KeyError as exc:
@@ -247,6 +250,23 @@ def audit(
     # Requests still in flight past the deadline are not waited for: ``scanner.cli.main`` ends
     # the process with os._exit once the reports are written.
     sys.exit(code)
+
+
+def _unknown_profiles(profiles: Collection[str]) -> str | None:
+    """One sentence when a --profile is configured nowhere (botocore would otherwise fail the
+    same way in every region, as an ERROR per policy)."""
+    if not profiles:
+        return None
+    import botocore.session
+
+    known = botocore.session.Session().available_profiles
+    missing = [p for p in profiles if p not in known]
+    if not missing:
+        return None
+    where = "~/.aws/config and ~/.aws/credentials (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE)"
+    found = ", ".join(sorted(known)) or "none"
+    names = ", ".join(repr(p) for p in missing)
+    return f"AWS profile {names} not found in {where}; profiles there: {found}"
 
 
 def _no_credentials(targets: Collection[Any]) -> str | None:

@@ -202,12 +202,31 @@ def validate_config(data: Any, where: str) -> None:
 
     schema = json.loads(SCHEMA_FILE.read_text())
     validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    # an unknown key first: a misspelt key is also why a required one is "missing"
+    errors = sorted(validator.iter_errors(data), key=lambda e: (
+        [str(p) for p in e.absolute_path], e.validator != "additionalProperties"))
     if errors:
         err = errors[0]
+        if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
+            raise ConfigError(_unknown_keys(err, where))
         key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         raise ConfigError(f"{where}: key '{key}': {err.message}")
     _check_policy_params(data.get("policies") or {}, where)
+
+
+def _unknown_keys(err: Any, where: str) -> str:
+    """An unknown key, named with the nearest valid one ("did you mean 'fail_on'?")."""
+    import difflib
+
+    allowed = sorted(err.schema.get("properties") or {})
+    unknown = sorted(str(k) for k in err.instance if k not in allowed)
+    parent = ".".join(str(p) for p in err.absolute_path)
+    parts = []
+    for key in unknown:
+        near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        hint = f" (did you mean '{near[0]}'?)" if near else ""
+        parts.append(f"key '{f'{parent}.' if parent else ''}{key}': unknown{hint}")
+    return f"{where}: {'; '.join(parts)}. Valid keys here: {', '.join(allowed)}"
 
 
 def _check_policy_params(policies: Mapping[str, Any], where: str) -> None:

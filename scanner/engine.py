@@ -143,7 +143,20 @@ def run(
         out.notices.extend(n for r, n in ctx.notices if only is None or _declared_in(r, only))
         out.findings.extend(_gap_errors(pol, holes, judged))
     out.findings.sort(key=_sort_key)
+    out.notices.extend(_catalogue_gaps(index, memo, catalog, only))
     return out
+
+
+def _catalogue_gaps(index: ResourceIndex, memo: dict[str, Any], catalog: Catalog,
+                    only: set[str] | None) -> list[Notice]:
+    """A notice naming each GPU type the catalogue lacks (never a silent pass)."""
+    from scanner.catalog.coverage import lacking_notices
+    from scanner.compute import views
+
+    found = memo.get("compute")
+    built = found if found is not None and found.index is index else views(index)
+    return [n for r, n in lacking_notices(index.resources, built, catalog)
+            if only is None or _declared_in(r, only)]
 
 
 IAC_HOLE = "iac:"  # the key of a root module's hole (a live scope is ACCOUNT/REGION)

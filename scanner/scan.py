@@ -146,7 +146,9 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
                 templates.append(path)
         elif path in paths:
             not_iac.append(path)
-    if not_iac and len(not_iac) == len(paths):
+    # under pre-commit (which sets PRE_COMMIT=1 for its hooks) a commit of non-IaC YAML or JSON
+    # is the common case, not a mistake: the hook's output (shown on every commit) stays quiet
+    if not_iac and len(not_iac) == len(paths) and not os.environ.get("PRE_COMMIT"):
         result.notices.append(Notice(", ".join(map(str, not_iac[:3])) +
                                      (f" (+{len(not_iac) - 3} more)" if len(not_iac) > 3 else ""),
                                      NOT_IAC.format(n=len(not_iac))))

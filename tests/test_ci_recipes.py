@@ -121,13 +121,19 @@ def used(paths: list[Path]) -> dict[str, list[list[str]]]:
 @pytest.mark.parametrize("path", [*GITHUB, *GITLAB], ids=lambda p: p.name)
 def test_every_gpuaudit_command_in_a_recipe_exists(path: Path) -> None:
     found = used([path])
-    expected = {"pull-request": {"scan"}, "merge-request": {"scan"},
+    # the GitHub pull-request recipe scans through the gpuaudit action (action.yml), whose scan
+    # step tests/test_install_pin.py runs
+    expected = {"pull-request": set(), "merge-request": {"scan"},
                 "nightly": {"audit", "report merge", "report diff"}}
     kind = next(k for k in expected if k in path.name)
     assert set(found) == expected[kind], found
     if kind == "nightly":
         (audit,) = found["audit"]
         assert "--shard" in audit and "--org" in audit
+    elif kind == "pull-request":
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        (scan,) = [s for s in doc["jobs"]["gpuaudit"]["steps"] if s.get("id") == "scan"]
+        assert scan["uses"].startswith("gpuaudit/gpuaudit@") and scan["with"]["diff-base"]
     else:
         (scan,) = found["scan"]
         assert "--diff-base" in scan
@@ -218,17 +224,79 @@ def _check_pull_request_report(out: Path) -> None:
     }, failing
 
 
-def test_the_pull_request_scan_step_runs_on_a_real_pull_request(tmp_path: Path) -> None:
+def _github_outputs(path: Path) -> dict[str, str]:
+    """A GITHUB_OUTPUT file read as GitHub reads it (name=value, and name<<DELIMITER blocks)."""
+    out: dict[str, str] = {}
+    lines = iter(path.read_text(encoding="utf-8").splitlines())
+    for line in lines:
+        if "<<" in line and "=" not in line.split("<<", 1)[0]:
+            name, delimiter = line.split("<<", 1)
+            block: list[str] = []
+            for item in lines:
+                if item == delimiter:
+                    break
+                block.append(item)
+            out[name] = "\n".join(block)
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            out[name] = value
+    return out
+
+
+def _run_pull_request(tmp_path: Path, repo: Path, base: str, config_in_base: str | None = None,
+                      ) -> tuple[dict[str, str], dict[str, str]]:
+    """The recipe's `changed` step, then the action's scan step with the inputs the recipe's
+    `with:` gives it, as GitHub runs them (bash -e)."""
     doc = yaml.safe_load((CI / "github" / "gpuaudit-pull-request.yml").read_text())
-    step = next(s for s in doc["jobs"]["gpuaudit"]["steps"] if s.get("id") == "scan")
-    repo, base = _changed_repo(tmp_path)
+    steps = doc["jobs"]["gpuaudit"]["steps"]
+    changed = next(s for s in steps if s.get("id") == "changed")
     outputs = tmp_path / "github-output"
-    env = {**_gpuaudit_on_path(tmp_path), "BASE_SHA": base, "GITHUB_OUTPUT": str(outputs)}
-    # GitHub runs a `run:` script with bash -e {0}
-    proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=env,
+    runner = tmp_path / "runner"
+    (runner / "gpuaudit-venv" / "bin").mkdir(parents=True)
+    env = {**_gpuaudit_on_path(tmp_path), "BASE_SHA": base, "GITHUB_OUTPUT": str(outputs),
+           "RUNNER_TEMP": str(runner)}
+    (runner / "gpuaudit-venv" / "bin" / "gpuaudit").symlink_to(tmp_path / "bin" / "gpuaudit")
+    proc = subprocess.run(["bash", "-e", "-c", changed["run"]], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert outputs.read_text().split() == ["exit_code=1"], proc.stdout + proc.stderr
+    first = _github_outputs(outputs)
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    scan = next(s for s in action["runs"]["steps"] if s.get("id") == "scan")
+    given = next(s for s in steps if s.get("id") == "scan")["with"]
+    inputs = {k: str(v["default"]) for k, v in action["inputs"].items()}
+    inputs.update({k: str(v) for k, v in given.items()})
+    inputs["paths"] = first["paths"]
+    inputs["diff-base"] = base
+    inputs["config"] = first["config"]
+    outputs.write_text("")
+    scan_env = {**env, "GPUAUDIT_PATHS": inputs["paths"], "GPUAUDIT_FORMATS": inputs["format"],
+                "GPUAUDIT_FAIL_ON": inputs["fail-on"], "GPUAUDIT_CONFIG": inputs["config"],
+                "GPUAUDIT_DIFF_BASE": inputs["diff-base"],
+                "GPUAUDIT_OUTPUT_DIR": inputs["output-dir"]}
+    proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", scan["run"]], cwd=repo,
+                          env=scan_env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return first, _github_outputs(outputs)
+
+
+def test_the_pull_request_scan_step_runs_on_a_real_pull_request(tmp_path: Path) -> None:
+    repo, base = _changed_repo(tmp_path)
+    first, second = _run_pull_request(tmp_path, repo, base)
+    assert first["count"] == "3" and "config_changed" not in first
+    assert second == {"exit_code": "1"}
+    _check_pull_request_report(repo / "gpuaudit-out")
+
+
+def test_a_pull_request_cannot_switch_its_own_gate_off(tmp_path: Path) -> None:
+    """`fail_on: none` committed in the pull request itself: the base commit's configuration
+    (here none: the defaults) judges it, and the change of configuration is said."""
+    repo, base = _changed_repo(tmp_path)
+    (repo / ".gpuaudit.yaml").write_text("fail_on: none\npolicies:\n  EBS-001: {enabled: false}\n")
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "switch the gate off"], cwd=repo, check=True)
+    first, second = _run_pull_request(tmp_path, repo, base)
+    assert first["config_changed"] == "true"
+    assert second == {"exit_code": "1"}
     _check_pull_request_report(repo / "gpuaudit-out")
 
 

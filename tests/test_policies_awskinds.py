@@ -370,8 +370,9 @@ RS_CASES = {
     ("hcl", "awskinds_pass"): (
         {MNG.format("gpu_spot"): (20.0, 3000.0), f"{NG}.inference": (1.0, 300.0)},
         # A10G, L4 and T4 in one group: the demand is taken on the strongest rated model (L4;
-        # A10G has no published FP16 figure, the evidence names it); g4dn.xlarge fits
-        {("RS-001", MNG.format("gpu_spot")): "FAIL",
+        # A10G has no published FP16 figure, the evidence names it); g4dn.xlarge would do the
+        # GPU work, but has half the 2xlarge host (4 vCPU, 16 GiB) and the host is not measured
+        {("RS-001", MNG.format("gpu_spot")): "PASS",
          ("RS-002", MNG.format("gpu_spot")): "PASS", ("RS-003", MNG.format("gpu_spot")): "PASS",
          ("RS-002", f"{NG}.inference"): "FAIL", ("RS-003", f"{NG}.inference"): "PASS"}),
     ("plan", "awskinds_fail"): (
@@ -407,14 +408,19 @@ def test_rs_judges_node_groups_on_their_utilization(source: str, name: str,
 
 def test_rs001_fails_a_node_group_of_one_gpu_model_that_a_smaller_type_fits(
         tmp_path: Path) -> None:
-    """The FAIL of RS-001 on an EKS node group of one GPU model: 4 x L4 at 10 % and 3 GiB each
-    fit a cheaper type with four GPUs."""
+    """The FAIL of RS-001 on an EKS node group of one GPU model: one of its four L4s at 10 %
+    and 3 GiB fits a cheaper type with one L4 and a quarter of the host (four L4s at 10 % would
+    have only a T4 type cheaper with four GPUs, and a T4 lacks the L4's BF16 and FP8)."""
     from scanner.scan import scan_paths
     from scanner.telemetry.history import attach, load_utilization
 
     tf = tmp_path / "tf"
     tf.mkdir()
     (tf / "main.tf").write_text("""
+provider "aws" {
+  region = "us-east-1"
+}
+
 resource "aws_eks_node_group" "big" {
   cluster_name    = "ml"
   node_group_name = "big"
@@ -433,7 +439,8 @@ resource "aws_eks_node_group" "big" {
     history.write_text(json.dumps({
         "gpuaudit_utilization": 1, "end": "2026-01-15T00:00:00Z", "resources": {
             "aws_eks_node_group.big": {"gpus": [
-                {"index": i, "memory_total_mib": 23034, "samples": _samples(10.0, 3000.0)}
+                {"index": i, "memory_total_mib": 23034,
+                 "samples": _samples(10.0, 3000.0) if i == 0 else _samples(0.0, 0.0)}
                 for i in range(4)]}}}))
     attach(result, load_utilization([str(history)], 14))
     assert result.errors == []

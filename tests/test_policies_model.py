@@ -479,9 +479,8 @@ def spot_template(itype, price=None, rid="lt"):
         "InstanceType": itype, "InstanceMarketOptions": opts})
 
 
-@pytest.mark.parametrize("itype", ["trn2.48xlarge", "inf1.xlarge", "dl1.24xlarge",
-                                   "g4ad.xlarge", "g3.4xlarge", "p2.xlarge",
-                                   "p6e-gb200.36xlarge"])
+@pytest.mark.parametrize("itype", ["trn2.48xlarge", "dl2q.24xlarge", "p5e.48xlarge",
+                                   "g3.4xlarge", "p2.xlarge", "p6e-gb200.36xlarge"])
 def test_spot001_no_max_price_fails_by_its_rule_without_a_catalogue_price(itype):
     f = results([spot_template(itype)], policy_ids=["SPOT-001"])[("SPOT-001", "lt")]
     assert f.status is Status.FAIL

@@ -62,8 +62,9 @@ def _git(repo: Path, *args: str) -> str:
                           env=ENV).stdout
 
 
-RELEASE_FILES = ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml")
-PACKAGES = ("scanner", "policies", "reports")
+RELEASE_FILES = ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "action.yml")
+# the packages, and what a clone of the release gives users beside them (the CI recipes)
+PACKAGES = ("scanner", "policies", "reports", "examples")
 FIXED_DATES = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
                "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
 
@@ -193,7 +194,7 @@ def test_readme_snippet_names_this_release() -> None:
 
     config = yaml.safe_load(_readme_snippet())
     (repo,) = config["repos"]
-    assert f'version = "{__version__}"' in (ROOT / "pyproject.toml").read_text()
+    # the version has one source, scanner.__version__ (tests/test_install_pin.py)
     assert repo["rev"] == f"v{__version__}"  # a release tag: docs/releasing.md creates it
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert {h["id"] for h in repo["hooks"]} <= {h["id"] for h in hooks}

@@ -51,7 +51,7 @@ def _history(tmp_path: Path, names: dict[str, str]) -> Path:
 SOURCES: dict[str, tuple[Callable[[], SourceResult], Callable[[str], str]]] = {
     "H": (lambda: load_terraform_dir([TF]), lambda n: f"aws_instance.{n}"),
     "P": (lambda: load_plan(TF / "plan.json"), lambda n: f"aws_instance.{n}"),
-    "C": (lambda: load_template(CFN), lambda n: n.capitalize()),
+    "C": (lambda: load_template(CFN, region="us-east-1"), lambda n: n.capitalize()),
 }
 
 
