@@ -99,11 +99,11 @@ def test_a_live_group_is_priced_at_its_account_s_rate() -> None:
     ("pricing:\n  basis: net\n", "pricing.basis"),
     ("pricing:\n  discounts:\n    p4d: 1.38\n", "pricing.discounts.p4d"),
     ("pricing:\n  discounts:\n    p4d: -0.1\n", "pricing.discounts.p4d"),
-    ("pricing:\n  discounts:\n    P4D: 0.1\n", "pricing.discounts"),
+    ("pricing:\n  discounts:\n    P4D: 0.1\n", "pricing.discounts.P4D"),
     ("pricing:\n  discounts:\n    '123456789012': {p4d: two}\n",
      "pricing.discounts.123456789012.p4d"),
     ("pricing:\n  committed: {p5: 1}\n", "pricing.committed.p5"),
-    ("pricing:\n  discount: {p5: 0.1}\n", "pricing"),
+    ("pricing:\n  discount: {p5: 0.1}\n", "pricing.discount"),
 ])
 def test_a_bad_pricing_value_is_exit_2_naming_the_key(tmp_path: Path, text: str,
                                                       key: str) -> None:
@@ -112,6 +112,8 @@ def test_a_bad_pricing_value_is_exit_2_naming_the_key(tmp_path: Path, text: str,
     res = CliRunner().invoke(cli, ["scan", str(CFN), "--config", str(config)])
     assert res.exit_code == 2
     assert f"key '{key}'" in res.stderr and "Traceback" not in res.stderr
+    if key == "pricing.discounts.P4D":  # what a key may be, said
+        assert "a key matching ^[a-z][a-z0-9-]*$" in res.stderr
 
 
 def test_a_good_pricing_config_is_read(tmp_path: Path) -> None:
