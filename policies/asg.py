@@ -12,6 +12,7 @@ from scanner.compute import GROUP, POOLS, SpotPools, kinds_with, reads_of
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
 from scanner.pricing.prices import SPOT, price, region_of
+from scanner.pricing.rates import paid
 
 GROUP_KINDS = kinds_with(GROUP)  # every kind with an on-demand / spot split
 ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations groups read
@@ -163,14 +164,14 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     if not priced:
         return None
     cheapest, name = priced[0]
-    on_demand = price(name, region, catalog=ctx.catalog)
-    paid = ctx.pricing.on_demand(on_demand.usd_hour or 0.0, name, account)
-    spot = price(name, region, SPOT, catalog=ctx.catalog, spot_prices=spot_prices,
-                 spot_price_ratio=ratio)
-    if spot.usd_hour is None or paid.usd_hour <= spot.usd_hour:
+    on_demand = paid(price(name, region, catalog=ctx.catalog), ctx.pricing, account)
+    spot = paid(price(name, region, SPOT, catalog=ctx.catalog, spot_prices=spot_prices,
+                      spot_price_ratio=ratio), ctx.pricing, account)
+    if spot.usd_hour is None or on_demand.usd_hour is None or \
+            on_demand.usd_hour <= spot.usd_hour:
         return None  # at the rate paid, spot saves nothing
     one = "capacity unit" if unit == "capacity units" else "instance"
-    notes = [f"{on_demand.basis}, {paid.basis}; {spot.basis}"]
+    notes = [f"{on_demand.basis}; {spot.basis}"]
     if len(priced) > 1:
         top, top_name = priced[-1]
         top_spot = price(top_name, region, SPOT, catalog=ctx.catalog, spot_prices=spot_prices,
@@ -180,7 +181,7 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
                      f"{usd_text(excess * max(top - top_spot, 0.0) * HOURS_PER_MONTH)} "
                      "$/month)")
     return build_savings(
-        [Component(paid.usd_hour, spot.usd_hour, excess, unit=one,
+        [Component(on_demand.usd_hour, spot.usd_hour, excess, unit=one,
                    note=f"moved from on-demand to spot ({od} on-demand now, {target} at "
                         f"{hi:g}% of {desired})")],
         kind="spot_mix", note="; ".join(notes))

@@ -124,3 +124,26 @@ def test_a_good_pricing_config_is_read(tmp_path: Path) -> None:
                                    "json", "--policy", "ASG-001"])
     assert res.exit_code == 0, res.stderr  # ASG-001 is medium, below the default --fail-on
     assert "discounted 20 % (pricing.discounts.g5)" in res.stdout
+
+
+def test_right_sizing_money_is_at_the_rate_paid_and_names_it() -> None:
+    """RS-002 on an idle instance: the full price at the rate paid (discounted here), the
+    basis naming the discount."""
+    from scanner.telemetry import COVERAGE, TELEMETRY
+    from tests.model_builders import res
+
+    instance = res("ec2.instance", "i-idle", InstanceType="g5.xlarge",
+                   SubnetId="subnet-0123456789abcdef0")
+    usage = res(TELEMETRY, "telemetry:i-idle", Target="i-idle", Source="history", Hours=336,
+                Members=[{"Id": "i-idle", "Hours": 336, "Gpus": [
+                    {"Index": "0", "Hours": 336, "UtilP50": 0, "UtilP95": 0, "UtilMax": 1,
+                     "MemUsedMaxMiB": 200, "MemTotalMiB": 22888}]}])
+    config = Config(pricing={"basis": "discounted", "discounts": {"g5": 0.25}})
+    evaluation = run([instance, usage, res(COVERAGE, "c")], config=config,
+                     policy_ids=["RS-002"])
+    (found,) = [f for f in evaluation.findings if f.savings is not None]
+    assert found.savings.usd_month == pytest.approx(G5 * 0.75 * 730)
+    assert "discounted 25 % (pricing.discounts.g5)" in found.savings.basis
+    listed = run([instance, usage, res(COVERAGE, "c")], policy_ids=["RS-002"])
+    (found,) = [f for f in listed.findings if f.savings is not None]
+    assert "list price" in found.savings.basis
