@@ -113,7 +113,7 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
                      evidence=evidence, savings=savings)
 
 
-def judged_on_its_mix(resource: Resource, ctx: Context, *, say_prepaid: bool = True) -> bool:
+def judged_on_its_mix(resource: Resource, ctx: Context) -> bool:
     """Whether a group's on-demand/spot mix can be judged: not when AWS rejects its purchase
     configuration (ASG-004 says so), not for prepaid capacity (a Capacity Block, a targeted
     reservation: paid whether it runs or not, so the band does not apply and no spot saving
@@ -124,8 +124,6 @@ def judged_on_its_mix(resource: Resource, ctx: Context, *, say_prepaid: bool = T
                              "(see ASG-004)")
         return False
     if purchase.prepaid is True:
-        if not say_prepaid:
-            return False
         where = f" ({purchase.option_path})" if purchase.option_path else ""
         ctx.notice(resource, f"not judged: {purchase.option} capacity{where} is prepaid; the "
                              "on-demand/spot band does not apply and no spot saving exists")
@@ -235,7 +233,9 @@ def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
     if view.purchase.pools:
         yield from _pools_002(asg, ctx, view.purchase.pools)
         return
-    if not judged_on_its_mix(asg, ctx, say_prepaid=False):  # prepaid holds no spot pools
+    if view.purchase.rejected:  # prepaid capacity is judged on any spot its split holds
+        ctx.notice(asg, "not judged: its purchase configuration is rejected by AWS "
+                        "(see ASG-004)")
         return
     cap = view.purchase.split
     if cap is None:
