@@ -218,3 +218,15 @@ def test_an_instance_with_its_own_spot_price_is_not_the_template_s_capacity() ->
     assert money(doc) == [("SPOT-001", "exposure", round(OVER, 2), True),
                           ("SPOT-001", "exposure", round(2 * OVER, 2), True)]
     assert doc["summary"]["exposure_usd_month"] == round(3 * OVER, 2)
+
+
+def test_a_template_with_many_consumers_names_twenty_and_counts_all() -> None:
+    from scanner.compute.extractors.launch_template import MAX_CONSUMERS_LISTED
+
+    groups = [template_group(f"g{i:03}", 1, 2) for i in range(250)]
+    doc = report([spot_template(), *groups], "SPOT-001")
+    (found,) = [f for f in doc["findings"] if f["savings"]]
+    basis = found["savings"]["basis"]
+    assert "x 250 instances" in basis
+    assert f"{250 - MAX_CONSUMERS_LISTED} more" in basis and "g249" not in basis
+    assert found["savings"]["usd_month"] == round(250 * OVER, 2)

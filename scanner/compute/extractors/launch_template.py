@@ -116,7 +116,16 @@ def consumer_capacity(uses: list[tuple[ComputeView, TemplateUse]]) -> tuple[int 
             total += split.desired
             parts.append(f"{r.id}: {capacity_text(split)}")
     if unknown:
-        return None, "; ".join(unknown + parts + skipped)
+        return None, _listed(unknown + parts + skipped, "; ")
     if not parts:
-        return 0, "; ".join(skipped) or NO_CONSUMER
-    return total, " + ".join(parts)
+        return 0, _listed(skipped, "; ") or NO_CONSUMER
+    return total, _listed(parts, " + ")
+
+
+MAX_CONSUMERS_LISTED = 20  # consumers named in a basis; the count covers them all
+
+
+def _listed(items: list[str], sep: str) -> str:
+    shown = sep.join(items[:MAX_CONSUMERS_LISTED])
+    more = len(items) - MAX_CONSUMERS_LISTED
+    return f"{shown}{sep}{more} more" if more > 0 else shown
