@@ -217,16 +217,20 @@ def validate_config(data: Any, where: str) -> None:
 def _unknown_keys(err: Any, where: str) -> str:
     """An unknown key, named with the nearest valid one ("did you mean 'fail_on'?")."""
     import difflib
+    import re
 
     allowed = sorted(err.schema.get("properties") or {})
-    unknown = sorted(str(k) for k in err.instance if k not in allowed)
+    patterns = sorted(err.schema.get("patternProperties") or {})  # pricing.discounts' keys
+    unknown = sorted(str(k) for k in err.instance if k not in allowed
+                     and not any(re.search(p, str(k)) for p in patterns))
     parent = ".".join(str(p) for p in err.absolute_path)
     parts = []
     for key in unknown:
         near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
         hint = f" (did you mean '{near[0]}'?)" if near else ""
         parts.append(f"key '{f'{parent}.' if parent else ''}{key}': unknown{hint}")
-    return f"{where}: {'; '.join(parts)}. Valid keys here: {', '.join(allowed)}"
+    valid = [*allowed, *(f"a key matching {p}" for p in patterns)]
+    return f"{where}: {'; '.join(parts)}. Valid keys here: {', '.join(valid)}"
 
 
 def _check_policy_params(policies: Mapping[str, Any], where: str) -> None:
