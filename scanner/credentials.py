@@ -87,7 +87,7 @@ VENDORED: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = (
     ("basic_auth",
      r"://[^:/\?\#\[\]@!\$\&'\(\)\*\+,;=\s]+:([^:/\?\#\[\]@!\$\&'\(\)\*\+,;=\s]+)@", False,
      ()),
-    ("jwt", r"eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?[A-Za-z0-9-_.+/=]*?", False, ()),
+    ("jwt", r"eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?[A-Za-z0-9-_.+/=]*?", False, ("eyj",)),
     ("slack", r"xox(?:a|b|p|o|s|r)-(?:\d+-)+[a-z0-9]+", True, ("xox",)),
     ("slack", r"https://hooks\.slack\.com/services/T[a-zA-Z0-9_]+/B[a-zA-Z0-9_]+/[a-zA-Z0-9_]+",
      True, ("hooks.slack.com",)),
@@ -96,7 +96,8 @@ VENDORED: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = (
     ("pypi_token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9-_]{70,}", False, ()),
     ("pypi_token", r"pypi-AgENdGVzdC5weXBpLm9yZw[A-Za-z0-9-_]{70,}", False, ()),
     ("sendgrid", r"SG\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9_-]{43}", False, ()),
-    ("npm", r"\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*", False, ()),
+    ("npm", r"\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*", False,
+     ("_authtoken=",)),
     ("azure_storage_key", r"AccountKey=[a-zA-Z0-9+\/=]{88}", False, ()),
     ("artifactory", r'(?:\s|=|:|"|^)AKC[a-zA-Z0-9]{10,}(?:\s|"|$)', False, ("akc",)),
     ("artifactory", r'(?:\s|=|:|"|^)AP[\dABCDEF][a-zA-Z0-9]{8,}(?:\s|"|$)', False, ("ap",)),
@@ -142,9 +143,12 @@ _KW = "|".join(KEYWORDS + _MORE_WORDS).replace("_?", "[_-]?")  # db_pass, db-pas
 # or a path: arn:aws:secretsmanager:…:secret:name), an optional closing quote or bracket, one
 # of = : := => (or a flag's space), and a value. ``secret_name`` then says whether the whole
 # name is a secret's (``PasswordLength``, ``SecretArn``, ``HttpTokens`` are not).
+# (A name, then its sign, then the value; the keyword is looked for in the name afterwards:
+# one pattern with the keyword inside the name backtracks quadratically on a long word.)
 _ASSIGN = re.compile(
-    r"(?i)(?<![\w.:/-])(-{0,2}[\w.-]*?(?:" + _KW + r")[\w.-]*)[\"'`\]]{0,2}"
-    r"(?:\s*(?::=|=>|=|:)|(?<=[\w-])\s+(?=\S))\s*[\"'`]?([^\s\"'`,;]*)")
+    r"(?<![\w.:/-])([\w.-]+)[\"'`\]]{0,2}(?:\s*(?::=|=>|=|:)|\s+(?=\S))\s*"
+    r"(?=[\"'`]?([^\s\"'`,;]{0,256}))")  # the value looked at, not taken: it may be a name too
+_KW_RX = re.compile(_KW, re.IGNORECASE)
 _FLAG = re.compile(r"--?[\w-]")
 
 # (pattern, triggers, why it is ours)
@@ -188,11 +192,19 @@ _TRIGGERED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     [(word, re.compile(p, re.IGNORECASE if nocase else 0))
      for _, p, nocase, t in VENDORED for word in t]
     + [(word, re.compile(p)) for p, t, _ in OURS for word in t])
+# Patterns of detect-secrets that backtrack over the whole text (npm's `.+`, the JWT's runs
+# before a dot): tried in windows (``_windowed``), behind a trigger word.
+_WINDOWED_PATTERNS = (r"\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*",
+                      r"eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?[A-Za-z0-9-_.+/=]*?")
+WINDOW = 2048  # characters of one line a backtracking pattern is tried on at once
+OVERLAP = 512  # characters consecutive windows share (a token across two is in one whole)
 # Each trigger word once, with its patterns.
 _BY_WORD: dict[str, list[re.Pattern[str]]] = {}
 for _word, _rx in _TRIGGERED:
     _BY_WORD.setdefault(_word, []).append(_rx)
 _BY_WORD_ITEMS = tuple((w, tuple(rxs)) for w, rxs in _BY_WORD.items())
+_BACKTRACKING = frozenset(rx for rxs in _BY_WORD.values() for rx in rxs
+                          if rx.pattern in _WINDOWED_PATTERNS)
 # Every pattern above needs a run of 16 key characters or one of these words (lower case):
 # strings with neither are passed after two cheap looks (most of a report's strings).
 _RUN = re.compile(r"[A-Za-z0-9/+]{16}")
@@ -231,6 +243,18 @@ _NOT_LETTERS = re.compile(r"[^a-z0-9ñ]")
 _REMEMBERED = 200_000
 
 
+def _windowed(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """``rx.search`` line by line, over windows of :data:`WINDOW` characters (overlapping by
+    :data:`OVERLAP`): a pattern that backtracks over the whole text costs the square of a
+    window at most, not of the text."""
+    for line in text.split("\n") if "\n" in text else (text,):
+        for start in range(0, max(1, len(line) - OVERLAP), WINDOW - OVERLAP):
+            m = rx.search(line, start, start + WINDOW)
+            if m is not None:
+                return m
+    return None
+
+
 def _entropy(text: str) -> float:
     n = len(text)
     return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
@@ -250,6 +274,8 @@ def _assignment(text: str) -> bool:
     """A value assigned to a name that says it is a secret (see ``_ASSIGN``)."""
     for m in _ASSIGN.finditer(text):
         name, value = m.group(1), m.group(2)
+        if _KW_RX.search(name) is None:
+            continue
         sign = m.group(0)[len(name):]
         if ":" not in sign and "=" not in sign and not _FLAG.match(name):
             continue  # ``name value`` with no sign: only a flag (``--password hunter2``)
@@ -313,7 +339,7 @@ def _credential(text: str, depth: int = 0) -> bool:
     for word, patterns in _BY_WORD_ITEMS:
         if word in lower:
             for rx in patterns:
-                if rx.search(text) is not None:
+                if (_windowed(rx, text) if rx in _BACKTRACKING else rx.search(text)) is not None:
                     return True
     if _ASSIGN_WORDS.search(lower) is not None and _assignment(text):
         return True

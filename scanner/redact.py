@@ -30,7 +30,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from scanner.credentials import redact_named, redact_text, secret_name
+from scanner.credentials import (
+    REDACTED,
+    looks_like_credential,
+    redact_named,
+    redact_text,
+    secret_name,
+)
 from scanner.sizes import bounded, cut_text
 
 SENSITIVE = "(sensitive)"
@@ -40,6 +46,7 @@ _CUT_MARKS = frozenset("'\"…\n`")
 MAX_TEXT = 16 * 1024  # characters of one string of the report
 MAX_EVIDENCE = 256 * 1024  # characters of one finding's evidence (and of its tags) written out
 MAX_ITEMS = 200  # items of one list in evidence
+_EDGE = 512  # characters each side of a cut checked for a credential across it
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
@@ -90,7 +97,12 @@ class Redactor:
                 out = self._marked.sub(SENSITIVE, out)
             if self._head is not None and self._head.search(out):
                 out = self._cut_heads(out)
-            out = cut_text(_plain(out), MAX_TEXT)
+            if len(out) > MAX_TEXT:
+                # cut first (the detector's work is then bounded), unless a credential lies
+                # across the cut (its head would be shown)
+                edge = out[MAX_TEXT - _EDGE:MAX_TEXT + _EDGE]
+                out = REDACTED if looks_like_credential(edge) else cut_text(out, MAX_TEXT)
+            out = _plain(out)
             if len(self._seen) < 500_000:
                 self._seen[value] = out
         return out

@@ -159,3 +159,39 @@ def test_the_keyword_words_and_the_entropy_limit_are_the_librarys() -> None:
 def test_our_patterns_say_why_they_are_ours() -> None:
     for pattern, _, why in OURS:
         assert why.strip(), pattern
+
+
+# ------------------------------------------------------------------------------- its cost
+
+HOSTILE = {
+    "a keyword repeated": "password" * 2048, "flags": "--password-" * 1500,
+    "keywords in one word": "secret_key_password_token_" * 600, "signs": "key=" * 4000,
+    "npm's slashes": "//" * 8000 + "/:_authToken=", "JWT starts": "eyJ" * 5400 + ".",
+    "base64 words": "QUJDRGVmZ2gxMjM0NTY3ODkw " * 650, "env names": "A_KEY" * 3200,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_no_string_costs_the_square_of_its_length(name: str) -> None:
+    # 16 KiB (a report string's limit): a pattern that backtracks over the whole text took
+    # 3-9 s on these; linear work is a few milliseconds
+    import time
+
+    from scanner.credentials import _credential
+
+    start = time.process_time()
+    _credential(HOSTILE[name])
+    assert time.process_time() - start < 0.5, name
+
+
+def test_a_credential_across_the_report_cut_is_redacted() -> None:
+    from scanner.redact import MAX_TEXT, Redactor
+
+    token = TOKENS["huggingface"]
+    text = "x" * (MAX_TEXT - 10) + " " + token + " and more"
+    assert Redactor().text(text) == REDACTED_TEXT
+    long_clean = "GPU node " * (MAX_TEXT // 4)
+    assert Redactor().text(long_clean).endswith("more characters]")
+
+
+REDACTED_TEXT = "[redacted: looks like a credential]"
