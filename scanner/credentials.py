@@ -176,6 +176,16 @@ OURS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "Slack app-level and refresh tokens (detect-secrets: xoxa/b/p/o/s/r with digits)"),
     (r"\bdckr_pat_[A-Za-z0-9_\-]{20,}", ("dckr_pat_",), "Docker Hub token: no plugin"),
     (r"\bdapi[0-9a-f]{32}\b", ("dapi",), "Databricks token: no detect-secrets plugin"),
+    # the head of a token cut short (a message quoting the first 40 characters of a line): a
+    # well-known prefix and 8 more characters are enough to know what it was
+    (r"\b(?:gh[pousr]_|github_pat_|glpat-|[sr]k_live_|sk-(?:proj|svcacct|admin|ant)-|dckr_pat_"
+     r"|xox[abposre]-)[A-Za-z0-9_\-]{8,}",
+     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "k_live_", "sk-",
+      "dckr_pat_", "xox"),
+     "a cut token: detect-secrets needs the whole length"),
+    (r"\b(?:hf_|npm_)(?=[A-Za-z0-9]{0,40}[A-Z0-9])[A-Za-z0-9]{12,}|\bAIza[0-9A-Za-z_\-]{12,}"
+     r"|\bAKIA[0-9A-Z]{12,}", ("hf_", "npm_", "aiza", "akia"),
+     "a cut token whose prefix is a common word start: 12 characters, not all lower case"),
     (r"(?i:\bbearer\s+[A-Za-z0-9\-._~+/]{8,}=*)", ("bearer",),
      "an HTTP bearer token (curl -H, headers in scripts): no detect-secrets plugin"),
     # environment variables named *_KEY / *_TOKEN / *_PAT in scripts and env files: the
@@ -211,7 +221,8 @@ _RUN = re.compile(r"[A-Za-z0-9/+]{16}")
 _WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "authorization", "contrase",
           "private", "putty", "://", "xox", "xapp-", "bearer", "glpat-", "gldt-", "glft-",
           "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-", "github_pat",
-          "sk-", "aiza", "ya29.", "dckr_pat", "_pat", "akc", "sq0csp")
+          "sk-", "aiza", "ya29.", "dckr_pat", "_pat", "akc", "sq0csp", "hf_", "npm_", "akia",
+          "k_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_")
 _ASSIGN_WORDS = re.compile("pass|pwd|secret|key|token|credential|authorization|contrase")
 # A bare AWS secret access key: exactly 40 base64 characters, alone (after = or : too).
 _FORTY = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")

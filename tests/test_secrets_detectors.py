@@ -195,3 +195,22 @@ def test_a_credential_across_the_report_cut_is_redacted() -> None:
 
 
 REDACTED_TEXT = "[redacted: looks like a credential]"
+
+
+CUT_KINDS = ("openai_project", "anthropic", "huggingface", "google_api", "npm",
+             "github_classic", "github_fine_grained", "slack_bot", "stripe_live", "gitlab",
+             "aws_access_key_id")
+
+
+@pytest.mark.parametrize("kind", CUT_KINDS)
+def test_a_token_cut_short_in_a_message_is_still_known(kind: str) -> None:
+    # a source quotes the first 40 characters of a line it cannot parse
+    line = f'  token = "{TOKENS[kind]}'
+    assert looks_like_credential(f"syntax error near {line[:40].strip()!r}"), kind
+    assert looks_like_credential(f"not a number: {TOKENS[kind][:20]!r}"), kind
+
+
+@pytest.mark.parametrize("text", ["pip install hf_transfer", "npm_lifecycle_event=install",
+                                  "npm_config_cache=/tmp/npm", "AKIA", "hf_hub_download()"])
+def test_common_words_with_those_prefixes_survive(text: str) -> None:
+    assert not looks_like_credential(text)
