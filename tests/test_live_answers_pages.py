@@ -31,7 +31,7 @@ from tests.live_server import MotoProcess, clean_aws_env
 
 pytestmark = pytest.mark.slow
 
-EAST = "us-east-1"
+EAST, WEST = "us-east-1", "us-west-2"
 POLICIES = ("EBS-001", "ASG-001", "SPOT-001")
 
 
@@ -113,7 +113,11 @@ def estate(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Ite
         asg.create_auto_scaling_group(AutoScalingGroupName="gpu-group", MinSize=0, MaxSize=2,
                                       LaunchConfigurationName="gpu-lc",
                                       AvailabilityZones=["us-east-1a"])
-        yield proxy, {"plain": plain, "sealed": sealed}
+        template = ec2.create_launch_template(LaunchTemplateName="gpu-spot", LaunchTemplateData={
+            "ImageId": AMI, "InstanceType": "g5.xlarge",
+            "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "9"}},
+        })["LaunchTemplate"]["LaunchTemplateId"]
+        yield proxy, {"plain": plain, "sealed": sealed, "template": template}
 
 
 @pytest.fixture()
@@ -124,9 +128,9 @@ def proxy(estate: Any) -> Iterator[FaultProxy]:
     proxy.clear()
 
 
-def audit(url: str, where: Path) -> Any:
+def audit(url: str, where: Path, regions: str = EAST) -> Any:
     out = where / "report.json"
-    args = ["audit", "--endpoint-url", url, "--regions", EAST, "--format", "json",
+    args = ["audit", "--endpoint-url", url, "--regions", regions, "--format", "json",
             "--output", str(out), "--deterministic", "--include-passed", "-q",
             *(a for p in POLICIES for a in ("--policy", p))]
     cwd = Path.cwd()
@@ -228,3 +232,40 @@ def test_an_arn_of_another_region_is_no_answer(
     assert asg and {s for _, s in asg} == {"ERROR"}
     assert ("gpu-group", "PASS") not in asg and ("gpu-group", "FAIL") not in asg
     assert verdicts(doc, "EBS-001") == verdicts(baseline, "EBS-001")
+
+
+def test_one_answer_for_two_regions_is_no_answer(
+    proxy: FaultProxy, estate: Any, tmp_path: Path
+) -> None:
+    # a launch template has neither a zone nor an ARN: the same EC2 id in the answers of two
+    # regions tells that one answered for the other
+    template = estate[1]["template"]
+    east: list[bytes] = []
+
+    def keep_east(req: bytes, ans: bytes) -> bytes:
+        if template.encode() in ans:
+            east.append(ans)
+        return ans
+
+    proxy.rewrite("DescribeLaunchTemplates", keep_east)
+    (tmp_path / "clean").mkdir()
+    clean = audit(proxy.url, tmp_path / "clean", regions=f"{EAST},{WEST}")
+    spot = {(f["resource"]["region"], f["status"]) for f in clean["findings"]
+            if f["resource"]["id"] == template and f["policy_id"] == "SPOT-001"}
+    assert spot and {r for r, _ in spot} == {EAST}  # judged once, in its region
+    assert east
+
+    def same_answer(req: bytes, ans: bytes) -> bytes:
+        return east[0]  # us-east-1's answer, to both regions
+
+    proxy.rewrite("DescribeLaunchTemplates", same_answer)
+    (tmp_path / "doubled").mkdir()
+    doc = audit(proxy.url, tmp_path / "doubled", regions=f"{EAST},{WEST}")
+    errors = {e["path"]: e["reason"] for e in doc["errors"]}
+    for region in (EAST, WEST):
+        reason = errors.get(f"123456789012/{region}/ec2.launch_template", "")
+        assert template in reason and "answered for another region" in reason, errors
+    judged = [f for f in doc["findings"] if f["resource"]["id"] == template]
+    assert judged == []  # neither copy is data
+    assert {f["status"] for f in doc["findings"]
+            if f["policy_id"] == "SPOT-001" and f["resource"]["region"] == EAST} == {"ERROR"}
