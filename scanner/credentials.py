@@ -246,6 +246,8 @@ _NOT_SECRET_SUFFIX = (
     "location", "url", "uri", "required", "mode", "options", "config", "configuration",
     "file", "files", "endpoint", "format", "manager", "store", "kms", "kmskey", "kmskeyid",
 )
+# Words that hold a secret word and are none (a model's tokenizer, token counts and limits).
+_NOT_SECRET_WORDS = re.compile(r"tokeniz|tokensper|maxtokens|tokenlimit|tokencount")
 # Values under a secret-like name that are not secrets themselves.
 _NOT_A_SECRET_VALUE = ("arn:", "{{resolve:", "UNKNOWN", "${", "(sensitive)", REDACTED)
 _EMPTY_VALUES = frozenset({"", "null", "none", "nil", "true", "false", "[]", "{}", "=", ":",
@@ -381,9 +383,10 @@ def _normal(key: str) -> str:
 def secret_name(key: str) -> bool:
     """A key or tag name whose value is a secret: ``db_password``, ``MasterUserPassword``,
     ``aws_secret_access_key``, ``GITHUB_TOKEN``; not ``SecretArn``, ``HttpTokens``,
-    ``PasswordLength``, ``KmsKeyId``."""
+    ``PasswordLength``, ``KmsKeyId``, ``tokenizer``."""
     name = _normal(key)
-    return bool(_SECRET_NAME.search(name)) and not name.endswith(_NOT_SECRET_SUFFIX)
+    return (bool(_SECRET_NAME.search(name)) and not name.endswith(_NOT_SECRET_SUFFIX)
+            and _NOT_SECRET_WORDS.search(name) is None)
 
 
 def redact_named(key: str, value: str) -> str:

@@ -98,6 +98,8 @@ def test_a_secret_by_its_name(text: str) -> None:
     "the secret is read from Secrets Manager at boot", "disk-io-optimized", "Asia Pacific (Tokyo)",
     "4f3c2b1a09e8d7c6b5a49382716050f4e3d2c1b0", "sha256:" + "ab" * 32,
     "Set Encrypted to true on every EBS volume and block device mapping",
+    "tokenizer: meta-llama/Llama-3-8B", "TOKENIZER_NAME=bert-base-uncased",
+    "max_tokens: 4096", "tokens_per_second=180",
 ])
 def test_useful_evidence_survives(text: str) -> None:
     assert not looks_like_credential(text)
