@@ -137,7 +137,8 @@ KEYWORDS: tuple[str, ...] = (
 BASE64_ENTROPY = 4.5
 
 # Words of secret names besides detect-secrets' (tokens and credentials of every service).
-_MORE_WORDS = ("passphrase", "token", "credential", "authorization", "access_?key")
+# (Not "credential": messages say "no credentials: the profile … could not be found".)
+_MORE_WORDS = ("passphrase", "token", "authorization", "access_?key")
 _KW = "|".join(KEYWORDS + _MORE_WORDS).replace("_?", "[_-]?")  # db_pass, db-pass, dbpass
 # An assignment: a name holding a keyword anywhere (its start not inside a word, an ARN segment
 # or a path: arn:aws:secretsmanager:…:secret:name), an optional closing quote or bracket, one

@@ -100,6 +100,8 @@ def test_a_secret_by_its_name(text: str) -> None:
     "Set Encrypted to true on every EBS volume and block device mapping",
     "tokenizer: meta-llama/Llama-3-8B", "TOKENIZER_NAME=bert-base-uncased",
     "max_tokens: 4096", "tokens_per_second=180",
+    "no credentials: The config profile (missing) could not be found",
+    "access denied (UnauthorizedOperation): You are not authorized to perform this operation.",
 ])
 def test_useful_evidence_survives(text: str) -> None:
     assert not looks_like_credential(text)
