@@ -196,13 +196,36 @@ OURS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "an upper-case environment variable *_KEY=… / *_TOKEN=… (keyword detector: api_key …)"),
 )
 
+
+
+class _Lazy:
+    """A pattern compiled when it is first tried: most run only behind a trigger word that
+    most reports never hold, and compiling them all costs a pre-commit scan ~15 ms."""
+
+    __slots__ = ("_rx", "flags", "pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._rx: re.Pattern[str] | None = None
+
+    def search(self, text: str, *span: int) -> re.Match[str] | None:
+        rx = self._rx
+        if rx is None:
+            rx = self._rx = re.compile(self.pattern, self.flags)
+        return rx.search(text, *span)
+
+
 _ALWAYS: tuple[re.Pattern[str], ...] = tuple(
     [re.compile(p, re.IGNORECASE if nocase else 0) for _, p, nocase, t in VENDORED if not t]
     + [re.compile(p) for p, t, _ in OURS if not t])
-_TRIGGERED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    [(word, re.compile(p, re.IGNORECASE if nocase else 0))
-     for _, p, nocase, t in VENDORED for word in t]
-    + [(word, re.compile(p)) for p, t, _ in OURS for word in t])
+_LAZY: dict[tuple[str, int], _Lazy] = {}
+_TRIGGERED: tuple[tuple[str, _Lazy], ...] = tuple(
+    (word, _LAZY.setdefault((p, flags), _Lazy(p, flags)))
+    for p, flags, triggers in (
+        [(p, re.IGNORECASE if nocase else 0, t) for _, p, nocase, t in VENDORED]
+        + [(p, 0, t) for p, t, _ in OURS])
+    for word in triggers)
 # Patterns of detect-secrets that backtrack over the whole text (npm's `.+`, the JWT's runs
 # before a dot): tried in windows (``_windowed``), behind a trigger word.
 _WINDOWED_PATTERNS = (r"\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*",
@@ -210,7 +233,7 @@ _WINDOWED_PATTERNS = (r"\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*",
 WINDOW = 2048  # characters of one line a backtracking pattern is tried on at once
 OVERLAP = 512  # characters consecutive windows share (a token across two is in one whole)
 # Each trigger word once, with its patterns.
-_BY_WORD: dict[str, list[re.Pattern[str]]] = {}
+_BY_WORD: dict[str, list[_Lazy]] = {}
 for _word, _rx in _TRIGGERED:
     _BY_WORD.setdefault(_word, []).append(_rx)
 _BY_WORD_ITEMS = tuple((w, tuple(rxs)) for w, rxs in _BY_WORD.items())
@@ -257,7 +280,7 @@ _NOT_LETTERS = re.compile(r"[^a-z0-9ñ]")
 _REMEMBERED = 200_000
 
 
-def _windowed(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+def _windowed(rx: _Lazy, text: str) -> re.Match[str] | None:
     """``rx.search`` line by line, over windows of :data:`WINDOW` characters (overlapping by
     :data:`OVERLAP`): a pattern that backtracks over the whole text costs the square of a
     window at most, not of the text."""
