@@ -10,7 +10,8 @@ A string that holds anything credential-looking is replaced as a whole by :data:
   detector's words (:data:`KEYWORDS`: ``password``, ``secret``, ``api_key``, ``db_pass`` …, in
   any assignment: ``X=…``, ``X: …``, ``"X": "…"``, ``X := …``, ``X => …``, ``--x=…``,
   ``--x …``, a keyword anywhere in the name, ``SecretAccessKey=…`` too) and its base64
-  high-entropy limit (:data:`BASE64_ENTROPY`) for bare keys. The patterns are copied here,
+  high-entropy strings (a quoted run of base64 characters above :data:`BASE64_ENTROPY` bits a
+  character, its default limit). The patterns are copied here,
   not imported: importing detect-secrets costs ~105 ms (its package imports requests, its
   scanner, filters and plugin registry), as much as a whole pre-commit scan.
   ``tests/test_redact.py`` checks the copy against the installed library, both ways: every
@@ -135,6 +136,9 @@ KEYWORDS: tuple[str, ...] = (
 )
 # detect-secrets 1.5.0 Base64HighEntropyString's default limit (bits a character).
 BASE64_ENTROPY = 4.5
+# detect-secrets 1.5.0 Base64HighEntropyString: a quoted run of its charset (letters, digits,
+# + / - _ =); 20 characters at least, ours (shorter runs cannot reach the limit anyway).
+_QUOTED_B64 = re.compile(r"(['\"])([A-Za-z0-9+/\-_=]{20,})\1")
 
 # Words of secret names besides detect-secrets' (tokens and credentials of every service).
 # (Not "credential": messages say "no credentials: the profile … could not be found".)
@@ -384,6 +388,9 @@ def _credential(text: str, depth: int = 0) -> bool:
         return False
     if len(text) >= 40 and _bare_secret_key(text):
         return True
+    for m in _QUOTED_B64.finditer(text):
+        if _entropy(m.group(2)) > BASE64_ENTROPY:
+            return True
     return depth < _DEPTH and _in_base64(text, run.start(), depth)
 
 

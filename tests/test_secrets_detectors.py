@@ -218,3 +218,10 @@ def test_a_token_cut_short_in_a_message_is_still_known(kind: str) -> None:
                                   "npm_config_cache=/tmp/npm", "AKIA", "hf_hub_download()"])
 def test_common_words_with_those_prefixes_survive(text: str) -> None:
     assert not looks_like_credential(text)
+
+
+def test_a_quoted_high_entropy_string_is_a_credential() -> None:
+    # detect-secrets' Base64HighEntropyString: quoted, above 4.5 bits a character
+    assert looks_like_credential('client = Client("Zq8Lm2Xv7Rb4Tw9Nk3Yh6Fs1Jd5Ga0Eu")')
+    assert not looks_like_credential('name = "gpu-training-cluster-nodes"')
+    assert not looks_like_credential("'ami-0123456789abcdef0'")
