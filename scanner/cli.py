@@ -19,6 +19,7 @@ import click
 
 from scanner import __version__
 from scanner.cli_options import (
+    FORMATS,
     SEVERITIES,
     build_report_options,
     output_options,
@@ -217,7 +218,7 @@ def report() -> None:
 @report.command("render")
 @click.argument("json_report", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--format", "formats", multiple=True, default=("table",),
-              type=click.Choice(["table", "json", "html", "sarif", "junit", "markdown", "csv"]))
+              type=click.Choice(FORMATS))
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the report (one format) to this file (default: stdout).")
 @click.option("--output-dir", type=click.Path(path_type=Path, file_okay=False),

@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
+from reports import FORMATS
 from scanner.runner import ReportOptions
 
-FORMATS = ("table", "json", "html", "sarif", "junit", "markdown", "csv")
 SEVERITIES = ("critical", "high", "medium", "low", "info", "none")
 
 
