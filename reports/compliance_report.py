@@ -17,8 +17,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from reports.common import location_label, resource_label
-from reports.markdown import cell
+from reports.common import cell, location_label, resource_label
 from reports.policy_meta import help_uri
 from scanner.compliance import Framework, finding_controls, framework
 

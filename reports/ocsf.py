@@ -44,13 +44,13 @@ def _when(doc: dict[str, Any]) -> dt.datetime:
 def events(doc: dict[str, Any]) -> list[Any]:
     """The report's findings as py-ocsf-models ``ComplianceFinding`` objects."""
     try:
-        from py_ocsf_models.events.findings.severity_id import SeverityID
-        from py_ocsf_models.events.findings.status_id import StatusID as EventStatusID
         from py_ocsf_models.events.findings.activity_id import ActivityID
         from py_ocsf_models.events.findings.compliance_finding import ComplianceFinding
         from py_ocsf_models.events.findings.compliance_finding_type_id import (
             ComplianceFindingTypeID,
         )
+        from py_ocsf_models.events.findings.severity_id import SeverityID
+        from py_ocsf_models.events.findings.status_id import StatusID as EventStatusID
         from py_ocsf_models.objects.compliance import Compliance
         from py_ocsf_models.objects.compliance_status import StatusID as ComplianceStatusID
         from py_ocsf_models.objects.finding_info import FindingInformation

@@ -32,6 +32,7 @@ LAZY_COMMANDS = {
     "audit": ("scanner.cli_audit", "audit"),
     "iam-policy": ("scanner.cli_audit", "iam_policy"),
     "catalog": ("scanner.cli_catalog", "catalog"),
+    "compliance": ("scanner.cli_compliance", "compliance"),
 }
 
 
@@ -320,6 +321,16 @@ def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: st
             sys.exit(EXIT_ERROR)
     if fails_at((f["severity"] for f in diff["new_findings"]), fail_on):
         sys.exit(EXIT_FINDINGS)
+
+
+def _register_report_compliance() -> None:
+    from scanner.cli_compliance import report_compliance, report_send_securityhub
+
+    report.add_command(report_compliance)
+    report.add_command(report_send_securityhub)
+
+
+_register_report_compliance()
 
 
 @cli.command()
