@@ -78,15 +78,23 @@ def _types(finding: dict[str, Any], category: str) -> list[str]:
     return out or ["Software and Configuration Checks"]
 
 
+def resource_uid(finding: dict[str, Any]) -> str:
+    """A resource's identity that does not move with an edit: its ARN; for IaC, its file and
+    address (no line numbers); else account/region/id."""
+    res = finding.get("resource") or {}
+    if res.get("arn"):
+        return str(res["arn"])
+    file = (finding.get("location") or {}).get("file")
+    if file:
+        return f"{file}:{res.get('address') or res.get('id')}"
+    return live_name(res) or "?"
+
+
 def _resource(finding: dict[str, Any], region: str) -> dict[str, Any]:
     res = finding.get("resource") or {}
     kind = str(res.get("kind") or "")
-    if (finding.get("location") or {}).get("file"):
-        ident = f"{location_label(finding)}:{res.get('address') or res.get('id')}"
-    else:
-        ident = live_name(res)
     out: dict[str, Any] = {"Type": RESOURCE_TYPE.get(kind, "Other"),
-                           "Id": _cut(res.get("arn") or ident or "?", MAX_ID),
+                           "Id": _cut(resource_uid(finding), MAX_ID),
                            "Partition": "aws", "Region": str(res.get("region") or region)}
     details = {k: _cut(v, 256) for k, v in (("gpuaudit/kind", kind),
                                             ("gpuaudit/resource", resource_label(res)))

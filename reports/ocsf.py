@@ -13,7 +13,8 @@ import datetime as dt
 import json
 from typing import Any
 
-from reports.common import by_status, live_name, location_label, resource_label
+from reports.asff import resource_uid
+from reports.common import by_status, location_label, resource_label
 from reports.policy_meta import describe
 from scanner import __version__
 from scanner.compliance import finding_controls, frameworks
@@ -73,9 +74,6 @@ def events(doc: dict[str, Any]) -> list[Any]:
         res = f.get("resource") or {}
         controls = finding_controls(f)
         comp_status, event_status = _STATUS.get(status, ("Unknown", "New"))
-        is_iac = bool((f.get("location") or {}).get("file"))
-        uid = (f"{location_label(f)}:{res.get('address') or res.get('id')}" if is_iac
-               else live_name(res))
         rem = f.get("remediation") or {}
         event = ComplianceFinding(
             activity_id=ActivityID.Create,
@@ -116,7 +114,7 @@ def events(doc: dict[str, Any]) -> list[Any]:
             remediation=Remediation(desc=str(rem.get("text") or f"See {meta.help_uri}"),
                                     references=[meta.help_uri]),
             resources=[ResourceDetails(
-                uid=str(res.get("arn") or uid or "?"),
+                uid=resource_uid(f),
                 name=resource_label(res),
                 type=str(res.get("kind") or ""),
                 region=str(res.get("region") or "") or None,
