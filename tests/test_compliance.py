@@ -45,6 +45,7 @@ def test_every_framework_file_is_valid_by_the_shipped_schema() -> None:
         assert [e.message for e in validator.iter_errors(data)] == [], path.name
         assert data["id"] == path.stem
     assert set(frameworks()) == EXPECTED
+    assert frameworks(validate=True) == frameworks()  # as a scan reads them, unvalidated
 
 
 def test_every_mapped_policy_exists_and_every_mapping_says_why() -> None:
@@ -117,6 +118,11 @@ def test_the_framework_files_ship_in_the_wheel() -> None:
     for path in [*FRAMEWORK_FILES, ROOT / "scanner" / "compliance" / "framework.schema.json"]:
         rel = path.relative_to(ROOT / "scanner").as_posix()
         assert any(fnmatch.fnmatch(rel, g) for g in globs), rel
+
+
+def test_a_file_that_is_not_a_framework_is_an_error_even_unvalidated() -> None:
+    with pytest.raises(FrameworkError, match=r"^y\.yaml: not a framework file"):
+        parse_framework({"id": "y", "controls": [{"title": "no id"}]}, "y.yaml", validate=False)
 
 
 def test_unknown_framework() -> None:

@@ -146,3 +146,31 @@ def test_report_compliance_of_an_unreadable_report(tmp_path: Path) -> None:
     broken.write_text("{not json", encoding="utf-8")
     run = _cli("report", "compliance", str(broken), "--framework", "soc2")
     assert run.returncode == 2 and str(broken) in run.stderr and "Traceback" not in run.stderr
+
+
+def test_every_format_shows_a_findings_controls() -> None:
+    """A report written before findings carried them (the samples have no ``compliance``) gets
+    them from the mapping; every renderer shows them."""
+    import xml.etree.ElementTree as ET
+
+    from reports import render
+    from tests.report_samples import sample
+
+    doc = sample("iac")
+    ebs = next(f for f in doc["findings"] if f["policy_id"] == "EBS-001"
+               and f["status"] == "FAIL")
+    assert "compliance" not in ebs
+    sarif = json.loads(render("sarif", doc))
+    result = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "EBS-001")
+    assert result["properties"]["compliance"]["cis-aws-foundations-3.0"] == ["2.2.1"]
+    spot = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "SPOT-001"]
+    assert all("cis-aws-foundations-3.0" not in r["properties"].get("compliance", {})
+               for r in spot)
+    junit = ET.fromstring(render("junit", doc))
+    texts = [el.text or "" for el in junit.iter("failure")]
+    assert any("compliance: cis-aws-foundations-3.0: 2.2.1;" in t for t in texts)
+    md = render("markdown", doc)
+    row = next(line for line in md.splitlines() if line.startswith("| high | EBS-001"))
+    assert row.rstrip(" |").endswith("pci-dss-4.0: 3.5.1; soc2: CC6.1")
+    html = render("html", doc)
+    assert "cis-aws-foundations-3.0: 2.2.1" in html

@@ -82,9 +82,9 @@ def schema() -> dict[str, Any]:
     return loaded
 
 
-def parse_framework(data: Any, name: str) -> Framework:
-    """A framework from a loaded YAML document; FrameworkError naming ``name`` and the key."""
-    import jsonschema
+def check_framework(data: Any, name: str) -> None:
+    """FrameworkError (naming ``name`` and the key) when ``data`` is not valid by the schema."""
+    import jsonschema  # lazy: a scan reads the shipped files without it (tests validate them)
 
     validator = jsonschema.Draft202012Validator(schema())
     problems = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
@@ -92,6 +92,22 @@ def parse_framework(data: Any, name: str) -> Framework:
         first = problems[0]
         where = "/".join(str(p) for p in first.absolute_path) or "(top)"
         raise FrameworkError(f"{name}: {where}: {first.message}")
+
+
+def parse_framework(data: Any, name: str, *, validate: bool = True) -> Framework:
+    """A framework from a loaded YAML document; FrameworkError naming ``name`` and the key.
+    ``validate=False`` skips the schema (the shipped files, validated by the tests: 40 ms of
+    jsonschema a scan does not pay), not the checks the parsing itself needs."""
+    if validate:
+        check_framework(data, name)
+    try:
+        return _parse(data, name)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise FrameworkError(f"{name}: not a framework file ({type(exc).__name__}: {exc}); "
+                             "see framework.schema.json") from exc
+
+
+def _parse(data: Any, name: str) -> Framework:
     controls: list[Control] = []
     seen: set[str] = set()
     for i, raw in enumerate(data["controls"]):
@@ -106,9 +122,12 @@ def parse_framework(data: Any, name: str) -> Framework:
                      controls=tuple(controls))
 
 
-@lru_cache(maxsize=1)
-def frameworks() -> dict[str, Framework]:
-    """Every shipped framework, by id (sorted)."""
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when there (5x faster)
+
+
+@lru_cache(maxsize=2)
+def frameworks(validate: bool = False) -> dict[str, Framework]:
+    """Every shipped framework, by id (sorted); ``validate``: each file by the schema too."""
     out: dict[str, Framework] = {}
     folder = resources.files(__name__).joinpath(FRAMEWORK_DIR)
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
@@ -116,10 +135,10 @@ def frameworks() -> dict[str, Framework]:
             continue
         name = f"{FRAMEWORK_DIR}/{entry.name}"
         try:
-            data = yaml.safe_load(entry.read_text(encoding="utf-8"))
+            data = yaml.load(entry.read_text(encoding="utf-8"), Loader=_LOADER)
         except yaml.YAMLError as exc:
             raise FrameworkError(f"{name}: not YAML: {exc}") from exc
-        fw = parse_framework(data, name)
+        fw = parse_framework(data, name, validate=validate)
         if entry.name != f"{fw.id}.yaml":
             raise FrameworkError(f"{name}: id {fw.id!r} does not match the file name")
         out[fw.id] = fw
