@@ -18,10 +18,11 @@ from reports.common import by_status, location_label, resource_label
 from reports.policy_meta import describe
 from scanner import __version__
 from scanner.compliance import finding_controls, frameworks
+from scanner.runner import UsageError
 
 
-class OcsfUnavailable(RuntimeError):
-    """py-ocsf-models is not installed."""
+class OcsfUnavailable(UsageError):
+    """py-ocsf-models is not installed (a usage error: exit 2 with how to install it)."""
 
 
 _SEVERITY = {"critical": "Critical", "high": "High", "medium": "Medium", "low": "Low",

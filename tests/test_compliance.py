@@ -150,3 +150,16 @@ def test_compliance_list_and_show() -> None:
     bad = _cli("compliance", "show", "nope")
     assert bad.returncode == 2 and "unknown compliance framework 'nope'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_merging_reports_keeps_the_controls_a_finding_carried() -> None:
+    from scanner.compliance import with_controls
+
+    carried = [{"policy_id": "USR-9", "compliance": {"soc2": ["CC6.3"]}},
+               {"policy_id": "EBS-002", "compliance": {"internal": ["K-1"]}},
+               {"policy_id": "EBS-002"}]
+    out = with_controls(carried)
+    assert out[0]["compliance"] == {"soc2": ["CC6.3"]}
+    assert out[1]["compliance"]["internal"] == ["K-1"]
+    assert out[1]["compliance"]["cis-aws-foundations-3.0"] == ["2.2.1"]
+    assert "internal" not in out[2]["compliance"]

@@ -4,6 +4,7 @@ loaded back with it."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -61,3 +62,13 @@ def test_a_policy_with_no_mapping_has_no_requirements() -> None:
                                                       severity="high")])))
     event = ComplianceFinding.model_validate(raw)
     assert event.compliance.requirements == [] and event.compliance.control == "ASG-004"
+
+
+def test_without_py_ocsf_models_it_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reports.ocsf import OcsfUnavailable
+    from scanner.runner import UsageError
+
+    monkeypatch.setitem(sys.modules, "py_ocsf_models.events.findings.compliance_finding", None)
+    with pytest.raises(OcsfUnavailable, match=r"pip install 'gpuaudit\[ocsf\]'") as info:
+        render("ocsf", _doc([_finding("FAIL")]))
+    assert isinstance(info.value, UsageError)  # the CLI says it and exits 2

@@ -230,14 +230,28 @@ def finding_controls(finding: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def with_controls(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each finding (a report dict) with its ``compliance``, looked up once per policy."""
+    """Each finding (a report dict) with its ``compliance``, looked up once per policy.
+    A finding that carries controls already (a report being merged, written where a user
+    policy declared its own) keeps them, merged with the mapping."""
     cache: dict[str, dict[str, list[str]]] = {}
     for f in findings:
         pid = str(f.get("policy_id") or "")
         if pid not in cache:
             cache[pid] = policy_controls(pid)
-        f["compliance"] = {k: list(v) for k, v in cache[pid].items()}
+        given = f.get("compliance")
+        if isinstance(given, Mapping) and given:
+            own = _merge_lists(_declared(declared_mapping(pid)), _declared(given))
+            f["compliance"] = controls_for(pid, own)
+        else:
+            f["compliance"] = {k: list(v) for k, v in cache[pid].items()}
     return findings
+
+
+def _merge_lists(a: dict[str, list[str]], b: dict[str, list[str]]) -> dict[str, list[str]]:
+    out = {k: list(v) for k, v in a.items()}
+    for k, ids in b.items():
+        out.setdefault(k, []).extend(i for i in ids if i not in out[k])
+    return out
 
 
 def short_label(controls: Mapping[str, list[str]]) -> str:
