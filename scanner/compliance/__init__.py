@@ -230,10 +230,11 @@ def finding_controls(finding: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def with_controls(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each finding (a report dict) with its ``compliance``, looked up once per policy.
-    A finding that carries controls already (a report being merged, written where a user
-    policy declared its own) keeps them, merged with the mapping."""
+    """The findings (report dicts), each a shallow copy with its ``compliance``, looked up once
+    per policy. A finding that carries controls already (a report being merged, written where a
+    user policy declared its own) keeps them, merged with the mapping."""
     cache: dict[str, dict[str, list[str]]] = {}
+    out = []
     for f in findings:
         pid = str(f.get("policy_id") or "")
         if pid not in cache:
@@ -241,10 +242,11 @@ def with_controls(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
         given = f.get("compliance")
         if isinstance(given, Mapping) and given:
             own = _merge_lists(_declared(declared_mapping(pid)), _declared(given))
-            f["compliance"] = controls_for(pid, own)
+            controls = controls_for(pid, own)
         else:
-            f["compliance"] = {k: list(v) for k, v in cache[pid].items()}
-    return findings
+            controls = {k: list(v) for k, v in cache[pid].items()}
+        out.append({**f, "compliance": controls})
+    return out
 
 
 def _merge_lists(a: dict[str, list[str]], b: dict[str, list[str]]) -> dict[str, list[str]]:
