@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FORMATS = ("table", "json", "html", "sarif", "junit", "markdown", "csv")
+# The one list of report formats: every --format choice is this tuple.
+FORMATS = ("table", "json", "html", "sarif", "junit", "markdown", "csv", "asff", "ocsf")
 
 _MODULES = {
     "table": "reports.table",
@@ -20,6 +21,8 @@ _MODULES = {
     "junit": "reports.junit",
     "markdown": "reports.markdown",
     "csv": "reports.csv_report",
+    "asff": "reports.asff",
+    "ocsf": "reports.ocsf",
 }
 _FILENAMES = {
     "table": "report.txt",
@@ -29,6 +32,8 @@ _FILENAMES = {
     "junit": "report.junit.xml",
     "markdown": "report.md",
     "csv": "report.csv",
+    "asff": "report.asff.json",
+    "ocsf": "report.ocsf.json",
 }
 
 

@@ -174,3 +174,17 @@ def suppression_text(suppression: dict[str, Any] | None) -> str:
 
 def count_line(counts: dict[str, Any], order: Iterable[str]) -> str:
     return ", ".join(f"{counts.get(k, 0)} {k}" for k in order if counts.get(k))
+
+
+# Markdown (GitHub-flavoured) inline text
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+# @user / @org/team would notify them from a pull-request comment (a tag value, a resource name)
+_MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
+
+
+def cell(value: Any) -> str:
+    """Inline text safe in a table cell: markdown and HTML specials backslash-escaped, ``|`` too,
+    ``&`` as an entity, line breaks as spaces, hidden characters made visible, and mentions
+    broken with a zero-width space (``@&#8203;user``: shown as @user, notifies nobody)."""
+    text = reveal(value, keep_newlines=False).replace("&", "&amp;")
+    return _MENTION.sub("@&#8203;", _SPECIAL.sub(r"\\\1", text))

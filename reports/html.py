@@ -42,9 +42,11 @@ from reports.common import (
     severity_rank,
     suppression_text,
 )
+from reports.compliance_report import html_section
 from reports.paths import repo_relative
 from reports.policy_meta import describe
 from reports.sparkline import sparkline
+from scanner.compliance import finding_controls, short_label
 from scanner.pricing.money import HOURS_PER_MONTH
 
 TEMPLATE = "report.html.j2"
@@ -292,6 +294,7 @@ def groups(findings: list[dict[str, Any]], links: dict[str, Any]) -> list[dict[s
             "exposure_value": exposure,
             "exposure": money(exposure) if exposure else "",
             "remediation": group_rem,
+            "controls": reveal(short_label(finding_controls(first))),
             "findings": views[:STATIC_ROWS],
             "total": len(views),
             "rest": len(rest),
@@ -404,6 +407,8 @@ def context(doc: dict[str, Any], *, root: Path | None = None, base: Path | None 
         },
         "all_label": all_label,
         "unlisted_pass": unlisted,
+        # scan/audit --compliance: each section's HTML, every value escaped by html_section
+        "compliance": [Markup(html_section(c)) for c in doc.get("compliance") or []],
     }
 
 

@@ -20,6 +20,7 @@ from reports.common import (
     reveal,
     suppression_text,
 )
+from scanner.compliance import finding_controls, short_label
 
 # Characters XML 1.0 cannot carry at all, even escaped, that reveal() leaves alone.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -56,6 +57,9 @@ def _details(finding: dict[str, Any]) -> str:
         lines.append(f"{word}: {money(sav.get('usd_month'))}/month ({sav.get('basis')})")
     if finding.get("suppression"):
         lines.append(f"suppressed {suppression_text(finding['suppression'])}")
+    controls = short_label(finding_controls(finding))
+    if controls:
+        lines.append(f"compliance: {controls}")
     rem = (finding.get("remediation") or {}).get("text")
     if rem:
         lines.append(f"remediation: {rem}")

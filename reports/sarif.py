@@ -34,6 +34,7 @@ from reports.common import (
 )
 from reports.paths import repo_relative, uri
 from reports.policy_meta import PROJECT_URL, describe
+from scanner.compliance import finding_controls
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 # GitHub reads a score: over 9.0 critical, 7.0-8.9 high, 4.0-6.9 medium, 0.1-3.9 low.
@@ -177,6 +178,9 @@ def _result(finding: dict[str, Any], rule_index: int, physical: dict[str, Any],
     }
     if finding.get("savings"):
         result["properties"]["savings"] = finding["savings"]
+    controls = finding_controls(finding)
+    if controls:  # {framework: [control ids]}, as in the JSON report
+        result["properties"]["compliance"] = controls
     if status == "SUPPRESSED":
         sup = finding.get("suppression") or {}
         justification = str(sup.get("reason") or f"suppressed by {sup.get('by') or 'baseline'}")

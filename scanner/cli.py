@@ -19,6 +19,7 @@ import click
 
 from scanner import __version__
 from scanner.cli_options import (
+    FORMATS,
     SEVERITIES,
     build_report_options,
     output_options,
@@ -31,6 +32,7 @@ LAZY_COMMANDS = {
     "audit": ("scanner.cli_audit", "audit"),
     "iam-policy": ("scanner.cli_audit", "iam_policy"),
     "catalog": ("scanner.cli_catalog", "catalog"),
+    "compliance": ("scanner.cli_compliance", "compliance"),
 }
 
 
@@ -220,7 +222,7 @@ def report() -> None:
 @report.command("render")
 @click.argument("json_report", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--format", "formats", multiple=True, default=("table",),
-              type=click.Choice(["table", "json", "html", "sarif", "junit", "markdown", "csv"]))
+              type=click.Choice(FORMATS))
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the report (one format) to this file (default: stdout).")
 @click.option("--output-dir", type=click.Path(path_type=Path, file_okay=False),
@@ -322,6 +324,16 @@ def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: st
             sys.exit(EXIT_ERROR)
     if fails_at((f["severity"] for f in diff["new_findings"]), fail_on):
         sys.exit(EXIT_FINDINGS)
+
+
+def _register_report_compliance() -> None:
+    from scanner.cli_compliance import report_compliance, report_send_securityhub
+
+    report.add_command(report_compliance)
+    report.add_command(report_send_securityhub)
+
+
+_register_report_compliance()
 
 
 @cli.command()

@@ -294,9 +294,18 @@ def _die(message: str) -> None:
     help="Only what these policies need (ids or globs, comma-separated or repeated). "
     "Default: every policy, including off-by-default ones.",
 )
-def iam_policy(policy_ids: tuple[str, ...]) -> None:
+@click.option("--send", is_flag=True,
+              help="Print instead the separate write policy of `gpuaudit report "
+              "send-securityhub` (securityhub:BatchImportFindings); the audit never needs it.")
+def iam_policy(policy_ids: tuple[str, ...], send: bool) -> None:
     """Print the minimal read-only IAM policy for `gpuaudit audit`."""
-    from scanner.aws.iam_policy import render
+    from scanner.aws.iam_policy import render, render_send
+
+    if send:
+        if policy_ids:
+            raise click.UsageError("--send takes no --policy: the send policy is one action")
+        click.echo(render_send(), nl=False)
+        return
 
     kinds: frozenset[str] | None = None
     if policy_ids:

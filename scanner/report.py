@@ -64,7 +64,11 @@ def assemble(
     sensitive: Iterable[str] = (),
 ) -> dict[str, Any]:
     """The document from its parts, already as JSON values (``findings`` in report order),
-    redacted (:func:`scanner.redact.redact_document`)."""
+    redacted (:func:`scanner.redact.redact_document`). Each finding carries its compliance
+    controls (:func:`scanner.compliance.with_controls`)."""
+    from scanner.compliance import with_controls
+
+    findings = with_controls(findings)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "gpuaudit", "version": __version__},

@@ -39,6 +39,7 @@ class ReportOptions:
     # Another tool's run whose findings join the policies' (scan --with-checkov): an object with
     # join(findings, config=, baseline=, deterministic=) -> .findings .errors .notices .summary
     external: Any = None
+    compliance: tuple[str, ...] = ()  # framework ids: per-control sections in the reports
 
 
 class UsageError(Exception):
@@ -129,6 +130,10 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        unpriced_regions=_unpriced_regions(result, catalog.regions),
                        passed=evaluation.passed, sensitive=result.sensitive)
     doc["summary"].update(summary)
+    if opts.compliance:
+        from reports.compliance_report import evaluate
+
+        doc["compliance"] = [evaluate(doc, fid) for fid in opts.compliance]
     fail_on = opts.fail_on or config.fail_on or "high"
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on, opts.fail_on_unknown)

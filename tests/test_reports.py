@@ -171,7 +171,8 @@ def test_every_renderer_on_every_sample(fmt: str, name: str) -> None:
 
 
 def test_formats_and_filenames() -> None:
-    assert FORMATS == ("table", "json", "html", "sarif", "junit", "markdown", "csv")
+    assert FORMATS == ("table", "json", "html", "sarif", "junit", "markdown", "csv", "asff",
+                       "ocsf")
     assert [default_filename(f) for f in FORMATS] == [
         "report.txt",
         "report.json",
@@ -180,6 +181,8 @@ def test_formats_and_filenames() -> None:
         "report.junit.xml",
         "report.md",
         "report.csv",
+        "report.asff.json",
+        "report.ocsf.json",
     ]
     with pytest.raises(ValueError, match="unknown report format 'pdf'"):
         render("pdf", sample("empty"))
