@@ -180,6 +180,12 @@ def parse_nvidia_smi(text: str, path: str) -> Members:
         except csv.Error as exc:  # an unterminated quote swallowing the rest of the file
             raise TelemetryFileError(path, f"not CSV from this line on: {exc} (an unterminated "
                                            "quote?)", start) from None
+        if rows.line_num > start:
+            # nvidia-smi writes one sample a line: a record spanning lines is a quote left open
+            # (whatever csv's process-wide field size limit happens to be)
+            raise TelemetryFileError(path, f"not CSV from this line on: a quoted field runs "
+                                           f"over {rows.line_num - start + 1} lines (an "
+                                           "unterminated quote?)", start)
         _nvidia_row(row, start, path, gpus, counts, header)
     if not gpus:
         raise TelemetryFileError(path, "no nvidia-smi samples")
