@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TextIO
 
 from reports.common import (
     SEVERITIES,
     STATUSES,
     by_severity,
     counted,
+    lean_sorted,
     location_label,
     money,
     money_class,
@@ -43,6 +44,11 @@ def _capped(total: int) -> list[str]:
     if total <= MAX_ROWS:
         return []
     return ["", f"_… and {total - MAX_ROWS} more; see the full report._"]
+
+
+def write(doc: dict[str, Any], out: TextIO) -> None:
+    """Markdown is bounded (at most MAX_ROWS rows a table): built, then written."""
+    out.write(render(doc))
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -110,8 +116,8 @@ def render(doc: dict[str, Any]) -> str:
         out += _capped(len(others))
 
     for cls, heading in (("saving", "Savings"), ("exposure", "Exposure (worst case)")):
-        savers = sorted((f for f in failing if saving(f) and money_class(f) == cls),
-                        key=lambda f: -saving(f))
+        savers = lean_sorted((f for f in failing if saving(f) and money_class(f) == cls),
+                             key=lambda f: -saving(f))
         if not savers:
             continue
         out += ["", f"### {heading}", ""]

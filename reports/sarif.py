@@ -18,11 +18,13 @@ JSON, HTML and Markdown reports carry those findings).
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from reports.common import (
     by_severity,
@@ -234,62 +236,116 @@ def _left_out(live: list[dict[str, Any]], outside: list[dict[str, Any]],
     return notes
 
 
-def build(doc: dict[str, Any], *, root: Path | None = None,
-          base: Path | None = None) -> dict[str, Any]:
-    """The SARIF log of ``doc``. File paths in ``doc`` are relative to ``base`` (default: the
-    working directory) or absolute; results carry them relative to ``root`` (default: the
-    paths are taken as relative to the repository root already)."""
+class _Lazy:
+    """A JSON array whose items are made while it is written (results, notifications)."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def _write_json(out: TextIO, value: Any, level: int = 0) -> None:
+    """``value`` as ``json.dumps(value, indent=2)`` would write it at nesting ``level``, byte
+    for byte, with each :class:`_Lazy` array's items made and written one at a time."""
+    pad = "  " * (level + 1)
+    if isinstance(value, _Lazy):
+        first = True
+        for item in value.items:
+            out.write("[\n" + pad if first else ",\n" + pad)
+            first = False
+            _write_json(out, item, level + 1)
+        out.write("[]" if first else "\n" + "  " * level + "]")
+    elif isinstance(value, dict) and value and _has_lazy(value):
+        out.write("{\n")
+        for i, (key, item) in enumerate(value.items()):
+            out.write(("" if i == 0 else ",\n") + pad + json.dumps(key, ensure_ascii=False)
+                      + ": ")
+            _write_json(out, item, level + 1)
+        out.write("\n" + "  " * level + "}")
+    elif isinstance(value, list) and value and any(isinstance(v, _Lazy | dict | list)
+                                                   and _has_lazy(v) for v in value):
+        out.write("[\n")
+        for i, item in enumerate(value):
+            out.write(("" if i == 0 else ",\n") + pad)
+            _write_json(out, item, level + 1)
+        out.write("\n" + "  " * level + "]")
+    else:
+        out.write(_dump(value).replace("\n", "\n" + "  " * level))
+
+
+def _has_lazy(value: Any) -> bool:
+    if isinstance(value, _Lazy):
+        return True
+    if isinstance(value, dict):
+        return any(_has_lazy(v) for v in value.values() if isinstance(v, _Lazy | dict | list))
+    if isinstance(value, list):
+        return any(_has_lazy(v) for v in value if isinstance(v, _Lazy | dict | list))
+    return False
+
+
+def _log(doc: dict[str, Any], root: Path | None, base: Path | None) -> dict[str, Any]:
+    """The SARIF log of ``doc`` with its results and notifications as :class:`_Lazy` arrays:
+    the findings are classified first (which are results, which are left out and why), then
+    each result and notification is made as it is written."""
     findings = by_severity(doc.get("findings") or [])
-    rules: dict[str, dict[str, Any]] = {}
-    for f in sorted(findings, key=lambda f: str(f.get("policy_id"))):
-        rules.setdefault(str(f.get("policy_id")), _rule(f))
+    first: dict[str, dict[str, Any]] = {}  # a rule is made of its policy's first finding
+    for f in findings:
+        first.setdefault(str(f.get("policy_id")), f)
+    rules = {pid: _rule(first[pid]) for pid in sorted(first)}
     index = {rule_id: i for i, rule_id in enumerate(rules)}
-    placed: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    placed: list[dict[str, Any]] = []
     live: list[dict[str, Any]] = []
     outside: list[dict[str, Any]] = []
+    over: list[dict[str, Any]] = []
     for f in findings:
         if f.get("status") not in RESULT_STATUSES:
             continue
         loc = f.get("location") or {}
         if not loc.get("file"):
             live.append(f)
-            continue
-        physical = _physical(loc["file"], loc.get("start_line"), loc.get("end_line"), root, base)
-        if physical is None:
+        elif _physical(loc["file"], None, None, root, base) is None:
             outside.append(f)
+        elif len(placed) < MAX_RESULTS:  # most severe first (by_severity)
+            placed.append(f)
         else:
-            placed.append((f, physical))
-    over = [f for f, _ in placed[MAX_RESULTS:]]
-    placed = placed[:MAX_RESULTS]  # most severe first (by_severity)
-    results = [_result(f, index[str(f.get("policy_id"))], p, root, base) for f, p in placed]
-    notes = [
-        _notification(
-            "error",
-            f"[{e.get('kind', 'input')}] {e.get('path')}: {e.get('reason')}",
-            f"input-error/{e.get('kind', 'input')}",
-            _where(e.get("path"), e.get("line"), root, base) if e.get("kind") != "aws" else None,
-        )
-        for e in doc.get("errors") or []
-    ]
-    notes += [
-        _notification(
-            "error",
-            f"{f.get('policy_id')} could not evaluate "
-            f"{resource_label(f.get('resource') or {})}: {f.get('message')}",
-            str(f.get("policy_id")),
-            _where((f.get("location") or {}).get("file"),
-                   (f.get("location") or {}).get("start_line"), root, base),
-        )
-        for f in findings
-        if f.get("status") == "ERROR"
-    ]
-    notes += [
-        _notification("note", f"{n.get('path')}: {n.get('message')}", "notice",
-                      _where(n.get("path"), n.get("line"), root, base) if n.get("line") else None)
-        for n in doc.get("notices") or []
-    ]
-    successful = not any(n["level"] == "error" for n in notes)
-    notes += _left_out(live, outside, over, root)
+            over.append(f)
+
+    def results() -> Iterator[dict[str, Any]]:
+        for f in placed:
+            loc = f.get("location") or {}
+            physical = _physical(loc["file"], loc.get("start_line"), loc.get("end_line"),
+                                 root, base)
+            yield _result(f, index[str(f.get("policy_id"))], physical or {}, root, base)
+
+    errors = doc.get("errors") or []
+    failed = any(f.get("status") == "ERROR" for f in findings)
+
+    def notes() -> Iterator[dict[str, Any]]:
+        for e in errors:
+            yield _notification(
+                "error",
+                f"[{e.get('kind', 'input')}] {e.get('path')}: {e.get('reason')}",
+                f"input-error/{e.get('kind', 'input')}",
+                _where(e.get("path"), e.get("line"), root, base)
+                if e.get("kind") != "aws" else None)
+        for f in findings:
+            if f.get("status") == "ERROR":
+                loc = f.get("location") or {}
+                yield _notification(
+                    "error",
+                    f"{f.get('policy_id')} could not evaluate "
+                    f"{resource_label(f.get('resource') or {})}: {f.get('message')}",
+                    str(f.get("policy_id")),
+                    _where(loc.get("file"), loc.get("start_line"), root, base))
+        for n in doc.get("notices") or []:
+            yield _notification(
+                "note", f"{n.get('path')}: {n.get('message')}", "notice",
+                _where(n.get("path"), n.get("line"), root, base) if n.get("line") else None)
+        yield from _left_out(live, outside, over, root)
+
     tool = doc.get("tool") or {}
     version = str(tool.get("version") or "0")
     driver: dict[str, Any] = {
@@ -302,11 +358,11 @@ def build(doc: dict[str, Any], *, root: Path | None = None,
         driver["semanticVersion"] = version
     run: dict[str, Any] = {
         "tool": {"driver": driver},
-        "invocations": [{"executionSuccessful": successful,
-                         "toolExecutionNotifications": notes}],
+        "invocations": [{"executionSuccessful": not (errors or failed),
+                         "toolExecutionNotifications": _Lazy(notes())}],
         "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root"}}},
         "columnKind": "unicodeCodePoints",
-        "results": results,
+        "results": _Lazy(results()),
         "properties": {
             "catalog": doc.get("catalog") or {},
             "summary": doc.get("summary") or {},
@@ -315,6 +371,34 @@ def build(doc: dict[str, Any], *, root: Path | None = None,
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
+def _materialized(value: Any) -> Any:
+    if isinstance(value, _Lazy):
+        return [_materialized(v) for v in value.items]
+    if isinstance(value, dict):
+        return {k: _materialized(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_materialized(v) for v in value]
+    return value
+
+
+def build(doc: dict[str, Any], *, root: Path | None = None,
+          base: Path | None = None) -> dict[str, Any]:
+    """The SARIF log of ``doc`` as one object (for tests and small reports; :func:`write`
+    streams it). File paths in ``doc`` are relative to ``base`` (default: the working
+    directory) or absolute; results carry them relative to ``root`` (default: the paths are
+    taken as relative to the repository root already)."""
+    log: dict[str, Any] = _materialized(_log(doc, root, base))
+    return log
+
+
+def write(doc: dict[str, Any], out: TextIO, *, root: Path | None = None,
+          base: Path | None = None) -> None:
+    """The SARIF log of ``doc`` to ``out``, a result and a notification at a time."""
+    _write_json(out, _log(doc, root, base))
+    out.write("\n")
+
+
 def render(doc: dict[str, Any], *, root: Path | None = None, base: Path | None = None) -> str:
-    return json.dumps(build(doc, root=root, base=base), indent=2, ensure_ascii=False,
-                      allow_nan=False) + "\n"
+    buf = io.StringIO()
+    write(doc, buf, root=root, base=base)
+    return buf.getvalue()
