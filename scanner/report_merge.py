@@ -280,11 +280,12 @@ def _conflict_notices(
 
 def _inputs(parts: Sequence[Part]) -> dict[str, Any]:
     """The union of the inputs' ``paths`` / ``accounts`` / ``regions`` (always at least one)."""
+    from reports.schema import known_inputs
+
     merged: dict[str, set[str]] = {}
     for part in parts:
-        for key, values in part.doc["inputs"].items():
-            if isinstance(values, list):
-                merged.setdefault(key, set()).update(str(v) for v in values)
+        for key, values in known_inputs(part.doc).items():
+            merged.setdefault(key, set()).update(str(v) for v in values)
     if not merged:
         return {"paths": []}
     return {key: sorted(values) for key, values in sorted(merged.items())}
