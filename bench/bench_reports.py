@@ -4,7 +4,8 @@
     python bench/bench_reports.py [--findings N] [--format F ...]
 
 For each format, in a fresh process: the document is built, then rendered into a file; the
-bench reports the wall time of the rendering and the growth of the process's peak resident set
+bench reports the wall and CPU time of the rendering (CPU time is the steadier of the two on
+a shared machine) and the growth of the process's peak resident set
 over what it held with the document built (tests/memory_peak.py), and the file's size. The
 renderers write as they go, so the growth stays small and flat in N (it was the size of the
 whole output, or several times it, when each format built one string). A benchmark, not a
@@ -78,12 +79,12 @@ def one(fmt: str, n: int) -> dict[str, Any]:
     target = OUT / f"reports-{n}.{fmt}"
     ctx = RenderContext(root=ROOT, base=ROOT, report_dir=OUT)
     with peak_memory() as peak, target.open("w", encoding="utf-8") as out:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         render_to(fmt, doc, out, context=ctx)
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     size = target.stat().st_size
     target.unlink()
-    return {"format": fmt, "findings": n, "wall_s": round(wall, 2),
+    return {"format": fmt, "findings": n, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
             "peak_rss_growth_mib": round(peak() / 2**20, 1), "bytes": size}
 
 
