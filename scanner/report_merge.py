@@ -288,7 +288,11 @@ def _inputs(parts: Sequence[Part]) -> dict[str, Any]:
             merged.setdefault(key, set()).update(str(v) for v in values)
     if not merged:
         return {"paths": []}
-    return {key: sorted(values) for key, values in sorted(merged.items())}
+    out: dict[str, Any] = {key: sorted(values) for key, values in sorted(merged.items())}
+    roots = {part.doc["inputs"].get("root") for part in parts}
+    if len(roots) == 1 and isinstance(next(iter(roots)), str):
+        out["root"] = roots.pop()  # one repository root: its paths stay relative to it
+    return out
 
 
 def _catalog(parts: Sequence[Part], notices: list[dict[str, Any]]) -> dict[str, Any]:

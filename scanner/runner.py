@@ -125,11 +125,14 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
         errors += joined.errors
         notices += joined.notices
         summary = joined.summary
+    from scanner.repo_root import repo_root
+
+    root = repo_root(inputs["paths"], explicit=opts.repo_root) if inputs.get("paths") else None
     doc = build_report(evaluation.findings, errors=errors, notices=notices, inputs=inputs,
                        catalog=catalog, resources=_counted(result),
                        coverage=result.coverage, deterministic=opts.deterministic,
                        unpriced_regions=_unpriced_regions(result, catalog.regions),
-                       passed=evaluation.passed, sensitive=result.sensitive)
+                       passed=evaluation.passed, sensitive=result.sensitive, root=root)
     doc["summary"].update(summary)
     fail_on = opts.fail_on or config.fail_on or "high"
     if opts.say_errors:
@@ -198,13 +201,20 @@ def render_context(doc: dict[str, Any], opts: ReportOptions, fmt: str, to_stdout
         return RenderContext()
     from scanner.repo_root import repo_root
 
-    paths = (doc.get("inputs") or {}).get("paths") or []
+    inputs = doc.get("inputs") or {}
+    paths = inputs.get("paths") or []
     cwd = Path.cwd()
     report_dir = None
     if fmt == "html" and not to_stdout:
         target = opts.output if opts.output is not None else opts.output_dir
         report_dir = (target.parent if opts.output is not None else target) if target else None
         report_dir = cwd / report_dir if report_dir is not None else None
+    if isinstance(inputs.get("root"), str):  # its paths are relative to the repository root
+        base = Path(os.path.realpath(cwd / inputs["root"]))
+        root = Path(os.path.realpath(cwd / opts.repo_root)) if opts.repo_root else base
+        return RenderContext(root=root, base=base, report_dir=report_dir)
+    # an older report (or a merge of reports of several roots): paths as the scan was given
+    # them, relative to the directory it ran in (taken to be this one)
     return RenderContext(root=repo_root(paths, explicit=opts.repo_root, cwd=cwd), base=cwd,
                          report_dir=report_dir)
 

@@ -51,7 +51,8 @@ def test_merge_of_two_scans_is_the_scan_of_both(tmp_path: Path) -> None:
     assert {k: v for k, v in doc.items() if k != "inputs"} == {
         k: v for k, v in whole.items() if k != "inputs"
     }
-    assert doc["inputs"] == {"paths": sorted(whole["inputs"]["paths"])}
+    assert doc["inputs"] == {"paths": sorted(whole["inputs"]["paths"]),
+                             "root": whole["inputs"]["root"]}  # one root: kept
     assert doc["summary"]["by_status"]["PASS"] == whole["summary"]["by_status"]["PASS"] > 0
 
 
