@@ -7,6 +7,7 @@ Input errors get their own suite, so a CI run shows what could not be read.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from reports.common import (
+    lean_sorted,
     live_name,
     location_label,
     money,
@@ -99,9 +101,9 @@ def _case(name: str, key: str, group: list[dict[str, Any]]) -> tuple[ET.Element,
     return case, {"failure": "failures", "error": "errors", "skipped": "skipped"}[tag]
 
 
-def _counts(name: str, cases: dict[str, list[dict[str, Any]]]) -> dict[str, int]:
+def _counts(cases: Iterator[list[dict[str, Any]]]) -> dict[str, int]:
     counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
-    for group in cases.values():
+    for group in cases:
         worst = str(_worst_first(group)[0].get("status"))
         counts["tests"] += 1
         tag = _ELEMENT.get(worst)
@@ -110,16 +112,26 @@ def _counts(name: str, cases: dict[str, list[dict[str, Any]]]) -> dict[str, int]
     return counts
 
 
-def _suites(doc: dict[str, Any]) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    by_policy: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for f in doc.get("findings") or []:
-        by_policy.setdefault(str(f.get("policy_id")), {}).setdefault(_case_key(f), []).append(f)
-    return by_policy
+def _suite_key(f: dict[str, Any]) -> tuple[str, str]:
+    return (str(f.get("policy_id")), _case_key(f))
 
 
-def _policy_cases(name: str, cases: dict[str, list[dict[str, Any]]]) -> Iterator[ET.Element]:
-    for key in sorted(cases):
-        yield _case(name, key, cases[key])[0]
+def _suites(doc: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The findings of each policy (policies in order), sorted by case: a list of references
+    sorted in runs (lean_sorted), no table of every case held."""
+    ordered = lean_sorted(doc.get("findings") or [], _suite_key)
+    return [(policy, list(members)) for policy, members in
+            itertools.groupby(ordered, key=lambda f: str(f.get("policy_id")))]
+
+
+def _groups(members: list[dict[str, Any]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    for key, group in itertools.groupby(members, key=_case_key):
+        yield key, list(group)
+
+
+def _policy_cases(name: str, members: list[dict[str, Any]]) -> Iterator[ET.Element]:
+    for key, group in _groups(members):
+        yield _case(name, key, group)[0]
 
 
 def _input_cases(errors: list[dict[str, Any]]) -> Iterator[ET.Element]:
@@ -136,12 +148,11 @@ def _input_cases(errors: list[dict[str, Any]]) -> Iterator[ET.Element]:
 def _plan(doc: dict[str, Any]) -> list[tuple[ET.Element, Iterator[ET.Element]]]:
     """Each suite's element (attributes, no children yet) and its cases, made when iterated."""
     out: list[tuple[ET.Element, Iterator[ET.Element]]] = []
-    by_policy = _suites(doc)
-    for policy in sorted(by_policy):
+    for policy, members in _suites(doc):
         suite = ET.Element("testsuite", {"name": xml_text(policy)})
-        for k, v in _counts(policy, by_policy[policy]).items():
+        for k, v in _counts(group for _, group in _groups(members)).items():
             suite.set(k, str(v))
-        out.append((suite, _policy_cases(policy, by_policy[policy])))
+        out.append((suite, _policy_cases(policy, members)))
     errors = doc.get("errors") or []
     if errors:
         suite = ET.Element("testsuite", {k: xml_text(v) for k, v in (
