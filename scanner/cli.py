@@ -141,6 +141,9 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
     from scanner.rightsizing_inputs import with_utilization
 
     with_utilization(result, opts, utilization)
+    for error in result.errors:
+        if error.kind == "config":  # a bad option value (--cfn-param, --var): said, even with -q
+            click.echo(f"gpuaudit: error: {error.path}: {error.reason}", err=True)
     opts.say_errors = True  # errors go to stderr, never into the table on stdout
     sys.exit(_finish(result, inputs, opts))
 

@@ -147,7 +147,9 @@ STDERR_ERRORS = 20  # input errors said on stderr one by one; the rest counted (
 
 def say_errors(errors: list[dict[str, Any]]) -> None:
     """The input errors of a run on stderr, where errors go (never stdout, where a report or
-    the table may be piped): at most STDERR_ERRORS lines, then how many more."""
+    the table may be piped): at most STDERR_ERRORS lines, then how many more. A bad option
+    value (kind ``config``) is said by the command as it reads its options."""
+    errors = [e for e in errors if e.get("kind") != "config"]
     for e in errors[:STDERR_ERRORS]:
         where = f"{e.get('path')}:{e['line']}" if e.get("line") else str(e.get("path"))
         print(f"gpuaudit: error: {where}: {e.get('reason')}",
