@@ -146,6 +146,15 @@ def _cells(finding: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def _sized_cells(finding: dict[str, Any]) -> dict[str, str]:
+    """The cells :func:`column_widths` reads (the others have fixed widths)."""
+    return {
+        "POLICY": reveal(finding.get("policy_id"), keep_newlines=False),
+        "LOCATION": reveal(location_label(finding), keep_newlines=False),
+        "RESOURCE": reveal(resource_label(finding.get("resource") or {}), keep_newlines=False),
+    }
+
+
 def column_widths(rows: Iterable[dict[str, str]], width: int) -> dict[str, int]:
     """Fixed columns as set; LOCATION and RESOURCE share what is left of ``width``: each its
     longest cell when both fit, else the split that folds the fewest lines (at least MIN_FLEX
@@ -242,7 +251,7 @@ def write(doc: dict[str, Any], out: TextIO, *, color: bool = False,
             out.write(line + "\n")
 
     if findings:
-        widths = column_widths((_cells(f) for f in findings), width)
+        widths = column_widths((_sized_cells(f) for f in findings), width)
         header = [" " * (widths[h] - len(h)) + h if h == "SAVING/MO" else pad(h, widths[h])
                   for h in HEADERS]
         if not narrow:
