@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TextIO
 
 from reports.common import (
     SEVERITIES,
@@ -10,6 +10,7 @@ from reports.common import (
     by_severity,
     cell,
     counted,
+    lean_sorted,
     location_label,
     money,
     money_class,
@@ -32,6 +33,11 @@ def _capped(total: int) -> list[str]:
     if total <= MAX_ROWS:
         return []
     return ["", f"_… and {total - MAX_ROWS} more; see the full report._"]
+
+
+def write(doc: dict[str, Any], out: TextIO) -> None:
+    """Markdown is bounded (at most MAX_ROWS rows a table): built, then written."""
+    out.write(render(doc))
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -101,8 +107,8 @@ def render(doc: dict[str, Any]) -> str:
         out += _capped(len(others))
 
     for cls, heading in (("saving", "Savings"), ("exposure", "Exposure (worst case)")):
-        savers = sorted((f for f in failing if saving(f) and money_class(f) == cls),
-                        key=lambda f: -saving(f))
+        savers = lean_sorted((f for f in failing if saving(f) and money_class(f) == cls),
+                             key=lambda f: -saving(f))
         if not savers:
             continue
         out += ["", f"### {heading}", ""]

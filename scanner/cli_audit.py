@@ -236,6 +236,8 @@ def audit(
             sys.exit(EXIT_ERROR)  # nothing was read: one line, not an ERROR per policy
         opts.quiet = True  # the requested report files are still written, with the error
         progress.enabled = False
+    else:
+        opts.say_errors = True  # errors go to stderr, never into the table on stdout
     progress.start(len(targets))
     with live_progress.listening(progress.listener()):
         result = collect_targets(

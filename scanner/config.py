@@ -7,9 +7,11 @@ one mapping are errors naming the line; no error message quotes the file's text.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,13 +85,44 @@ def load_config(path: Path | None, *, search_from: Path | None = None) -> Config
         data = _from_yaml(path, text)
     if data is None:
         data = {}
-    for mute in data.get("mutes") or [] if isinstance(data, dict) else []:
-        if isinstance(mute, dict) and hasattr(mute.get("expires"), "isoformat"):
-            mute["expires"] = mute["expires"].isoformat()  # YAML reads 2027-01-31 as a date
+    for i, mute in enumerate(data.get("mutes") or [] if isinstance(data, dict) else []):
+        if isinstance(mute, dict) and "expires" in mute:
+            mute["expires"] = expiry_date(mute["expires"], str(path), f"mutes.{i}.expires")
     validate_config(data, str(path))
     return Config(path=str(path), policies=data.get("policies", {}) or {},
                   mutes=list(data.get("mutes", []) or []), fail_on=data.get("fail_on"),
                   pricing=dict(data.get("pricing") or {}))
+
+
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def expiry_date(value: Any, where: str, key: str) -> str | None:
+    """An ``expires`` value as ``YYYY-MM-DD`` (None: never expires). A TOML date is taken as
+    one; anything else, an impossible date (``2027-02-30``) or a date and time included, is a
+    ConfigError naming the file and the key."""
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):  # TOML's 2027-01-31T10:00:00 (a subclass of date)
+        raise ConfigError(f"{where}: key '{key}': {value.isoformat()} is a date and time; "
+                          "expires takes a date, YYYY-MM-DD")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: key '{key}': expected a date YYYY-MM-DD, got "
+                          f"{type(value).__name__} {_shown(value)}")
+    if not DATE.fullmatch(value.strip()):
+        raise ConfigError(f"{where}: key '{key}': {_shown(value)} is not a date YYYY-MM-DD")
+    try:
+        return dt.date.fromisoformat(value.strip()).isoformat()
+    except ValueError as exc:  # 2027-02-30, 2027-13-01
+        raise ConfigError(f"{where}: key '{key}': {_shown(value)} is not a date ({exc})") \
+            from None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _from_pyproject(path: Path, text: str) -> Any:
@@ -101,6 +134,8 @@ def _from_pyproject(path: Path, text: str) -> Any:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except ValueError as exc:  # a value tomllib cannot convert (an integer of 5,000 digits)
+        raise ConfigError(f"{path}: not valid TOML: {_value_problem(exc)}") from None
     except RecursionError:
         raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
     tool = doc.get("tool")
@@ -180,6 +215,19 @@ def _unique_key_loader() -> Any:
     import yaml
 
     class Loader(yaml.SafeLoader):
+        def construct_yaml_timestamp(self, node: Any) -> Any:
+            # a date stays the text written: load_config checks the dates it takes (an
+            # impossible one, 2027-02-30, is a ConfigError naming its key, not a ValueError)
+            return self.construct_scalar(node)
+
+        def construct_yaml_int(self, node: Any) -> Any:
+            try:
+                return super().construct_yaml_int(node)
+            except ValueError as exc:  # more digits than Python converts
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"integer value not usable: {_value_problem(exc)}",
+                    node.start_mark) from None
+
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: set[tuple[str, str]] = set()
             for key_node, _ in node.value:  # the keys as written (a merge `<<` may override)
@@ -194,7 +242,14 @@ def _unique_key_loader() -> Any:
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", Loader.construct_yaml_timestamp)
+    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
     return Loader
+
+
+def _value_problem(exc: ValueError) -> str:
+    text = str(exc)
+    return "more digits than can be converted" if "digits" in text else "not convertible"
 
 
 def validate_config(data: Any, where: str) -> None:
