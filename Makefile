@@ -54,7 +54,7 @@ dist: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench
 
-bench: $(STAMP)
+bench: $(STAMP) $(CHECKOV_STAMP)
 	$(PY) bench/run.py
 
 # live audit vs Prowler on a seeded moto server (~3 min; installs Prowler in bench/out/prowler-venv)
