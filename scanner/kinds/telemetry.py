@@ -16,7 +16,9 @@ GPU = Obj({
     "UtilMax": Num(), "MemUsedMaxMiB": Num(), "MemTotalMiB": Num(),
     "UtilSource": Str(doc="DCGM: the field(s) utilization was read from"),
     "MigInstances": List(Str(), doc="DCGM: the GPU's MIG instances (GPU_I_ID or profile)"),
-    "SharedBy": Num(doc="DCGM: the workloads (pods) whose utilizations were summed"),
+    "SharedBy": Num(doc="DCGM: the workloads (pods) sharing the GPU (time-slicing, MPS)"),
+    "SharedCopies": Num(doc="DCGM: of those, the ones whose series copied another's (the "
+                            "device's value per pod), counted once"),
     "NodeLevel": Str(doc="the bound given from a node's average (Container Insights)"),
     **{f"{field}{stat}": Num(doc="DCGM profiling field, %") for field in PROFILING
        for stat in ("P95", "Max")}})
