@@ -171,7 +171,8 @@ def test_a_group_with_running_members_that_published_nothing_is_not_judged_idle(
 def test_gpu_group_whose_types_are_chosen_by_attributes_is_unknown_when_measured() -> None:
     """A group launching GPU types chosen by InstanceRequirements, with utilization given for
     it: which type runs is not known, so RS-001/RS-002 say UNKNOWN rather than nothing (the
-    user asked); without utilization nothing is said (RS-003 speaks for named NVIDIA and Neuron types)."""
+    user asked); without utilization nothing is said (RS-003 speaks for named NVIDIA and
+    Neuron types)."""
     group = res("autoscaling.group", "attr", DesiredCapacity=2, MinSize=0, MaxSize=4,
                 MixedInstancesPolicy={"LaunchTemplate": {
                     "LaunchTemplateSpecification": {"LaunchTemplateName": "lt"}}})
