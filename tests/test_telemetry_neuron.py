@@ -162,3 +162,24 @@ def test_a_line_that_is_not_json_names_its_line(tmp_path: Path) -> None:
     with pytest.raises(TelemetryFileError) as err:
         parse_file(path)
     assert err.value.line == 2 and "not neuron-monitor JSON" in err.value.reason
+
+
+def test_a_runtime_whose_counters_failed_is_not_read_as_idle() -> None:
+    """neuron-monitor writes ``error`` where it could not read a runtime's counters: that
+    document says nothing of the cores' use, so it gives no point (the hours it covers are not
+    idle hours); the documents that read well still count."""
+    doc = json.loads((NEURON / "trn1-busy.json").read_text())
+    for runtime in doc["neuron_runtime_data"]:
+        runtime["report"]["neuroncore_counters"] = {
+            "period": 5.0, "error": "failed to get neuroncore counters"}
+    failed = json.dumps(doc)
+    good = (NEURON / "trn1-busy.json").read_text().strip()
+    text = "".join(f"{t} {failed if (t // 3600) % 2 else good}\n"
+                   for t in range(END - 4 * 3600, END, 600))
+    devices = parse_neuron_monitor(text, "n.jsonl", END)["i-01db7a16f4c054239"]
+    hours = sorted(devices["0"].util_mean)
+    assert len(hours) == 2 and all((h // 3600) % 2 == 0 for h in hours)
+    assert set(devices["0"].util_max.values()) == {97.1}
+    only_failed = "".join(f"{t} {failed}\n" for t in range(END - 4 * 3600, END, 600))
+    devices = parse_neuron_monitor(only_failed, "n.jsonl", END)["i-01db7a16f4c054239"]
+    assert all(d.util_mean == {} for d in devices.values())  # not measured, never 0 %

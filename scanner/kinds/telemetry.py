@@ -45,7 +45,9 @@ KINDS = (
     Kind(
         name="telemetry.coverage",
         doc="a scope where utilization was looked for (RS-* give results only there)",
-        attributes={"Source": Str(), "Files": List(Str()), "Unreadable": Map(Str())},
+        attributes={"Source": Str(), "Files": List(Str()), "Unreadable": Map(Str()),
+                    "Prometheus": Str(doc="audit --prometheus-url: the server read (no "
+                                          "credentials)")},
         live="ListMetrics",
     ),
 )
