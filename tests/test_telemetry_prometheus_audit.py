@@ -102,7 +102,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     work = tmp_path_factory.mktemp("audit-prometheus")
     with MotoProcess(work / "moto.log") as moto:
         ec2 = _client("ec2", moto.url)
-        names = ("by_dns", "by_id", "by_ip", "both", "silent")
+        names = ("by_dns", "by_id", "by_ip", "both", "silent", "copies")
         made = ec2.run_instances(ImageId=AMI, MinCount=len(names), MaxCount=len(names),
                                  InstanceType="g5.xlarge")["Instances"]
         inst = dict(zip(names, made, strict=True))
@@ -116,6 +116,12 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                                   job="dcgm"), idle),
             *_util_series(_labels(4, Hostname=inst["both"]["PrivateDnsName"]), idle),
             *_util_series(_labels(5, Hostname="ip-10-9-9-9.ec2.internal"), idle),
+            # --kubernetes-virtual-gpus: the device's 1-3 % copied to three pods (not 3-9 %)
+            *(line for v, pod in enumerate(("whisper-infer-5f7b9c-2kq8d", "embed-api-6d4c8b-x9r4t",
+                                            "thumbnailer-7b9f6d-p2m5n"))
+              for line in _util_series(_labels(6, Hostname=inst["copies"]["PrivateDnsName"],
+                                               vgpu=str(v), namespace="inference", pod=pod),
+                                       idle)),
         ]
         exposition = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n" + "\n".join(lines) + "\n# EOF\n"
         _put_cwagent(moto.url, ids["both"], 50.0)  # CloudWatch says busy, DCGM idle
@@ -155,7 +161,8 @@ def test_rs_verdicts_from_prometheus_beside_cloudwatch(fleet: dict[str, Any]) ->
     assert report["errors"] == []
     found = _verdicts(report)
     status = {(p, i): found[(p, i)]["status"] for p, i in found}
-    for name in ("by_dns", "by_ip"):  # idle in DCGM, matched by DNS name / by IP (port aside)
+    # idle in DCGM, matched by DNS name / by IP (port aside); the pods' copies counted once
+    for name in ("by_dns", "by_ip", "copies"):
         idle = found[("RS-002", ids[name])]
         assert idle["status"] == "FAIL" and idle["savings"]["usd_month"] == 734.38
         assert ("RS-003", ids[name]) not in status  # measured: RS-003 passes (not shown)
@@ -164,7 +171,7 @@ def test_rs_verdicts_from_prometheus_beside_cloudwatch(fleet: dict[str, Any]) ->
     # CloudWatch says 50 %, DCGM 1-3 %: the busier is judged, never an idle saving
     assert ("RS-002", ids["both"]) not in status
     assert status[("RS-003", ids["silent"])] == "FAIL"  # measured by neither
-    assert report["summary"]["savings_usd_month"] == pytest.approx(2 * 734.38, abs=0.01)
+    assert report["summary"]["savings_usd_month"] == pytest.approx(3 * 734.38, abs=0.01)
     notices = [n["message"] for n in report["notices"]]
     assert f"{ids['both']}: measured by cloudwatch and Prometheus; the busier, cloudwatch, " \
            "is judged" in notices
