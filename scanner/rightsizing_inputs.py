@@ -65,6 +65,28 @@ def _busiest(record: dict[str, Any]) -> float:
                 for g in m.get("Gpus") or []), default=0.0)
 
 
+AMBIGUOUS = "\0ambiguous:"  # a host several audited instances answer to (never a real key)
+
+
+def match_hosts(instances: Sequence[Resource], keys: dict[str, str]) -> dict[str, str]:
+    """``{instance id: the Prometheus key whose series are its own}``. An instance id is unique;
+    a private DNS name or IP may be reused in another VPC or account: a key that several
+    instances answer to by name or IP is given to none of them (``AMBIGUOUS`` + key)."""
+    out: dict[str, str] = {}
+    claims: dict[str, list[str]] = {}
+    for inst in instances:
+        if inst.id in keys:
+            out[inst.id] = keys[inst.id]
+            continue
+        key = next((keys[n] for n in _live_names(inst)[1:] if n in keys), None)
+        if key is not None:
+            claims.setdefault(key, []).append(inst.id)
+    for key, ids in claims.items():
+        for iid in ids:
+            out[iid] = key if len(ids) == 1 else AMBIGUOUS + key
+    return out
+
+
 def with_prometheus_live(result: SourceResult, url: str, lookback_days: float) -> None:
     """``audit --prometheus-url``: the DCGM utilization of the running GPU instances the audit
     found, from a Prometheus server, beside (or in place of) CloudWatch's. Only in the regions
@@ -93,17 +115,29 @@ def with_prometheus_live(result: SourceResult, url: str, lookback_days: float) -
         keys.setdefault(_PORT.sub("", key), key)
     measured = {str(r.get("Target")): r for r in result.resources if r.kind == TELEMETRY}
     used: set[str] = set()
-    for inst in [r for r in result.resources if r.kind == "ec2.instance"
-                 and r.scope in coverage and r.get("State") == "running"
-                 and is_gpu_type(r.get("InstanceType"))]:
+    running = [r for r in result.resources if r.kind == "ec2.instance"
+               and r.scope in coverage and r.get("State") == "running"
+               and is_gpu_type(r.get("InstanceType"))]
+    matched = match_hosts(running, keys)
+
+    def unknown(inst: Resource, reason: str) -> None:
+        if inst.id not in measured:
+            unreadable = dict(coverage[inst.scope].get("Unreadable") or {})
+            unreadable[inst.id] = reason
+            coverage[inst.scope].attrs["Unreadable"] = unreadable
+
+    for inst in running:
         if loaded.errors:
-            if inst.id not in measured:
-                unreadable = dict(coverage[inst.scope].get("Unreadable") or {})
-                unreadable[inst.id] = f"{shown}: {loaded.errors[0].reason}"
-                coverage[inst.scope].attrs["Unreadable"] = unreadable
+            unknown(inst, f"{shown}: {loaded.errors[0].reason}")
             continue
-        key = next((keys[n] for n in _live_names(inst) if n in keys), None)
+        key = matched.get(inst.id)
         if key is None:
+            continue
+        if key.startswith(AMBIGUOUS):
+            used.add(key[len(AMBIGUOUS):])
+            unknown(inst, f"{shown}: the Prometheus host {key[len(AMBIGUOUS):]!r} matches "
+                          "several instances audited (the same private DNS name or IP in "
+                          "several VPCs or accounts): whose utilization it is, is not known")
             continue
         used.add(key)
         record = {"Target": inst.id, **loaded.records[key]}
