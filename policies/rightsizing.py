@@ -2,13 +2,14 @@
 (RS-003).
 
 RS-* judge running instances, Auto Scaling groups and EKS managed node groups of NVIDIA GPU
-compute (the kinds whose view is MEASURED), only in a scope where utilization was looked for
-(a ``telemetry.coverage`` marker: a live audit read CloudWatch there, or ``scan --utilization``
-was given). A group is judged on its members' utilization
-together (members are never judged on their own, so no saving is counted twice) and priced at
-its desired capacity, on-demand and spot units at their own prices. RS-002 replaces RS-001 on
-the same resource; where utilization is missing or too short, RS-003 says so and RS-001/RS-002
-give no result.
+compute (the kinds whose view is MEASURED; RS-002 and RS-003 AWS Inferentia / Trainium too:
+idle is idle on any accelerator, but no move between Neuron types is computed), only in a
+scope where utilization was looked for (a ``telemetry.coverage`` marker: a live audit read
+CloudWatch there, or ``scan --utilization`` was given). A group is judged on its members'
+utilization together (members are never judged on their own, so no saving is counted twice)
+and priced at its desired capacity, on-demand and spot units at their own prices. RS-002
+replaces RS-001 on the same resource; where utilization is missing or too short, RS-003 says
+so and RS-001/RS-002 give no result.
 
 A member is judged where its capacity is configured: an instance of a group at the group, an
 instance or group EKS runs for a node group at the node group (``Views.owner_of``); the group EKS
@@ -289,12 +290,26 @@ class Subject:
     region: str | None
 
 
-def _applies(resource: Resource, ctx: Context) -> bool:
+NVIDIA = frozenset({"nvidia"})
+# RS-002 (idle) and RS-003 (not measured) judge AWS Inferentia / Trainium too: idle is every
+# device at or below idle_util_percent whatever the accelerator; RS-001's moves stay NVIDIA's
+# (the catalogue holds no fact that makes a move between Neuron types safe)
+MEASURED_VENDORS = frozenset({"nvidia", "aws-neuron"})
+
+
+def _applies(resource: Resource, ctx: Context, vendors: frozenset[str] = NVIDIA) -> bool:
+    """Running capacity judged here (not a member) with an accelerator type of ``vendors``."""
     if is_member(resource, ctx) or not is_running(resource, ctx):
         return False
     types = [t for t in types_of(resource, ctx) if isinstance(t, str)]
-    nvidia = [t for t in types if is_gpu_type(t) and _vendor(t, ctx) == "nvidia"]
-    return bool(nvidia)
+    return any(is_gpu_type(t) and _vendor(t, ctx) in vendors for t in types)
+
+
+def _device_word(subj: Subject, ctx: Context) -> str:
+    """How the accelerators are named in a message: "GPU", or "Neuron device" (Inferentia,
+    Trainium) where every type is one."""
+    neuron = all(_vendor(t, ctx) == "aws-neuron" for t in subj.capacity.types)
+    return "Neuron device" if neuron and subj.capacity.types else "GPU"
 
 
 def _vendor(instance_type: str, ctx: Context) -> str:
@@ -317,9 +332,10 @@ def _unnamed_gpu(resource: Resource, ctx: Context) -> Unknown | None:
                                               "(InstanceRequirements)")
 
 
-def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
+def subject(resource: Resource, ctx: Context,
+            vendors: frozenset[str] = NVIDIA) -> Subject | Result | None:
     """What RS-001/RS-002 judge, a Result to give as it is, or None (no result)."""
-    if not _applies(resource, ctx):
+    if not _applies(resource, ctx, vendors):
         why = _unnamed_gpu(resource, ctx)
         usage = usage_of(resource, ctx) if why is not None else None
         if why is None or usage is None or (not isinstance(usage, str) and not usage.members):
@@ -721,9 +737,9 @@ def _capacity_evidence(subj: Subject) -> dict[str, Any]:
     kinds=KINDS,
     needs=NEEDS,
     observed_needs=OBSERVED,
-    description="Every GPU's utilization stayed at or below idle_util_percent for the whole "
-                "lookback (its hourly maxima): the saving is the full price of the capacity. "
-                "Replaces RS-001 on the same resource.",
+    description="Every GPU's (or Inferentia / Trainium Neuron device's) utilization stayed "
+                "at or below idle_util_percent for the whole lookback (its hourly maxima): the "
+                "saving is the full price of the capacity. Replaces RS-001 on the same resource.",
     remediation=Remediation(
         text="Stop or terminate the idle capacity (for a group: lower its desired and minimum "
              "capacity, or schedule it to zero outside working hours).",
@@ -739,7 +755,7 @@ def _capacity_evidence(subj: Subject) -> dict[str, Any]:
     sources="HPCL",
 )
 def rs_002(resource: Resource, ctx: Context) -> Iterator[Result]:
-    subj = subject(resource, ctx)
+    subj = subject(resource, ctx, MEASURED_VENDORS)
     if subj is None or isinstance(subj, Result):
         if subj is not None:
             yield subj
@@ -750,8 +766,9 @@ def rs_002(resource: Resource, ctx: Context) -> Iterator[Result]:
     evidence = {"instance_type": subj.current, "region": subj.region,
                 "idle_util_percent": idle, "util_max_percent": round(top, 2),
                 **_capacity_evidence(subj), **_evidence_usage(subj.usage)}
+    device = _device_word(subj, ctx)
     if top > idle:
-        yield ctx.result(resource, Status.PASS, f"GPU utilization reached {top:.0f}% "
+        yield ctx.result(resource, Status.PASS, f"{device} utilization reached {top:.0f}% "
                          f"(idle is at most {idle:g}%)", evidence=evidence)
         return
     savings = build_savings(_components(subj, ctx, None), kind="idle",
@@ -761,38 +778,41 @@ def rs_002(resource: Resource, ctx: Context) -> Iterator[Result]:
         evidence["prepaid"] = prepaid
         yield ctx.result(
             resource, Status.FAIL,
-            f"{subj.current}: every GPU at or below {idle:g}% for {subj.usage.hours} hours "
-            f"(max {top:.1f}%); {prepaid}: no saving is booked (release or reuse it)",
+            f"{subj.current}: every {device} at or below {idle:g}% for {subj.usage.hours} "
+            f"hours (max {top:.1f}%); {prepaid}: no saving is booked (release or reuse it)",
             path="InstanceType", evidence=evidence)
         return
     yield ctx.result(
         resource, Status.FAIL,
-        f"{subj.current}: every GPU at or below {idle:g}% for {subj.usage.hours} hours "
+        f"{subj.current}: every {device} at or below {idle:g}% for {subj.usage.hours} hours "
         f"(max {top:.1f}%); idle capacity costs {usd_text(savings.usd_month)} $/month",
         path="InstanceType", evidence=evidence, savings=savings)
 
 
 @policy(
     id="RS-003",
-    title="NVIDIA GPU compute without enough utilization data to be right-sized",
+    title="GPU or Neuron compute without enough utilization data to be right-sized",
     severity=Severity.LOW,
     kinds=KINDS,
     needs=NEEDS,
     observed_needs=OBSERVED,
-    description="Fewer than min_hours_of_data hours of GPU utilization within lookback_days "
-                "(CloudWatch agent NVIDIA metrics live; --utilization in scan): RS-001 and "
-                "RS-002 cannot judge it.",
+    description="Fewer than min_hours_of_data hours of GPU (NVIDIA) or Neuron device "
+                "(Inferentia, Trainium) utilization within lookback_days (live: CloudWatch "
+                "agent NVIDIA metrics or Container Insights GPU / NeuronCore metrics; scan: "
+                "--utilization, --prometheus-url): RS-001 and RS-002 cannot judge it.",
     remediation=Remediation(
         text="Publish GPU metrics: the CloudWatch agent's nvidia_gpu section with "
              "append_dimensions InstanceId (utilization_gpu, memory_used, memory_total), or "
-             "the DCGM exporter; for IaC, pass a history file with scan --utilization.",
+             "the DCGM exporter; for Inferentia / Trainium, Container Insights (the "
+             "CloudWatch Observability add-on) or neuron-monitor; for IaC, pass a history "
+             "file or a capture with scan --utilization.",
         terraform="",
         cloudformation=""),
     params=dict(COMMON_PARAMS),
     sources="HPCL",
 )
 def rs_003(resource: Resource, ctx: Context) -> Iterator[Result]:
-    if not _applies(resource, ctx):
+    if not _applies(resource, ctx, MEASURED_VENDORS):
         return
     usage = usage_of(resource, ctx)
     if usage is None:
@@ -808,10 +828,10 @@ def rs_003(resource: Resource, ctx: Context) -> Iterator[Result]:
                 "lookback_days": usage.lookback_days,
                 "utilization_source": ", ".join(usage.sources) or "none"}
     if usage.hours >= minimum:
-        yield ctx.result(resource, Status.PASS, f"{usage.hours} hours of GPU utilization",
+        yield ctx.result(resource, Status.PASS, f"{usage.hours} hours of accelerator utilization",
                          evidence=evidence)
         return
-    what = "no GPU utilization" if not usage.members else f"{usage.hours} hours of GPU " \
-                                                          "utilization"
+    what = "no accelerator utilization" if not usage.members else \
+        f"{usage.hours} hours of accelerator utilization"
     yield ctx.result(resource, Status.FAIL, f"{what} within the lookback (at least {minimum} "
                      "needed): cannot be right-sized", evidence=evidence)

@@ -159,6 +159,14 @@ class Progress:
     help="Days of GPU utilization (CloudWatch) the right-sizing policies judge. Default: the "
     "config's RS lookback_days, else 14.",
 )
+@click.option(
+    "--prometheus-url",
+    metavar="URL",
+    default=None,
+    help="Also read DCGM exporter GPU utilization of the instances found from this Prometheus "
+    "server (bearer token: $GPUAUDIT_PROMETHEUS_TOKEN), matched by instance id, private DNS "
+    "name or IP.",
+)
 @report_options
 def audit(
     profiles: tuple[str, ...],
@@ -174,6 +182,7 @@ def audit(
     timeout: float,
     shard: str | None,
     lookback_days: float | None,
+    prometheus_url: str | None,
     **kwargs: Any,
 ) -> None:
     """Audit live AWS accounts (read-only) with the same policies as `scan`."""
@@ -216,7 +225,8 @@ def audit(
     from scanner.aws.deadline import Deadline
     from scanner.rightsizing_inputs import configured_lookback
 
-    configure(lookback_days=lookback_days or configured_lookback(opts))
+    days = lookback_days or configured_lookback(opts)
+    configure(lookback_days=days)
 
     progress = Progress(enabled=not opts.quiet)
     deadline = Deadline(timeout)
@@ -243,6 +253,10 @@ def audit(
         result = collect_targets(
             targets, kinds=kinds, factory=factory, max_workers=max_workers, progress=progress
         )
+    if prometheus_url:
+        from scanner.rightsizing_inputs import with_prometheus_live
+
+        with_prometheus_live(result, prometheus_url, days)
     if deadline.expired and not opts.quiet:
         click.echo(f"gpuaudit: {deadline.reason}: what was not read is ERROR", err=True)
     try:

@@ -105,13 +105,23 @@ def test_an_unreadable_utilization_file_is_unknown_not_missing() -> None:
     assert statuses(found) == {(p, "i"): "UNKNOWN" for p in RS}
 
 
-def test_applies_to_running_nvidia_compute_only() -> None:
+def test_applies_to_running_nvidia_and_neuron_compute_only() -> None:
+    """Stopped GPU and CPU instances are not judged; a running Neuron instance without data is
+    RS-003's (like an NVIDIA one), and with idle data RS-002's; RS-001 computes no Neuron
+    move."""
     stopped = res("ec2.instance", "i-stopped", declared=False, InstanceType="g5.xlarge",
                   State="stopped")
     neuron = res("ec2.instance", "i-inf", declared=False, InstanceType="inf2.xlarge",
                  State="running")
     cpu = res("ec2.instance", "i-cpu", declared=False, InstanceType="m5.large", State="running")
-    assert run(stopped, neuron, cpu, coverage(declared=False)) == {}
+    assert statuses(run(stopped, neuron, cpu, coverage(declared=False))) == {
+        ("RS-003", "i-inf"): "FAIL"}
+    idle = run(neuron, cpu, coverage(declared=False),
+               usage("i-inf", ("i-inf", [gpu(0, 0.2, 0.5, 2048)]), declared=False))
+    assert statuses(idle) == {("RS-002", "i-inf"): "FAIL", ("RS-003", "i-inf"): "PASS"}
+    busy = run(neuron, coverage(declared=False),
+               usage("i-inf", ("i-inf", [gpu(0, 10, 90, 20000)]), declared=False))
+    assert statuses(busy) == {("RS-002", "i-inf"): "PASS", ("RS-003", "i-inf"): "PASS"}
 
 
 def test_group_is_judged_on_its_members_and_they_are_not_judged_alone() -> None:
@@ -161,7 +171,8 @@ def test_a_group_with_running_members_that_published_nothing_is_not_judged_idle(
 def test_gpu_group_whose_types_are_chosen_by_attributes_is_unknown_when_measured() -> None:
     """A group launching GPU types chosen by InstanceRequirements, with utilization given for
     it: which type runs is not known, so RS-001/RS-002 say UNKNOWN rather than nothing (the
-    user asked); without utilization nothing is said (RS-003 speaks for NVIDIA types only)."""
+    user asked); without utilization nothing is said (RS-003 speaks for named NVIDIA and
+    Neuron types)."""
     group = res("autoscaling.group", "attr", DesiredCapacity=2, MinSize=0, MaxSize=4,
                 MixedInstancesPolicy={"LaunchTemplate": {
                     "LaunchTemplateSpecification": {"LaunchTemplateName": "lt"}}})
@@ -254,10 +265,11 @@ def test_arch_vendor_and_family_limits() -> None:
     assert fam[("RS-001", "i")].evidence["recommended"] == "g6.4xlarge"
 
 
-def test_amd_habana_and_qualcomm_types_outside_the_catalogue_are_not_nvidia() -> None:
-    """g4ad (AMD Radeon Pro V520), dl1 (Habana Gaudi) and dl2q (Qualcomm AI 100) are not in the
-    catalogue: their vendor comes from the family, so RS-003 does not call them NVIDIA compute
-    without metrics, and RS-001/RS-002 do not judge them on a history given for them."""
+def test_amd_habana_and_qualcomm_types_are_not_judged() -> None:
+    """g4ad (AMD Radeon Pro V520), dl1 (Habana Gaudi) and dl2q (Qualcomm AI 100) are in the
+    catalogue with their vendors (and a type the catalogue lacks takes its family's vendor):
+    no telemetry source reads them, so RS-003 does not call them compute without metrics, and
+    RS-001/RS-002 do not judge them on a history given for them."""
     machines = [res("ec2.instance", f"i-{t}", declared=False, InstanceType=t, State="running")
                 for t in ("g4ad.xlarge", "dl1.24xlarge", "dl2q.24xlarge")]
     assert run(*machines, coverage(declared=False)) == {}

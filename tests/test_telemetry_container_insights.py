@@ -53,8 +53,9 @@ def _run(instance_type: str) -> str:
 
 def test_container_insights_gpu_and_neuron_metrics(aws: None, monkeypatch: Any) -> None:
     monkeypatch.setenv("GPUAUDIT_TELEMETRY_END", END_TEXT)
-    per_gpu, idle, bounded, inf2 = (_run("g5.12xlarge"), _run("g5.xlarge"), _run("g6.12xlarge"),
-                                    _run("inf2.xlarge"))
+    per_gpu, idle, bounded, inf2, trn1 = (_run("g5.12xlarge"), _run("g5.xlarge"),
+                                          _run("g6.12xlarge"), _run("inf2.xlarge"),
+                                          _run("trn1.2xlarge"))
     points: list[dict[str, Any]] = []
     node = "ip-10-0-5-21.ec2.internal"
     for g in range(4):  # the g5.12xlarge publishes each GPU (GpuDevice), one of them busy
@@ -74,19 +75,23 @@ def test_container_insights_gpu_and_neuron_metrics(aws: None, monkeypatch: Any) 
     # the inf2.xlarge: its NeuronCores idle
     points += _points("node_neuroncore_utilization",
                       _node_dims(inf2, "ip-10-0-5-24.ec2.internal"), 0.4)
+    # the trn1.2xlarge publishes each NeuronCore: core 1 trains at 60-80 %, core 0 idles
+    for core in range(2):
+        dims = [*_node_dims(trn1, "ip-10-0-5-25.ec2.internal"),
+                {"Name": "NeuronCore", "Value": str(core)}]
+        points += _points("node_neuroncore_utilization", dims,
+                          (lambda h: 60 + h % 21) if core else 0)
+        points += _points("node_neuroncore_memory_usage_total", dims,
+                          9 * 2**30 if core else 0)
     # the cluster's own figure (ClusterName only): belongs to no instance, no notice either
     points += _points("node_gpu_utilization", [{"Name": "ClusterName", "Value": CLUSTER}], 9)
     _put(points)
 
     result = collect(TargetSpec(regions=(REGION,)), kinds=DEFAULT_KINDS | {TELEMETRY, COVERAGE})
     assert result.errors == []
-    # the idle inf2 is not silent (RS-* judge NVIDIA types only): said with its figure
-    assert [n.message for n in result.notices] == [
-        f"{inf2} (inf2.xlarge): NeuronCore utilization at most 0.8 % over {HOURS} hours of the "
-        "last 14 days (Container Insights); the right-sizing policies do not judge Neuron "
-        "instances"]
+    assert result.notices == []  # the Neuron instances are judged (RS-002), not only said
     records = {r.get("Target"): r for r in result.resources if r.kind == TELEMETRY}
-    assert set(records) == {per_gpu, idle, bounded, inf2}
+    assert set(records) == {per_gpu, idle, bounded, inf2, trn1}
 
     gpus = records[per_gpu].get("Members")[0]["Gpus"]
     assert [g["Index"] for g in gpus] == ["nvidia0", "nvidia1", "nvidia2", "nvidia3"]
@@ -104,8 +109,12 @@ def test_container_insights_gpu_and_neuron_metrics(aws: None, monkeypatch: Any) 
     assert records[inf2].get("Source") == "container-insights-neuron"
     assert len(neuron) == 2 and {g["UtilMax"] for g in neuron} == {0.8}  # 2 cores x 0.4 %
 
+    cores = records[trn1].get("Members")[0]["Gpus"]
+    assert [(g["Index"], g["UtilMax"], g["MemUsedMaxMiB"]) for g in cores] == [
+        ("0", 0.0, 0.0), ("1", 80.0, 9216.0)]
+
     coverage = next(r for r in result.resources if r.kind == COVERAGE)
-    assert coverage.get("Instances") == 4
+    assert coverage.get("Instances") == 5
 
     findings = evaluate(result.resources, policy_ids=RS)
     status = {(f.policy_id, f.resource["id"]): f.status.value for f in findings}
@@ -113,6 +122,14 @@ def test_container_insights_gpu_and_neuron_metrics(aws: None, monkeypatch: Any) 
     assert status[("RS-002", bounded)] == "PASS"  # the average does not prove every GPU idle
     assert status[("RS-002", per_gpu)] == "PASS"
     assert status[("RS-003", per_gpu)] == "PASS"
+    # the idle inf2 (0.4 % on its node figure, 2 cores: at most 0.8 %) at its full price
+    inf2_idle = next(f for f in findings if (f.policy_id, f.resource["id"]) == ("RS-002", inf2))
+    assert inf2_idle.status.value == "FAIL" and inf2_idle.savings is not None
+    assert inf2_idle.savings.usd_month == pytest.approx(0.7582 * 730, abs=0.01)
+    assert "every Neuron device at or below 5%" in inf2_idle.message
+    # the trn1 with one busy core is not idle; no move is computed between Neuron types
+    assert status[("RS-002", trn1)] == "PASS" and status[("RS-003", trn1)] == "PASS"
+    assert ("RS-001", trn1) not in status and ("RS-001", inf2) not in status
 
 
 @pytest.mark.parametrize("with_cwagent", [True, False])

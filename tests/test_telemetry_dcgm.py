@@ -192,3 +192,70 @@ def test_a_million_series_export_stops_at_the_series_budget_in_bounded_memory(
     seconds, rss_mib = usage.split()
     assert int(rss_mib) < 300, usage  # the 1M-series export held whole took 2.2 GB (125 MiB)
     assert float(seconds) < 60
+
+
+def _pods(name: str, per_pod: dict[str, Callable[[int], float]]) -> str:
+    """``appended`` with each pod's own utilization (``per_pod``: pod name prefix -> value)."""
+    text = appended(name, lambda h: -1.0)  # placeholder, filled per line below
+    out = []
+    for line in text.splitlines():
+        if "GPU_UTIL{" in line and not line.startswith("#"):
+            head, _value, stamp = line.rsplit(" ", 2)
+            hour = HOURS - (END - int(stamp) // 1000 + 1800) // 3600
+            prefix = next(p for p in per_pod if f'pod="{p}' in head)
+            line = f"{head} {per_pod[prefix](hour):g} {stamp}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_copies_of_the_device_value_per_pod_are_counted_once(tmp_path: Path) -> None:
+    """--kubernetes-virtual-gpus writes the device's utilization once per pod: three copies of
+    20-28 % are 28 %, not 84 %."""
+    found, telemetry = _scan(tmp_path, {"aws_instance.shared": appended(
+        "g5-virtual-gpus.prom", lambda h: 20.0 + h % 9)})
+    gpu = telemetry["aws_instance.shared"]["Members"][0]["Gpus"][0]
+    assert (gpu["UtilMax"], gpu["SharedBy"], gpu["SharedCopies"]) == (28.0, 3, 2)
+    assert gpu["MemUsedMaxMiB"] == 3120.0
+    assert found[("RS-002", "aws_instance.shared")].status.value == "PASS"
+
+
+def test_copies_of_an_idle_device_are_idle_not_summed_busy(tmp_path: Path) -> None:
+    """The missed saving summing copies made: 1-3 % on the device, copied to three pods, is not
+    3-9 %: RS-002 finds the A10G idle at its full price."""
+    found, telemetry = _scan(tmp_path, {"aws_instance.shared": appended(
+        "g5-virtual-gpus.prom", lambda h: 1.0 + h % 3)})
+    assert telemetry["aws_instance.shared"]["Members"][0]["Gpus"][0]["UtilMax"] == 3.0
+    idle = found[("RS-002", "aws_instance.shared")]
+    assert idle.status.value == "FAIL" and idle.savings is not None
+    assert idle.savings.usd_month == pytest.approx(1.006 * 730, abs=0.01)
+
+
+def test_pods_with_their_own_figures_are_summed_never_a_false_idle(tmp_path: Path) -> None:
+    """The negative: two pods whose figures differ are two workloads, each below idle (3-4 %)
+    and 7 % together: the GPU is busy, whatever copy detection does; two busy pods sum."""
+    low = _pods("g5-timesliced.prom", {"whisper": lambda h: 3.0 + h % 2,
+                                       "embed": lambda h: 4.0 - h % 2})
+    found, telemetry = _scan(tmp_path, {"aws_instance.shared": low})
+    gpu = telemetry["aws_instance.shared"]["Members"][0]["Gpus"][0]
+    assert gpu["UtilMax"] == 7.0 and gpu["SharedBy"] == 2 and "SharedCopies" not in gpu
+    assert found[("RS-002", "aws_instance.shared")].status.value == "PASS"
+    busy = _pods("g5-timesliced.prom", {"whisper": lambda h: 40.0 + h % 5,
+                                        "embed": lambda h: 30.0 + h % 7})
+    found, telemetry = _scan(tmp_path, {"aws_instance.shared": busy})
+    gpu = telemetry["aws_instance.shared"]["Members"][0]["Gpus"][0]
+    assert gpu["UtilMax"] == 80.0  # hour 34: 44 % + 36 %
+    assert "SharedCopies" not in gpu and gpu["UtilP50"] > 70.0
+    assert found[("RS-002", "aws_instance.shared")].status.value == "PASS"
+
+
+def test_pods_that_agree_only_sometimes_are_not_copies() -> None:
+    """Two pods equal at some hours and apart at one are two workloads (summed), and a pod
+    that copies another over too few common times is not taken for a copy."""
+    from scanner.telemetry.dcgm import copy_groups
+
+    a = {float(t): float(t % 4) for t in range(10)}
+    b = dict(a) | {5.0: 9.0}
+    assert len(copy_groups([a, b])) == 2
+    assert len(copy_groups([a, dict(a)])) == 1
+    assert len(copy_groups([{0.0: 1.0, 1.0: 2.0}, {0.0: 1.0, 1.0: 2.0}])) == 2  # 2 common
+    assert len(copy_groups([{float(t): 5.0 for t in range(9)}] * 2)) == 2  # constant

@@ -80,6 +80,7 @@ class GpuHours:
     source: str | None = None
     mig: list[str] = field(default_factory=list)
     shared_by: int = 0
+    shared_copies: int = 0  # of those, the ones whose series copied another's (counted once)
 
     def add_sample(self, t: float, util: float | None, mem_used: float | None,
                    mem_total: float | None, counts: dict[int, int]) -> None:
@@ -230,6 +231,8 @@ def _dcgm_stats(g: GpuHours, window: Window) -> dict[str, Any]:
         out["MigInstances"] = list(g.mig)
     if g.shared_by > 1:
         out["SharedBy"] = g.shared_by
+    if g.shared_copies:
+        out["SharedCopies"] = g.shared_copies
     return out
 
 

@@ -11,7 +11,12 @@ What dcgm-exporter writes, and how it becomes one utilization per physical GPU:
 - Time-slicing / MPS: several series of one device (or GPU instance) that differ only in the
   workload labels (``pod``/``namespace``/``container``, ``exported_*`` once Prometheus scraped
   them, ``vgpu``) are the device's consumers: their utilizations at one time add up (at most
-  100 %); memory is a device figure (the largest is kept).
+  100 %); memory is a device figure (the largest is kept). Copies of the device's own figure
+  (dcgm-exporter's ``--kubernetes-virtual-gpus`` and per-pod labelling write the device value
+  once per pod) are counted once: two consumers' series are copies when they agree at every
+  common time, at ``MIN_COPY_POINTS`` times at least, and take at least two values there (two
+  independent workloads do not vary in step; a constant series is ambiguous and stays summed,
+  so that counting once never makes a device look idler than it may be).
 - Utilization: the profiling fields (ratios 0-1, shown in %) are preferred over
   ``DCGM_FI_DEV_GPU_UTIL`` (the share of time any kernel ran, 100 % for one tiny kernel
   always running) where present: a sample's utilization is the largest of
@@ -59,6 +64,9 @@ MAX_SERIES = 500_000  # distinct DCGM series of one input (10,000 hosts x 8 GPUs
 MAX_DEVICES = 100_000  # GPUs (host, index) of one input: 10,000 hosts of 8 GPUs, and room
 MAX_POINTS = 3_000_000  # distinct (device, GPU instance, field, time) points of one input
 MAX_LINE_CHARS = 65_536
+MIN_COPY_POINTS = 3  # common times two consumers' series must agree at to be copies
+MAX_COPY_COMPARE = 64  # consumers of one device (instance, field) compared pairwise for copies;
+# beyond it the series are summed (an upper bound)
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*(,|(?=\}))')
@@ -186,6 +194,9 @@ class Device:
     profiles: dict[str, str] = field(default_factory=dict)  # GPU instance id -> profile
     parts: dict[str, Points] = field(default_factory=dict)  # GPU instance id ("": device) ->
     workloads: set[tuple[str, ...]] | None = None  # the consumers sharing it
+    # GPU instance id -> field -> consumer -> time -> value (folded by ``fold_consumers``)
+    consumers: dict[str, dict[str, dict[tuple[str, ...], dict[float, float]]]] | None = None
+    copies: int = 0  # consumers whose series were copies of another's, counted once
 
 
 class Reader:
@@ -227,20 +238,24 @@ class Reader:
         if by_time is None:
             by_time = part[s.name] = {}
         value = s.value * 100.0 if s.name in PROF else s.value
-        have = by_time.get(s.time)
         if s.name not in MEMORY and any(workload):
             if device.workloads is None:
                 device.workloads = set()
             device.workloads.add(workload)
+            if device.consumers is None:
+                device.consumers = {}
+            by_time = device.consumers.setdefault(gi, {}).setdefault(s.name, {}).setdefault(
+                workload, {})
+        have = by_time.get(s.time)
         if have is None:
             if self.points >= self.max_points:
                 raise DcgmError(f"more than {self.max_points:,} DCGM points: over the budget "
                                 "of one input (aggregate or split it first)", number)
             self.points += 1
             by_time[s.time] = value
-        elif s.name in MEMORY or previous == s.time:
+        elif s.name in MEMORY or previous == s.time or any(workload):
             # memory is a device figure (copied to each consumer); the same series at the same
-            # time again is a repeated scrape
+            # time again is a repeated scrape (a consumer's series: folded in ``result``)
             by_time[s.time] = max(have, value)
         else:
             by_time[s.time] = min(have + value, 100.0)  # the consumers of one device add up
@@ -249,10 +264,66 @@ class Reader:
         """``{host: {gpu index: hourly points}}``."""
         members: dict[str, dict[str, GpuHours]] = {}
         for (host, gpu), device in sorted(self.devices.items()):
+            fold_consumers(device)
             hours = _device_hours(gpu, device)
             if hours is not None:
                 members.setdefault(host, {})[gpu] = hours
         return members
+
+
+def fold_consumers(device: Device) -> None:
+    """The consumers' series of each (GPU instance, field) into the device's points: at each
+    time the sum (at most 100 %) over groups of copies, one value per group (its largest), plus
+    any series without workload labels."""
+    for gi, fields in (device.consumers or {}).items():
+        part = device.parts.setdefault(gi, {})
+        for name, by_workload in fields.items():
+            groups = copy_groups(list(by_workload.values()))
+            device.copies = max(device.copies, len(by_workload) - len(groups))
+            into = part.setdefault(name, {})
+            for group in groups:
+                merged: dict[float, float] = {}
+                for series in group:
+                    for t, v in series.items():
+                        merged[t] = max(merged.get(t, v), v)
+                for t, v in merged.items():
+                    into[t] = min(into.get(t, 0.0) + v, 100.0)
+    device.consumers = None
+
+
+def copy_groups(series: list[dict[float, float]]) -> list[list[dict[float, float]]]:
+    """The series grouped by copies (``MIN_COPY_POINTS`` common times at least, equal at every
+    one, at least two values among them); every series its own group beyond
+    ``MAX_COPY_COMPARE`` series."""
+    if len(series) > MAX_COPY_COMPARE:
+        return [[s] for s in series]
+    parent = list(range(len(series)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(len(series)):
+        for j in range(i + 1, len(series)):
+            if root(i) != root(j) and _copies(series[i], series[j]):
+                parent[root(j)] = root(i)
+    groups: dict[int, list[dict[float, float]]] = {}
+    for i, s in enumerate(series):
+        groups.setdefault(root(i), []).append(s)
+    return list(groups.values())
+
+
+def _copies(a: dict[float, float], b: dict[float, float]) -> bool:
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    common = [t for t in small if t in large]
+    if len(common) < MIN_COPY_POINTS:
+        return False
+    if any(abs(small[t] - large[t]) > 1e-9 for t in common):
+        return False
+    first = small[common[0]]
+    return any(abs(small[t] - first) > 1e-9 for t in common)
 
 
 def _activity(part: Points) -> tuple[dict[float, float], str | None]:
@@ -332,6 +403,7 @@ def _device_hours(gpu: str, device: Device) -> GpuHours | None:
     hours.source = "; ".join(sorted(sources)) or None
     hours.mig = [device.profiles[g] or g for g in sorted(device.profiles, key=_gi_key)]
     hours.shared_by = len(device.workloads or ())
+    hours.shared_copies = device.copies
     return hours
 
 

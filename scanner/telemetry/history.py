@@ -406,14 +406,6 @@ def attach(result: SourceResult, loaded: Loaded) -> None:
             result.resources.append(Resource(TELEMETRY, f"telemetry:{r.id}",
                                              {"Target": r.id, **record}, r.provenance, r.scope,
                                              declared=False))
-            if record.get("Source") == "neuron-monitor":  # measured, and said
-                top = max((g.get("UtilMax") or 0.0 for m in record["Members"]
-                           for g in m["Gpus"]), default=0.0)
-                result.notices.append(Notice(
-                    loaded.files[0] if loaded.files else "--utilization",
-                    f"{r.id}: NeuronCore utilization at most {top:g} % over {record['Hours']} "
-                    "hours (neuron-monitor); the right-sizing policies do not judge Neuron "
-                    "instances"))
     for scope, sample in sorted(scopes.items()):
         if unreadable_only:
             result.gaps.append(Gap(scope, (TELEMETRY, COVERAGE),

@@ -6,7 +6,9 @@ tools), optionally preceded on its line by its time (epoch seconds or RFC 3339, 
 
 - the instance from ``instance_info.instance_id`` (the member; else the file's one host);
 - NeuronCore utilization (%) from every runtime's ``neuroncore_counters.neuroncores_in_use``;
-  a core no runtime uses is idle (0 %), so an idle instance is measured, never silent; the
+  a core no runtime uses is idle (0 %), so an idle instance is measured, never silent; a
+  document with a runtime whose counters carry an ``error`` (or none) gives no utilization
+  point (what its cores did is not known: never 0 %); the
   cores come from ``neuron_hardware_info`` (``neuron_device_count`` x
   ``neuroncore_per_device_count``);
 - one entry per Neuron device: its busiest core's utilization, the runtimes' device memory
@@ -106,6 +108,7 @@ def parse_neuron_monitor(text: str, path: str, mtime: float) -> Members:
         total = _number(size, "neuron_device_memory_size", path, number) / MIB \
             if size is not None else None
         cores: dict[int, float] = {}
+        unread = False  # a runtime whose counters neuron-monitor could not read
         device_bytes = 0.0
         runtimes = doc.get("neuron_runtime_data") or []
         if not isinstance(runtimes, list):
@@ -115,8 +118,10 @@ def parse_neuron_monitor(text: str, path: str, mtime: float) -> Members:
             if not isinstance(report, dict):
                 continue
             counters = report.get("neuroncore_counters")
-            in_use = (counters.get("neuroncores_in_use") or {}) if isinstance(counters,
-                                                                              dict) else {}
+            if runtime.get("error") or not isinstance(counters, dict) or counters.get("error"):
+                unread = True  # its cores' use is not known: never read as idle
+                continue
+            in_use = counters.get("neuroncores_in_use") or {}
             if not isinstance(in_use, dict):
                 raise TelemetryFileError(path, "neuroncores_in_use is not an object", number)
             for core, values in in_use.items():
@@ -141,8 +146,9 @@ def parse_neuron_monitor(text: str, path: str, mtime: float) -> Members:
                           default=0.0)
             gpu = gpus.get(index) or gpus.setdefault(index, GpuHours(
                 index, name=str(hardware.get("neuron_device_type") or "") or None))
-            mem = device_bytes / MIB if devices == 1 else None
-            gpu.add_sample(t, busiest, mem, total, counts.setdefault((host, index), {}))
+            mem = device_bytes / MIB if devices == 1 and not unread else None
+            gpu.add_sample(t, None if unread else busiest, mem, total,
+                           counts.setdefault((host, index), {}))
     return members
 
 

@@ -1,4 +1,6 @@
-"""GPU utilization of the region's running NVIDIA instances from the CloudWatch agent's metrics.
+"""GPU utilization of the region's running NVIDIA instances from the CloudWatch agent's metrics
+(Container Insights for EKS nodes without them), and NeuronCore utilization of its Inferentia /
+Trainium instances from Container Insights (RS-002 and RS-003 judge them).
 
 Runs only when a right-sizing policy is enabled (its kinds are RS-*'s), after the instances are
 read: ListMetrics (one walk per metric name) and the fewest GetMetricData calls the limits allow
@@ -97,13 +99,6 @@ def run(ctx: RegionContext) -> None:
         runs.append(more)
     for iid, record in sorted(records.items()):
         ctx.add(make(ctx, TELEMETRY, f"telemetry:{iid}", {"Target": iid, **record}))
-        if iid in neuron:  # measured, and said: RS-* judge NVIDIA types only
-            top = max((g.get("UtilMax") or 0.0 for m in record["Members"] for g in m["Gpus"]),
-                      default=0.0)
-            ctx.notice("cloudwatch", f"{iid} ({types[iid]}): NeuronCore utilization at most "
-                                     f"{top:g} % over {record['Hours']} hours of the last "
-                                     f"{days:g} days (Container Insights); the right-sizing "
-                                     "policies do not judge Neuron instances")
     attrs: dict[str, Any] = {"Source": "cloudwatch", "LookbackDays": days,
                              "Instances": len(nvidia) + len(neuron)}
     if runs:
