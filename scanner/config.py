@@ -32,6 +32,7 @@ class Config:
     policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     mutes: list[dict[str, Any]] = field(default_factory=list)
     fail_on: str | None = None
+    policy_dirs: list[str] = field(default_factory=list)  # resolved against the config's dir
 
     def enabled(self, policy_id: str) -> bool | None:
         entry = self.policies.get(policy_id, {})
@@ -87,7 +88,8 @@ def load_config(path: Path | None, *, search_from: Path | None = None) -> Config
             mute["expires"] = mute["expires"].isoformat()  # YAML reads 2027-01-31 as a date
     validate_config(data, str(path))
     return Config(path=str(path), policies=data.get("policies", {}) or {},
-                  mutes=list(data.get("mutes", []) or []), fail_on=data.get("fail_on"))
+                  mutes=list(data.get("mutes", []) or []), fail_on=data.get("fail_on"),
+                  policy_dirs=policy_dirs(data, str(path)))
 
 
 def _from_pyproject(path: Path, text: str) -> Any:
@@ -209,7 +211,18 @@ def validate_config(data: Any, where: str) -> None:
             raise ConfigError(_unknown_keys(err, where))
         key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         raise ConfigError(f"{where}: key '{key}': {err.message}")
+    dirs = policy_dirs(data, where)
+    if dirs:  # their policies are known before the policies' parameters are checked
+        from policies.discovery import add_policy_dirs
+
+        add_policy_dirs(dirs)
     _check_policy_params(data.get("policies") or {}, where)
+
+
+def policy_dirs(data: Mapping[str, Any], where: str) -> list[str]:
+    """``policy_dirs:`` of a config, each relative to the config file's directory."""
+    base = Path(where).parent
+    return [str(base / d) for d in data.get("policy_dirs") or []]
 
 
 def _unknown_keys(err: Any, where: str) -> str:
