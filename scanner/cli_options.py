@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -120,10 +121,9 @@ def use_policy_dirs(dirs: tuple[Path, ...], config_path: Path | None) -> None:
 
     try:
         use(dirs)
-        try:
-            load_config(config_path)  # its policy_dirs join them
-        except ConfigError:
-            pass  # said where the config is used, as before
+        # its policy_dirs join them; a config error is said where the config is used
+        with contextlib.suppress(ConfigError):
+            load_config(config_path)
     except PolicyLoadError as exc:
         click.echo(f"gpuaudit: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)

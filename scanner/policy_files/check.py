@@ -19,7 +19,7 @@ def lookup(resource: Resource, view: Any, ctx: Context, path: str) -> Any:
     if fld is not None:
         return fld.read(resource, view, ctx.catalog)
     if path.startswith(TAGS):
-        return read_tag(resource, path[len(TAGS):])
+        return read_tag(resource, path[len(TAGS):], view)
     return read_attribute(resource, path)
 
 

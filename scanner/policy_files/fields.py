@@ -144,13 +144,32 @@ def _offer_cap(offer: SpotOffer, region: str | None, catalog: Catalog) -> Any:
 def _spot_max_price(r: Resource, view: ComputeView | None, catalog: Catalog) -> Any:
     if view is None:
         return None
-    offers = view.purchase.spot
-    if isinstance(offers, Unknown) or not offers:
-        return offers if isinstance(offers, Unknown) else None
-    from scanner.pricing.prices import region_of
+    from scanner.pricing.prices import on_demand, region_of
 
+    offers = view.purchase.spot
+    if isinstance(offers, Unknown):
+        return offers
     region = region_of(r)
-    return [_offer_cap(o, region, catalog) for o in offers]
+    if offers:
+        return [_offer_cap(o, region, catalog) for o in offers]
+    # spot pools without a max price of their own (a NodePool, a managed node group): the
+    # cap is AWS's, the on-demand price of each type
+    out: list[Any] = []
+    for pool in view.purchase.pools:
+        if pool.spot is not True:
+            if isinstance(pool.spot, Unknown):
+                out.append(pool.spot)
+            continue
+        if not pool.types:
+            out.append(Unknown("the spot pools' instance types are chosen by attributes"))
+        for t in pool.types:
+            if not isinstance(t, str):
+                out.append(t if isinstance(t, Unknown) else Unknown("instance type not known"))
+                continue
+            price = on_demand(t, region, catalog).usd_hour
+            out.append(price if price is not None else Unknown(
+                f"no catalogue price for {t}: its spot cap is the on-demand price"))
+    return out or None
 
 
 def _capacity(which: str) -> Reader:
@@ -244,14 +263,29 @@ def _known(value: Any) -> Any:
     return value
 
 
-def read_tag(resource: Resource, key: str) -> Any:
-    """A tag's value; Unknown when the tags it may be among are not known statically."""
-    if key in resource.tags:
-        return resource.tags[key]
-    doubt = tags_doubt(resource)
-    if doubt is not None:
-        return Unknown(f"tag {key}: {doubt}")
+def read_tag(resource: Resource, key: str, view: ComputeView | None = None) -> Any:
+    """A tag's value: the resource's own, else that of a template it launches from whose kind
+    declares ``Tags`` as the tags of what it launches (a NodePool's EC2NodeClass); Unknown when
+    the tags it may be among are not known statically."""
+    holders = [resource, *_tagging_templates(view)]
+    for holder in holders:
+        if key in holder.tags:
+            return holder.tags[key]
+    for holder in holders:
+        doubt = tags_doubt(holder)
+        if doubt is not None:
+            return Unknown(f"tag {key}: {doubt}")
     return None
+
+
+def _tagging_templates(view: ComputeView | None) -> list[Resource]:
+    if view is None:
+        return []
+    from scanner.kinds import schema
+
+    s = schema()
+    return [use.template for use in view.templates
+            if "Tags" in s.kinds[use.template.kind].attributes]
 
 
 def tags_doubt(resource: Resource) -> str | None:

@@ -98,7 +98,8 @@ def _build(path: Path, doc: Any, lines: Lines, taken: Collection[str],
                           line_of(lines, ("id",)))
     selector: dict[str, bool] = dict(doc.get("compute") or {})
     kinds = _kinds(doc, lines, selector)
-    uses_view = bool(selector) or _reads_view(doc["condition"])
+    uses_view = bool(selector) or _reads_view(doc["condition"]) \
+        or bool(set(kinds) & view_kinds())
     regexes: dict[str, Any] = {}
     _check_paths(doc["condition"], ("condition",), lines, kinds, regexes)
     node = compile_condition(doc["condition"], lambda pattern: regexes[pattern])
@@ -143,7 +144,7 @@ def _validate(doc: dict[str, Any], lines: Lines) -> None:
     where = tuple(err.absolute_path)
     key = ".".join(str(p) for p in where) or "(top level)"
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-        allowed = sorted((err.schema.get("properties") or {}))
+        allowed = sorted(err.schema.get("properties") or {})
         unknown = [str(k) for k in err.instance if k not in allowed]
         hints = []
         for name in unknown:
