@@ -87,6 +87,9 @@ def _build(path: Path, doc: Any, lines: Lines, taken: Collection[str],
         raise FileProblem("a policy is a mapping (id, title, severity, …)", 1)
     if "condition" in doc:
         _check_condition_shape(doc["condition"], ("condition",), lines)
+    if "kinds" not in doc and "compute" not in doc:
+        raise FileProblem("a policy says what it judges: kinds (e.g. kinds: [ec2.instance]), "
+                          "or a compute view selector (e.g. compute: {gpu: true})", 1)
     _validate(doc, lines)
     pid = doc["id"]
     if pid in builtin:
@@ -98,8 +101,8 @@ def _build(path: Path, doc: Any, lines: Lines, taken: Collection[str],
                           line_of(lines, ("id",)))
     selector: dict[str, bool] = dict(doc.get("compute") or {})
     kinds = _kinds(doc, lines, selector)
-    uses_view = bool(selector) or _reads_view(doc["condition"]) \
-        or bool(set(kinds) & view_kinds())
+    reads_view = bool(selector) or _reads_view(doc["condition"])
+    uses_view = reads_view or bool(set(kinds) & view_kinds())
     regexes: dict[str, Any] = {}
     _check_paths(doc["condition"], ("condition",), lines, kinds, regexes)
     node = compile_condition(doc["condition"], lambda pattern: regexes[pattern])
@@ -107,7 +110,7 @@ def _build(path: Path, doc: Any, lines: Lines, taken: Collection[str],
     remediation = Remediation(rem) if isinstance(rem, str) else Remediation(
         rem["text"], rem.get("terraform", ""), rem.get("cloudformation", ""))
     needs = kinds
-    if uses_view:
+    if reads_view:  # what the views of its kinds read (their launch templates)
         from scanner.compute import reads_of
 
         needs = tuple(dict.fromkeys(kinds + reads_of(kinds)))
