@@ -182,8 +182,11 @@ def test_the_allow_list_on_live_instances(aws: None) -> None:
     assert all(f.resource["region"] == REGION for f in findings)
 
 
-def test_audit_reads_only_what_enabled_user_policies_read(tmp_path: Path) -> None:
+def test_audit_reads_only_what_enabled_user_policies_read(aws: None, tmp_path: Path) -> None:
+    from scanner.aws.collect import collect
+    from scanner.aws.targets import TargetSpec
     from scanner.cli_audit import needed_kinds
+    from tests.aws_helpers import AMI, RECORDER, REGION, client
 
     write(tmp_path / "p" / "instances.yaml", """
         id: ORG-T-002
@@ -195,9 +198,26 @@ def test_audit_reads_only_what_enabled_user_policies_read(tmp_path: Path) -> Non
         remediation: Tag it.
         """)
     config = write(tmp_path / ".gpuaudit.yaml", "policy_dirs: [p]\n")
-    assert needed_kinds(config, ("ORG-T-002",), ()) == {"ec2.instance"}
+    kinds = needed_kinds(config, ("ORG-T-002",), ())
+    assert kinds == {"ec2.instance"}
     everything = needed_kinds(config, (), ())
     assert "ec2.instance" in everything and "ec2.volume" in everything
+    client("ec2").run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="g5.xlarge")
+    mark = RECORDER.mark()
+    result = collect(TargetSpec(regions=(REGION,)), kinds=kinds)
+    operations = {op for _service, op in RECORDER.since(mark)}
+    assert "DescribeInstances" in operations
+    assert operations <= {"DescribeInstances", "GetCallerIdentity"}, operations
+    findings = evaluate(result.resources, policy_ids=["ORG-T-002"], gaps=result.gaps)
+    assert [f.status.value for f in findings] == ["FAIL"]  # no Owner tag
+
+
+def test_the_docs_name_every_compute_view_field() -> None:
+    from scanner.policy_files.fields import FIELDS
+
+    text = (ROOT / "docs" / "user-policies.md").read_text()
+    for name in FIELDS:
+        assert f"`{name}" in text, name
 
 
 # -- three values -------------------------------------------------------------------------------
