@@ -91,6 +91,8 @@ IAC_SOURCES = {
     "cloudformation": ("cloudformation.yaml", "cloudformation.yaml"),
     "eksctl": ("eksctl.yaml", "eksctl.yaml"),
     "karpenter": ("karpenter.yaml", "karpenter.yaml"),
+    "batch": ("batch.yaml", "batch.yaml"),
+    "parallelcluster": ("parallelcluster.yaml", "parallelcluster.yaml"),
 }
 
 
@@ -121,7 +123,7 @@ def _text(path: Path) -> str:
 def test_examples_pass_their_own_fixtures() -> None:
     proc = gpuaudit("policies", "test", str(EXAMPLES))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "40 passed, 0 failed"
+    assert proc.stdout.strip().splitlines()[-1] == "46 passed, 0 failed"
     for pid in ("ORG-GPU-001", "ORG-GPU-002", "ORG-GPU-003", "ORG-GPU-004"):
         assert f"ok   {pid} pass" in proc.stdout and f"ok   {pid} fail" in proc.stdout
     assert "has no fixtures" not in proc.stdout
@@ -542,3 +544,28 @@ def test_policies_paths_lists_compute_fields_and_kind_paths() -> None:
     assert proc.returncode == 0
     assert "compute.gpu_families" in proc.stdout
     assert "LaunchTemplateData.InstanceMarketOptions.SpotOptions.MaxPrice" in proc.stdout
+
+
+def test_a_secret_a_user_policy_reads_never_reaches_the_report(tmp_path: Path) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    write(tmp_path / "p" / "owner.yaml", """
+        id: ORG-T-004
+        title: the Owner tag is a team
+        severity: low
+        category: operations
+        kinds: [ec2.instance]
+        condition: {path: tags.Owner, matches: "^team-"}
+        remediation: Tag it.
+        """)
+    write(tmp_path / "m" / "main.tf", f"""
+        resource "aws_instance" "a" {{
+          ami           = "ami-1"
+          instance_type = "g5.xlarge"
+          tags          = {{ Owner = "{token}" }}
+        }}
+        """)
+    proc = gpuaudit("scan", str(tmp_path / "m"), "--policy-dir", str(tmp_path / "p"),
+                    "--policy", "ORG-T-004", "--format", "json", "--deterministic")
+    doc = json.loads(proc.stdout)
+    assert [f["status"] for f in doc["findings"]] == ["FAIL"]
+    assert token not in proc.stdout and "redacted" in proc.stdout

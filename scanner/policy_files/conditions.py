@@ -24,6 +24,7 @@ OPERATORS = ("equals", "in", "not_in", "matches", "exists", "gt", "ge", "lt", "l
 NUMERIC = {"gt": (lambda a, b: a > b, ">"), "ge": (lambda a, b: a >= b, ">="),
            "lt": (lambda a, b: a < b, "<"), "le": (lambda a, b: a <= b, "<=")}
 MAX_SHOWN = 20  # values of one path shown in a message or the evidence
+MAX_BRIEF = 120  # characters of a value a message quotes
 
 
 @dataclass
@@ -161,22 +162,22 @@ class Test(Node):
     def _one(self, item: Any) -> tuple[bool, str]:
         if self.op == "equals":
             ok = same(item, self.expected)
-            return ok, f"{self.path} is {shown(item)!r}, not {self.expected!r}"
+            return ok, f"{self.path} is {brief(item)!r}, not {self.expected!r}"
         if self.op == "in":
             ok = any(same(item, e) for e in self.expected)
-            return ok, f"{self.path} {shown(item)!r} is not in {_list(self.expected)}"
+            return ok, f"{self.path} {brief(item)!r} is not in {_list(self.expected)}"
         if self.op == "not_in":
             ok = not any(same(item, e) for e in self.expected)
-            return ok, f"{self.path} {shown(item)!r} is in {_list(self.expected)}"
+            return ok, f"{self.path} {brief(item)!r} is in {_list(self.expected)}"
         if self.op == "matches":
             if not isinstance(item, str | int | float) or isinstance(item, bool):
-                return False, f"{self.path} is {shown(item)!r}, not text"
+                return False, f"{self.path} is {brief(item)!r}, not text"
             ok = self.regex.search(str(item)) is not None
-            return ok, f"{self.path} {shown(item)!r} does not match {self.expected!r}"
+            return ok, f"{self.path} {brief(item)!r} does not match {self.expected!r}"
         fn, sign = NUMERIC[self.op]
         number = as_number(item)
         if number is None:
-            return False, f"{self.path} is {shown(item)!r}, not a number"
+            return False, f"{self.path} is {brief(item)!r}, not a number"
         ok = bool(fn(number, float(self.expected)))
         return ok, f"{self.path} is {_num(number)}, not {sign} {_num(float(self.expected))}"
 
@@ -226,14 +227,21 @@ def same(value: Any, expected: Any) -> bool:
     return isinstance(value, str) and value == expected
 
 
+def brief(value: Any) -> Any:
+    """A value as a message shows it: long text only by its length (the evidence has it)."""
+    if isinstance(value, str) and len(value) > MAX_BRIEF:
+        return f"<text of {len(value)} characters>"
+    return shown(value)
+
+
 def shown(value: Any) -> Any:
     """A value as a report may show it: JSON types, long text and lists cut."""
     if isinstance(value, Unknown):
         return f"UNKNOWN: {value.reason}" if value.reason else "UNKNOWN"
     if isinstance(value, list):
         return [shown(v) for v in value[:MAX_SHOWN]]
-    if isinstance(value, str):
-        return value if len(value) <= 200 else value[:200] + "…"
+    if isinstance(value, str):  # whole: the report's redaction sees it whole, then bounds it
+        return value
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, Mapping):
