@@ -21,7 +21,14 @@ from scanner.engine import evaluate
 from scanner.model import Provenance, Resource, SourceKind, Unknown
 from scanner.policy_files import PolicyFileError, load_policy_file
 from scanner.policy_files.conditions import compile_condition
-from tests.aws_helpers import aws, aws_env, declared_only  # noqa: F401 - fixtures
+from tests.aws_helpers import (  # noqa: F401 - fixtures
+    MotoServer,
+    aws,
+    aws_env,
+    declared_only,
+    moto_server,
+    moto_server_module,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "policies"
@@ -182,6 +189,30 @@ def test_the_allow_list_on_live_instances(aws: None) -> None:
     assert found == {p3: "FAIL", g5: "PASS"}  # CPU compute is not selected: no result
     assert cpu not in found
     assert all(f.resource["region"] == REGION for f in findings)
+
+
+def test_gpuaudit_audit_with_a_policy_dir_against_a_moto_server(
+    moto_server: MotoServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from scanner.cli import cli
+    from tests.aws_helpers import AMI, REGION, client
+
+    ec2 = client("ec2", endpoint_url=moto_server.url)
+    ids = {t: ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType=t)
+           ["Instances"][0]["InstanceId"] for t in ("p3.8xlarge", "g5.xlarge")}
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "report.json"
+    res = CliRunner().invoke(cli, [
+        "audit", "--endpoint-url", moto_server.url, "--regions", REGION, "--policy-dir",
+        str(EXAMPLES), "--policy", ALLOW_LIST, "--format", "json", "--output", str(out),
+        "--deterministic", "--include-passed", "--quiet"])
+    assert res.exit_code == 1, res.output
+    doc = json.loads(out.read_text())
+    assert validate_report(doc) == [] and doc["errors"] == []
+    assert {f["resource"]["id"]: f["status"] for f in doc["findings"]} == {
+        ids["p3.8xlarge"]: "FAIL", ids["g5.xlarge"]: "PASS"}
 
 
 def test_audit_reads_only_what_enabled_user_policies_read(aws: None, tmp_path: Path) -> None:
