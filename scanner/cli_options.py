@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -117,14 +116,17 @@ def use_policy_dirs(dirs: tuple[Path, ...], config_path: Path | None) -> None:
     validated before anything is scanned: a file that is not valid is exit 2 naming it."""
     from policies.discovery import PolicyLoadError
     from policies.discovery import use_policy_dirs as use
-    from scanner.config import ConfigError, load_config
+    from scanner.config import ConfigError, PolicyDirError, load_config
 
     try:
         use(dirs)
-        # its policy_dirs join them; a config error is said where the config is used
-        with contextlib.suppress(ConfigError):
+        try:  # its policy_dirs join them; another config error is said where it is used
             load_config(config_path)
-    except PolicyLoadError as exc:
+        except PolicyDirError:
+            raise
+        except ConfigError:
+            pass
+    except (PolicyLoadError, PolicyDirError) as exc:
         click.echo(f"gpuaudit: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 

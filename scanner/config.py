@@ -26,6 +26,10 @@ class ConfigError(Exception):
     """A config file that cannot be used; the message names the file and the key."""
 
 
+class PolicyDirError(ConfigError):
+    """A policy file of the config's ``policy_dirs`` that cannot be used (file and line)."""
+
+
 @dataclass
 class Config:
     path: str | None = None
@@ -213,9 +217,12 @@ def validate_config(data: Any, where: str) -> None:
         raise ConfigError(f"{where}: key '{key}': {err.message}")
     dirs = policy_dirs(data, where)
     if dirs:  # their policies are known before the policies' parameters are checked
-        from policies.discovery import add_policy_dirs
+        from policies.discovery import PolicyLoadError, add_policy_dirs
 
-        add_policy_dirs(dirs)
+        try:
+            add_policy_dirs(dirs)
+        except PolicyLoadError as exc:
+            raise PolicyDirError(str(exc)) from None
     _check_policy_params(data.get("policies") or {}, where)
 
 

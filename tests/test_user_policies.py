@@ -600,3 +600,39 @@ def test_a_secret_a_user_policy_reads_never_reaches_the_report(tmp_path: Path) -
     doc = json.loads(proc.stdout)
     assert [f["status"] for f in doc["findings"]] == ["FAIL"]
     assert token not in proc.stdout and "redacted" in proc.stdout
+
+
+def test_tags_regions_and_spot_ceiling_on_live_resources(aws: None) -> None:
+    from scanner.aws.collect import collect
+    from scanner.aws.targets import TargetSpec
+    from scanner.cli_audit import needed_kinds
+    from tests.aws_helpers import AMI, REGION, client
+
+    discovery.use_policy_dirs([EXAMPLES])
+    east, far = client("ec2"), client("ec2", region="ap-southeast-1")
+    tags = [{"Key": "CostCenter", "Value": "ml"}, {"Key": "Owner", "Value": "ml@example.com"}]
+
+    def run(ec2: object, itype: str, tagged: list[dict[str, str]]) -> str:
+        spec = [{"ResourceType": "instance", "Tags": tagged}] if tagged else []
+        return ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType=itype,
+                                 TagSpecifications=spec)["Instances"][0]["InstanceId"]
+
+    tagged, untagged = run(east, "g5.xlarge", tags), run(east, "g5.xlarge", tags[:1])
+    far_away = run(far, "g6.xlarge", tags)
+    cheap = east.request_spot_instances(SpotPrice="0.50", InstanceCount=1, LaunchSpecification={
+        "ImageId": AMI, "InstanceType": "g5.xlarge"})["SpotInstanceRequests"][0]
+    dear = east.request_spot_instances(SpotPrice="45.00", InstanceCount=1, LaunchSpecification={
+        "ImageId": AMI, "InstanceType": "p5.48xlarge"})["SpotInstanceRequests"][0]
+    wanted = ("ORG-GPU-002", "ORG-GPU-003", "ORG-GPU-004")
+    result = collect(TargetSpec(regions=(REGION, "ap-southeast-1")),
+                     kinds=needed_kinds(None, wanted, ()))
+    found = {(f.policy_id, f.resource["id"]): f.status.value
+             for f in evaluate(result.resources, policy_ids=wanted, gaps=result.gaps)}
+    assert found[("ORG-GPU-002", tagged)] == "PASS"
+    assert found[("ORG-GPU-002", untagged)] == "FAIL"
+    assert found[("ORG-GPU-003", tagged)] == "PASS"  # us-east-1
+    assert found[("ORG-GPU-003", far_away)] == "FAIL"  # ap-southeast-1
+    assert found[("ORG-GPU-004", cheap["SpotInstanceRequestId"])] == "PASS"
+    assert found[("ORG-GPU-004", dear["SpotInstanceRequestId"])] == "FAIL"
+    assert ("ORG-GPU-004", tagged) not in found  # on-demand: not selected
+    assert "UNKNOWN" not in {s for (p, _r), s in found.items() if p == "ORG-GPU-003"}
