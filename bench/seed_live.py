@@ -35,8 +35,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fault_proxy's error bodies
 
 AMI = "ami-12c6146b"  # an AMI moto knows (in every region)
 REGIONS = ("us-east-1", "us-west-2")
@@ -65,12 +68,22 @@ class CallCounter:
         self.seconds: Counter[tuple[str, str, str]] = Counter()  # time in moto, per request
         self.lock = threading.Lock()
         self.latency = 0.0  # seconds added to every AWS request
+        # every n-th AWS request answered with its service's throttling error (0: none); the
+        # throttles are counted by operation under "throttled"
+        self.throttle_every = 0
+        self.throttled: Counter[tuple[str, str, str]] = Counter()
+        self._seen = 0
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         path = environ.get("PATH_INFO", "")
         if path.startswith("/bench/latency"):
             ms = parse_qs(environ.get("QUERY_STRING", "")).get("ms", ["0"])[0]
             self.latency = max(float(ms), 0.0) / 1000
+            start_response("204 No Content", [])
+            return [b""]
+        if path.startswith("/bench/throttle"):
+            every = parse_qs(environ.get("QUERY_STRING", "")).get("every", ["0"])[0]
+            self.throttle_every = max(int(every), 0)
             start_response("204 No Content", [])
             return [b""]
         if path.startswith("/bench/calls"):
@@ -80,12 +93,37 @@ class CallCounter:
         if self.latency:
             time.sleep(self.latency)
         key = self._key(environ)
+        if self.throttle_every:
+            throttled = self._throttle(key, start_response)
+            if throttled is not None:
+                return throttled
         started = time.perf_counter()
         body = self.app(environ, start_response)  # moto renders the whole response here
         with self.lock:
             self.counts[key] += 1
             self.seconds[key] += time.perf_counter() - started
         return body
+
+    def _throttle(self, key: tuple[str, str, str], start_response: Callable[..., Any]
+                  ) -> list[bytes] | None:
+        """The service's own throttling answer for every n-th AWS request."""
+        from tests.fault_proxy import PROTOCOLS, _error
+
+        protocol = PROTOCOLS.get(key[0])
+        if protocol is None:
+            return None
+        with self.lock:
+            self._seen += 1
+            if self._seen % self.throttle_every:
+                return None
+            self.throttled[key] += 1
+        status, ctype, body = _error(protocol, "throttle", key[2])
+        reason = {400: "Bad Request", 429: "Too Many Requests", 503: "Service Unavailable"}
+        headers = [("Content-Type", ctype), ("Content-Length", str(len(body)))]
+        if protocol in ("json", "rest-json"):
+            headers.append(("x-amzn-ErrorType", "ThrottlingException"))
+        start_response(f"{status} {reason.get(status, 'Error')}", headers)
+        return [body]
 
     def _key(self, environ: dict[str, Any]) -> tuple[str, str, str]:
         auth = environ.get("HTTP_AUTHORIZATION", "")
@@ -110,15 +148,17 @@ class CallCounter:
             if environ.get("REQUEST_METHOD") == "POST":
                 self.counts.clear()
                 self.seconds.clear()
+                self.throttled.clear()
             rows = [
                 {
                     "service": s,
                     "region": r,
                     "operation": o,
-                    "calls": n,
+                    "calls": n + self.throttled[(s, r, o)],
+                    "throttled": self.throttled[(s, r, o)],
                     "server_s": round(self.seconds[(s, r, o)], 4),
                 }
-                for (s, r, o), n in sorted(self.counts.items())
+                for (s, r, o), n in sorted((self.counts + self.throttled).items())
             ]
         body = json.dumps(rows).encode()
         start_response(
@@ -219,7 +259,12 @@ class Progress:
             print(f"seed [{elapsed:6.1f}s] {message}", file=sys.stderr, flush=True)
 
 
-def _clients(url: str, region: str) -> tuple[Any, Any]:
+FAKE = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing",
+        "aws_session_token": "testing"}
+
+
+def _clients(url: str, region: str, credentials: dict[str, str] | None = None
+             ) -> tuple[Any, Any]:
     import boto3
     from botocore.config import Config
 
@@ -228,12 +273,7 @@ def _clients(url: str, region: str) -> tuple[Any, Any]:
         max_pool_connections=WORKERS * 2,
         read_timeout=300,
     )
-    session = boto3.session.Session(
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        aws_session_token="testing",
-        region_name=region,
-    )
+    session = boto3.session.Session(**(credentials or FAKE), region_name=region)
     return (
         session.client("ec2", endpoint_url=url, config=cfg),
         session.client("autoscaling", endpoint_url=url, config=cfg),
@@ -455,6 +495,7 @@ def seed(
     regions: Iterable[str] = REGIONS,
     *,
     quiet: bool = False,
+    credentials: dict[str, str] | None = None,  # an account's (an assumed role's); default: moto's
 ) -> Seeded:
     scale = scale or Scale()
     regions = list(regions)
@@ -469,7 +510,7 @@ def seed(
         "asgs": _split(scale.asgs, n),
     }
     for r, region in enumerate(regions):
-        ec2, asg = _clients(url, region)
+        ec2, asg = _clients(url, region, credentials)
         if r % 2 == 0:
             ec2.enable_ebs_encryption_by_default()
         subnets = _network(ec2, region, scale)

@@ -57,6 +57,8 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
         return
     if view.purchase.fixed_market:
         return  # one purchase option by construction (a node group, a compute environment)
+    if not judged_on_its_mix(asg, ctx):
+        return
     gpu = view.types.gpu()
     gpu_only = bool(ctx.params["gpu_only"])
     if gpu_only and gpu is False:
@@ -99,8 +101,35 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
                          f"not known ({gpu.reason})", path=view.purchase.split_path,
                          evidence=evidence)
         return
+    prepaid = view.purchase.prepaid
+    if isinstance(prepaid, Unknown):  # a Capacity Block or reservation is not judged
+        yield ctx.result(asg, Status.UNKNOWN, f"{message}, and whether its capacity is prepaid "
+                         f"(a Capacity Block or a targeted reservation) is not known "
+                         f"({prepaid.reason})", path=view.purchase.split_path,
+                         evidence=evidence)
+        return
     yield ctx.result(asg, Status.FAIL, message, path=view.purchase.split_path,
                      evidence=evidence, savings=savings)
+
+
+def judged_on_its_mix(resource: Resource, ctx: Context, *, say_prepaid: bool = True) -> bool:
+    """Whether a group's on-demand/spot mix can be judged: not when AWS rejects its purchase
+    configuration (ASG-004 says so), not for prepaid capacity (a Capacity Block, a targeted
+    reservation: paid whether it runs or not, so the band does not apply and no spot saving
+    exists); both are notices. An option not known is left to the split (UNKNOWN there)."""
+    purchase = ctx.compute.of(resource).purchase  # type: ignore[union-attr]
+    if purchase.rejected:
+        ctx.notice(resource, "not judged: its purchase configuration is rejected by AWS "
+                             "(see ASG-004)")
+        return False
+    if purchase.prepaid is True:
+        if not say_prepaid:
+            return False
+        where = f" ({purchase.option_path})" if purchase.option_path else ""
+        ctx.notice(resource, f"not judged: {purchase.option} capacity{where} is prepaid; the "
+                             "on-demand/spot band does not apply and no spot saving exists")
+        return False
+    return True
 
 
 def _one(unit: str, n: int) -> str:
@@ -127,25 +156,31 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
                                                               dict) else None
     ratio = float(ctx.params["spot_price_ratio"])
     types = ctx.compute.of(asg).types.values  # type: ignore[union-attr]
-    priced = sorted((p.usd_hour, t) for t in types if isinstance(t, str)
+    account = asg.provenance.account
+    priced = sorted((ctx.pricing.on_demand(p.usd_hour, t, account).usd_hour, t)
+                    for t in dict.fromkeys(types) if isinstance(t, str)
                     and (p := price(t, region, catalog=ctx.catalog)).usd_hour is not None)
     if not priced:
         return None
     cheapest, name = priced[0]
     on_demand = price(name, region, catalog=ctx.catalog)
+    paid = ctx.pricing.on_demand(on_demand.usd_hour or 0.0, name, account)
     spot = price(name, region, SPOT, catalog=ctx.catalog, spot_prices=spot_prices,
                  spot_price_ratio=ratio)
-    if spot.usd_hour is None:
-        return None
+    if spot.usd_hour is None or paid.usd_hour <= spot.usd_hour:
+        return None  # at the rate paid, spot saves nothing
     one = "capacity unit" if unit == "capacity units" else "instance"
-    notes = [f"{on_demand.basis}; {spot.basis}"]
+    notes = [f"{on_demand.basis}, {paid.basis}; {spot.basis}"]
     if len(priced) > 1:
-        top = priced[-1][0]
+        top, top_name = priced[-1]
+        top_spot = price(top_name, region, SPOT, catalog=ctx.catalog, spot_prices=spot_prices,
+                         spot_price_ratio=ratio).usd_hour or 0.0
         notes.append(f"on-demand {rate(cheapest)}-{rate(top)} $/h across the override types, "
                      f"the cheapest counted (up to "
-                     f"{usd_text(excess * top * (1 - ratio) * HOURS_PER_MONTH)} $/month)")
+                     f"{usd_text(excess * max(top - top_spot, 0.0) * HOURS_PER_MONTH)} "
+                     "$/month)")
     return build_savings(
-        [Component(cheapest, spot.usd_hour, excess, unit=one,
+        [Component(paid.usd_hour, spot.usd_hour, excess, unit=one,
                    note=f"moved from on-demand to spot ({od} on-demand now, {target} at "
                         f"{hi:g}% of {desired})")],
         kind="spot_mix", note="; ".join(notes))
@@ -198,6 +233,8 @@ def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
         return
     if view.purchase.pools:
         yield from _pools_002(asg, ctx, view.purchase.pools)
+        return
+    if not judged_on_its_mix(asg, ctx, say_prepaid=False):  # prepaid holds no spot pools
         return
     cap = view.purchase.split
     if cap is None:
@@ -305,3 +342,61 @@ def _pools_002(resource: Resource, ctx: Context, pools: tuple[SpotPools, ...]) -
         yield ctx.result(resource, Status.PASS, "at least "
                          f"{min(r['at_least'] for r in rows)} instance types"
                          + (f"; {how}" if how else ""), evidence=evidence)
+
+
+@policy(
+    id="ASG-004",
+    title="Spot launch template inside a mixed instances policy (AWS rejects it)",
+    severity=Severity.HIGH,
+    kinds=("autoscaling.group",),
+    needs=("ec2.launch_template",),
+    description="A group with a mixed instances policy chooses spot and on-demand itself (its "
+                "instances distribution); its launch template must not request spot "
+                "(InstanceMarketOptions MarketType spot). AWS rejects the group at create and "
+                "update time (\"Incompatible launch template\"), so the configuration cannot "
+                "be deployed as written. Judged on GPU groups with a mixed instances policy "
+                "(a rejected group of any kind fails); ASG-001, ASG-002 and "
+                "SPOT-* do not judge them (no spot numbers are computed from a configuration "
+                "that cannot exist) and the template's own spot exposure does not count them.",
+    remediation=with_formats("ASG-004", Remediation(
+        text="Remove instance_market_options from the launch template and set the spot share "
+             "and max price in the group's instances_distribution.",
+        terraform="# in the aws_launch_template: remove instance_market_options { ... }\n"
+                  "mixed_instances_policy {\n  instances_distribution {\n"
+                  "    on_demand_percentage_above_base_capacity = 30\n"
+                  '    spot_allocation_strategy                 = "price-capacity-optimized"\n'
+                  "  }\n}",
+        cloudformation="# in LaunchTemplateData: remove InstanceMarketOptions\n"
+                       "MixedInstancesPolicy:\n  InstancesDistribution:\n"
+                       "    OnDemandPercentageAboveBaseCapacity: 30\n"
+                       "    SpotAllocationStrategy: price-capacity-optimized")),
+)
+def asg_004(asg: Resource, ctx: Context) -> Iterator[Result]:
+    view = ctx.compute.of(asg)
+    if view is None or not view.purchase.mixed_policy:
+        return
+    if view.types.gpu() is False and not view.purchase.rejected:
+        return  # GPU compute is what is judged; a rejected group is said whatever it runs
+    template = view.launch_template
+    evidence: dict[str, Any] = {
+        "launch_template": template.id if template is not None else None,
+        "mixed_instances_policy": view.purchase.split_path}
+    if view.purchase.rejected:
+        yield ctx.result(asg, Status.FAIL, view.purchase.rejected,
+                         path=view.purchase.pools_path,
+                         evidence=evidence | {"launch_template_market_type": "spot"})
+        return
+    if template is None:
+        yield ctx.result(asg, Status.UNKNOWN, "its launch template is not in the scan: whether "
+                         "it requests spot is not known", evidence=evidence)
+        return
+    tview = ctx.compute.of(template)
+    option = tview.purchase.option if tview is not None else Unknown("not a launch template")
+    if isinstance(option, Unknown) or option == "spot":  # spot, and it may not exist
+        reason = option.reason if isinstance(option, Unknown) else "it may not exist"
+        yield ctx.result(asg, Status.UNKNOWN, f"whether launch template {template.id} requests "
+                         f"spot is not known ({reason})", evidence=evidence)
+        return
+    yield ctx.result(asg, Status.PASS, f"launch template {template.id} requests no spot "
+                     f"({option}); the mixed instances policy sets the split",
+                     evidence=evidence | {"launch_template_purchase_option": option})

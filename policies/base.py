@@ -11,6 +11,7 @@ from scanner.compute import Views, views
 from scanner.graph import ResourceIndex
 from scanner.kinds import schema
 from scanner.model import Notice, Resource, Result, Savings, Severity, Status, Unknown
+from scanner.pricing.rates import LIST_PRICING, Pricing
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class Context:
     # What a policy tells the user without a verdict (e.g. a group too small to be judged):
     # the engine adds these to the evaluation's notices; they never change the exit code.
     notices: list[tuple[Resource, Notice]] = field(default_factory=list)
+    # The rate money is figured at (config ``pricing``): list prices unless configured.
+    pricing: Pricing = LIST_PRICING
 
     @property
     def compute(self) -> Views:
@@ -72,10 +75,31 @@ class Context:
     ) -> Result:
         """``doubt``: why the verdict may not hold (it leans on a resource that may not exist);
         the engine then reports UNKNOWN with that reason."""
-        return Result(status, message, resource, path, evidence or {}, savings, doubt)
+        evidence = dict(evidence or {})
+        if self.policy_id.startswith(PURCHASE_POLICIES):
+            evidence.update(self.purchase_evidence(resource))
+        return Result(status, message, resource, path, evidence, savings, doubt)
+
+    def purchase_evidence(self, resource: Resource) -> dict[str, Any]:
+        """The purchase option of the resource's capacity (docs/purchase-options.md), for the
+        evidence of every finding about how capacity is bought or sized."""
+        view = self.compute.of(resource)
+        if view is None:
+            return {}
+        p = view.purchase
+        option = p.option
+        out: dict[str, Any] = {
+            "purchase_option": option if isinstance(option, str) else None}
+        if isinstance(option, Unknown):
+            out["purchase_option_unknown"] = option.reason
+        if p.option_path:
+            out["purchase_option_from"] = p.option_path
+        return out
 
 
 Check = Callable[[Resource, Context], Iterable[Result]]
+# The policy families whose findings show the purchase option in their evidence.
+PURCHASE_POLICIES = ("ASG-", "SPOT-", "RS-")
 
 
 @dataclass(frozen=True)

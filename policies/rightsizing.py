@@ -19,15 +19,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from policies import rs_risk
 from policies.base import Context, Remediation, policy
-from policies.recommend import MIB_PER_GIB, Demand, Options, recommend
+from policies.recommend import MIB_PER_GIB, Candidate, Demand, Options, host_need, recommend
+from policies.rs_workload import Workload, workload_of
 from scanner.catalog import InstanceSpec, is_gpu_type, vendor_by_family
 from scanner.compute import MEASURED, kinds_with, reads_of
+from scanner.compute.view import CAPACITY_BLOCK, RESERVATION_TARGETED
 from scanner.model import Resource, Result, Severity, Status, Unknown
-from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
+from scanner.pricing.money import (
+    HOURS_PER_MONTH,
+    Component,
+    build_savings,
+    rate_text,
+    usd_text,
+)
 from scanner.pricing.prices import ON_DEMAND, SPOT, SPOT_PRICE_RATIO, Price, price, region_of
 from scanner.telemetry import COVERAGE, TELEMETRY
 
@@ -49,6 +58,8 @@ class Capacity:
     on_demand: int
     spot: int
     note: str = ""
+    group: bool = False  # a group's desired capacity (its instances may change in number)
+    weighted: bool = False
 
     @property
     def total(self) -> int:
@@ -93,7 +104,8 @@ def capacity_of(resource: Resource, ctx: Context) -> Capacity | Unknown | None:
     note = f"desired capacity from {split.basis}"
     if split.weighted:
         note += "; weighted capacity: units priced as instances of the cheapest type"
-    return Capacity(types, split.on_demand, split.spot, note)
+    return Capacity(types, split.on_demand, split.spot, note, group=True,
+                    weighted=bool(split.weighted))
 
 
 def member_ids(group: Resource, ctx: Context) -> list[str]:
@@ -186,16 +198,64 @@ def _is_used(gpu: dict[str, Any], idle: float) -> bool:
             or float(gpu.get("MemUsedMaxMiB") or 0) > USED_MEMORY_MIB)
 
 
-def demand_of(usage: Usage, spec: InstanceSpec, idle: float) -> Demand:
+def _stat(d: dict[str, Any], prefix: str, pct: float) -> float | None:
+    """``prefix`` + the percentile (``UtilP99.5``, also spelled ``UtilP995``), else None."""
+    text = f"{pct:g}"
+    for key in (f"{prefix}P{text}", f"{prefix}P{text.replace('.', '')}"):
+        value = _finite(d.get(key))
+        if value is not None:
+            return value
+    return None
+
+
+def _finite(value: Any) -> float | None:
+    """A statistic a decision can rest on: a finite number, at least 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def _high(d: dict[str, Any], prefix: str, pct: float) -> float | None:
+    """The decision statistic of a series: its high percentile, else its maximum."""
+    value = _stat(d, prefix, pct)
+    if value is not None:
+        return value
+    return _finite(d.get(f"{prefix}Max"))
+
+
+def demand_of(usage: Usage, spec: InstanceSpec, idle: float, pct: float = 99.5,
+              burst_ratio: float = 2.0, workload: Workload | None = None) -> Demand:
+    """The observed work, member by member (a group's members are never consolidated: the
+    busiest member's needs are the group's)."""
     used_per_member = [sum(1 for g in m.get("Gpus") or [] if _is_used(g, idle))
                        for m in usage.members]
     used = [g for g in _gpus(usage) if _is_used(g, idle)] or _gpus(usage)
     mems = [float(g["MemUsedMaxMiB"]) for g in used if g.get("MemUsedMaxMiB") is not None]
     measured = bool(mems)
     peak = max(mems) if mems else (spec.gpu_mem_gib or 0.0) * 1024.0
-    return Demand(max(max(used_per_member, default=1), 1), peak,
-                  max(float(g.get("UtilP95") or 0) for g in used),
-                  max(float(g.get("UtilMax") or 0) for g in used), measured)
+    p95 = max(float(g.get("UtilP95") or 0) for g in used)
+    top = max(float(g.get("UtilMax") or 0) for g in used)
+    highs = [_stat(g, "Util", pct) for g in used]
+    high = max(min(h, top) for h in highs) if all(h is not None for h in highs) else None
+    label = f"P{pct:g}" if high is not None else f"maximum (no P{pct:g} kept by the source)"
+    bursty = top >= burst_ratio * max(p95, 1.0) and top > idle
+    bw = [_high(g, "MemBwUtil", pct) for g in used]
+    cpu = [_high(m, "CpuUtil", pct) for m in usage.members]
+    host_mem = [_finite(m.get("HostMemUsedMaxMiB")) for m in usage.members]
+    vcpu = (min(max(c for c in cpu if c is not None), 100.0) / 100.0 * spec.vcpu
+            if cpu and all(c is not None for c in cpu) else None)
+    host_gib = (max(h for h in host_mem if h is not None) / MIB_PER_GIB
+                if host_mem and all(h is not None for h in host_mem) else None)
+    sums = [sum(float(g.get("UtilMax") or 0) for g in m.get("Gpus") or [])
+            for m in usage.members]
+    work = workload or Workload()
+    return Demand(max(max(used_per_member, default=1), 1), peak, p95, top, measured,
+                  util_high=high if high is not None else top, high_label=label,
+                  bursty=bursty,
+                  bandwidth_util=max(b for b in bw if b is not None)
+                  if bw and all(b is not None for b in bw) else None,
+                  host_vcpu=vcpu, host_mem_gib=host_gib, needs_gpu_link=work.needs_gpu_link,
+                  needs_efa=work.needs_efa, gpu_sum_peak=max(sums, default=None))
 
 
 def _evidence_usage(usage: Usage) -> dict[str, Any]:
@@ -299,12 +359,14 @@ def subject(resource: Resource, ctx: Context) -> Subject | Result | None:
 
 
 MEMORY_SLACK = 1.05  # nvidia-smi's total differs from the marketed size by a few percent
+MAX_UTIL_PERCENT = 100.5  # one GPU's utilization (rounding aside)
 
 
 def _inconsistent(usage: Usage, specs: list[InstanceSpec]) -> str | None:
     """Why the utilization cannot be read as the work of these types' GPUs: a member that
-    published fewer GPUs than the type has (the others are not known to be idle), memory used
-    above the GPU's memory, or a total memory far from the catalogue's (a unit mistake)."""
+    published fewer GPUs than the type has (the others are not known to be idle), utilization
+    above 100 % (a sum over GPUs), memory used above the GPU's memory, or a total memory far
+    from the catalogue's (a unit mistake)."""
     counts = [s.gpu_count for s in specs if s.gpu_count]
     mems = [s.gpu_mem_gib * MIB_PER_GIB for s in specs if s.gpu_mem_gib]
     if not counts or not mems:
@@ -318,6 +380,11 @@ def _inconsistent(usage: Usage, specs: list[InstanceSpec]) -> str | None:
             return (f"utilization of {len(gpus)} of its {expected} GPUs{who}: the others "
                     "published nothing in the window, so whether they work is not known")
         for g in gpus:
+            top = _finite(g.get("UtilMax"))
+            if top is not None and top > MAX_UTIL_PERCENT:
+                return (f"GPU {g.get('Index')}{who} reports {top:g}% utilization: more than "
+                        "one GPU can do, so the series is a sum over GPUs (or not a "
+                        "percentage) and cannot be read as one GPU's work")
             used, total = g.get("MemUsedMaxMiB"), g.get("MemTotalMiB")
             if used is not None and float(used) > gpu_mib * MEMORY_SLACK:
                 return (f"GPU {g.get('Index')}{who} used {float(used):g} MiB, more memory than "
@@ -335,8 +402,18 @@ def _price(subj: Subject, ctx: Context, instance_type: str, market: str) -> Pric
                  spot_price_ratio=float(ctx.params.get("spot_price_ratio", SPOT_PRICE_RATIO)))
 
 
-def _components(subj: Subject, ctx: Context, after: str | None) -> list[Component]:
-    """Per market: the current rate against ``after``'s rate (None: the whole price saved)."""
+def _components(subj: Subject, ctx: Context, after: str | None,
+                count: int | None = None) -> list[Component]:
+    """Per market: the current rate against ``after``'s rate (None: the whole price saved);
+    ``count`` instances of ``after`` in place of the N running now (one market only)."""
+    n = subj.capacity.total
+    if after is not None and count is not None and count != n:
+        market = ON_DEMAND if subj.capacity.on_demand else SPOT
+        now, then = _price(subj, ctx, subj.current, market), _price(subj, ctx, after, market)
+        a, b = now.usd_hour or 0.0, then.usd_hour or 0.0
+        note = (f"{n} x {rate_text(a)} $/h {subj.current} -> {count} x {rate_text(b)} $/h "
+                f"{after}; {now.basis}; {then.basis}")
+        return [Component(n * a, count * b, 1, unit="group", note=note)]
     out = []
     for market, units in ((ON_DEMAND, subj.capacity.on_demand), (SPOT, subj.capacity.spot)):
         if units <= 0:
@@ -366,18 +443,27 @@ def _range_note(subj: Subject, ctx: Context) -> str:
 
 COMMON_PARAMS = {"min_hours_of_data": 30, "lookback_days": 14}
 RECOMMENDATION = (
-    "The recommendation is the cheapest catalogue type that fits: enough GPUs for the GPUs "
-    "actually used (a GPU is used when its utilization ever exceeded idle_util_percent or it held "
-    "more than 1 GiB); per GPU, the observed peak memory used + memory_headroom percent; per GPU, "
-    "the observed p95 compute demand + compute_headroom percent, where demand = p95 utilization x "
-    "the current GPU's dense FP16 tensor TFLOPS and a candidate offers its own (where the current "
-    "model has no published figure only the same GPU model is compared; a candidate without one "
-    "is left out; a group of several GPU models is measured against the strongest); the same "
-    "CPU architecture and accelerator vendor unless allow_arch_change / "
-    "allow_vendor_change; a family in `families` when that list is not empty. Evidence lists the "
-    "statistics, the hours of data and the three cheapest fitting types with price and projected "
-    "utilization. Host vCPU and memory are not measured: check them before moving. A group is "
-    "judged on all its members and priced at desired capacity (on-demand and spot units apart, "
+    "The recommendation is the cheapest catalogue type that does the observed work safely: "
+    "enough GPUs for the GPUs actually used (a GPU is used when its utilization ever exceeded "
+    "idle_util_percent or it held more than 1 GiB); per GPU, the observed peak memory used + "
+    "memory_headroom percent; per GPU, compute for the util_percentile percentile of "
+    "utilization (the maximum where the source keeps no such percentile; the peak for a bursty "
+    "series, peak >= burst_ratio x p95) + compute_headroom percent, and for the peak within "
+    "peak_limit_percent, where work = utilization x the current GPU's dense FP16 tensor TFLOPS "
+    "(where the current model has no published figure only the same GPU model is compared; a "
+    "group of several GPU models is measured against the strongest); memory bandwidth for the "
+    "same statistic + compute_headroom percent; host vCPU and memory for the measured use + "
+    "host_headroom percent, else the used GPUs' share of the current host; BF16, FP8 and a "
+    "Tensor Core generation no lower than the current types share; for collective work (EFA "
+    "interfaces, a placement group, NCCL/training tags or labels) an interconnect no weaker "
+    "and EFA; an offering in the region (and zone, by ID); the same CPU architecture and "
+    "accelerator vendor unless allow_arch_change / allow_vendor_change; a family in `families` "
+    "when that list is not empty. A group's N instances are weighed against M of the candidate "
+    "(each member's work moved whole, never fewer than 2 where there were several; not for "
+    "collective work; consolidate_groups). Every move carries a performance risk 0-4 with its "
+    "reasons; a move above max_risk_for_saving (a fact missing from the catalogue is 3) is a "
+    "notice and books no saving. Prepaid capacity (a capacity block, a targeted reservation) "
+    "books no saving. Groups are priced at desired capacity (on-demand and spot units apart, "
     "spot at the live spot price, else spot_price_ratio x on-demand).")
 
 
@@ -388,9 +474,11 @@ RECOMMENDATION = (
     kinds=KINDS,
     needs=NEEDS,
     observed_needs=OBSERVED,
-    description="A cheaper GPU instance type fits the observed peak GPU memory (+memory_headroom "
-                "percent) and the observed p95 compute demand (+compute_headroom percent), "
-                "saving at least min_saving_usd_month. " + RECOMMENDATION,
+    description="A cheaper GPU instance type does the observed work (peak GPU memory, a high "
+                "percentile and the peak of compute and memory bandwidth, host vCPU and memory, "
+                "each with headroom) and keeps what it needs (precision, Tensor Core "
+                "generation, interconnect, EFA, the region's offering), saving at least "
+                "min_saving_usd_month at an acceptable performance risk. " + RECOMMENDATION,
     remediation=Remediation(
         text="Move the workload to the recommended instance type (for a group: change the "
              "launch template's type or the override types), after checking host CPU and memory "
@@ -404,7 +492,9 @@ RECOMMENDATION = (
             cloudformation="InstanceTypes: [g4dn.xlarge]  # the recommended type")}),
     params={**COMMON_PARAMS, "idle_util_percent": 5, "memory_headroom": 20,
             "compute_headroom": 20, "min_saving_usd_month": 50, "allow_arch_change": False,
-            "allow_vendor_change": False, "families": [], "spot_price_ratio": SPOT_PRICE_RATIO},
+            "allow_vendor_change": False, "families": [], "spot_price_ratio": SPOT_PRICE_RATIO,
+            "util_percentile": 99.5, "burst_ratio": 2.0, "peak_limit_percent": 100,
+            "host_headroom": 20, "max_risk_for_saving": 2, "consolidate_groups": True},
     sources="HPCL",
 )
 def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
@@ -424,24 +514,30 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                          evidence=evidence)
         return
     measured, measured_note = _measured_on(subj, subj.spec, ctx)
-    demand = demand_of(subj.usage, measured, idle)
+    work = workload_of(resource, ctx)
+    demand = demand_of(subj.usage, measured, idle, float(ctx.params["util_percentile"]),
+                       float(ctx.params["burst_ratio"]), work)
+    demand = replace(demand, current_types=tuple(
+        s for t in subj.capacity.types if (s := ctx.catalog.spec(t)) is not None))
     opts = Options(float(ctx.params["memory_headroom"]), float(ctx.params["compute_headroom"]),
                    bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
-                   tuple(str(f) for f in ctx.params["families"] or ()))
+                   tuple(str(f) for f in ctx.params["families"] or ()),
+                   float(ctx.params["peak_limit_percent"]), float(ctx.params["host_headroom"]),
+                   subj.region, work.zones, subj.capacity.total,
+                   _may_consolidate(subj, work, ctx))
     market = ON_DEMAND if subj.capacity.on_demand else SPOT
     current_rate = _price(subj, ctx, subj.current, market).usd_hour or 0.0
     found = recommend(measured, current_rate, demand, ctx.catalog,
-                      lambda t: _price(subj, ctx, t, market), opts, exclude=subj.capacity.types)
-    evidence["demand"] = {"gpus_used": demand.gpus_used,
-                          "peak_memory_used_mib": round(demand.mem_peak_mib, 1),
-                          "memory_measured": demand.mem_measured,
-                          "util_p95_percent": round(demand.util_p95, 2),
-                          "util_max_percent": round(demand.util_max, 2),
-                          "gpu_model": measured.gpu_model,
-                          "fp16_tflops_per_gpu": measured.fp16_tflops_per_gpu}
+                      lambda t: _price(subj, ctx, t, market), opts, exclude=subj.capacity.types,
+                      assess=lambda spec, fit, m: rs_risk.assess(measured, spec, fit, demand, opts,
+                                                                 m))
+    evidence["demand"] = _demand_evidence(demand, measured, work, opts)
     evidence["headroom_percent"] = {"memory": opts.memory_headroom,
-                                    "compute": opts.compute_headroom}
-    evidence["candidates"] = [c.as_evidence(HOURS_PER_MONTH) for c in found[:3]]
+                                    "compute": opts.compute_headroom, "host": opts.host_headroom}
+    max_risk = int(ctx.params["max_risk_for_saving"])
+    safe = [c for c in found if c.risk <= max_risk]
+    risky = [c for c in found if c.risk > max_risk]
+    evidence["candidates"] = [c.as_evidence(HOURS_PER_MONTH) for c in (safe[:3] or risky[:3])]
     if measured.fp16_tflops_per_gpu is None:
         evidence["note"] = (f"{measured.gpu_model} has no published dense FP16 figure: only "
                             f"{measured.gpu_model} types were compared")
@@ -450,25 +546,142 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     minimum = float(ctx.params["min_saving_usd_month"])
     if not found:
         yield ctx.result(resource, Status.PASS, f"no cheaper type fits the observed use of "
-                         f"{subj.current}", evidence=evidence)
+                         f"{subj.current}{_bursty_note(demand)}", evidence=evidence)
         return
-    best = found[0]
-    savings = build_savings(_components(subj, ctx, best.instance_type), kind="rightsize",
-                            note=_range_note(subj, ctx))
+    if not safe:
+        first = risky[0]
+        would = build_savings(_components(subj, ctx, first.instance_type, first.count),
+                              kind="rightsize").usd_month
+        if would < minimum:
+            yield ctx.result(resource, Status.PASS,
+                             f"{first.instance_type} would save {usd_text(would)} $/month, "
+                             f"below min_saving_usd_month {minimum:g}", evidence=evidence)
+            return
+        yield _risky_notice(subj, ctx, first, evidence, max_risk)
+        return
+    best = safe[0]
+    move = _move(subj, best)
+    evidence |= {"recommended": best.instance_type, "move": move,
+                 "performance_risk": {"level": best.risk,
+                                      "name": rs_risk.level_name(best.risk),
+                                      "reasons": list(best.risk_reasons)}}
+    savings = build_savings(_components(subj, ctx, best.instance_type, best.count),
+                            kind="rightsize", note=_range_note(subj, ctx))
     if savings.usd_month < minimum:
         yield ctx.result(resource, Status.PASS,
                          f"{best.instance_type} would save {usd_text(savings.usd_month)} $/month, "
                          f"below min_saving_usd_month {minimum:g}", evidence=evidence)
         return
-    yield ctx.result(
-        resource, Status.FAIL,
-        f"{subj.current} is oversized: {demand.gpus_used} of "
-        f"{subj.spec.gpu_count:g} GPU(s) used, p95 {demand.util_p95:.0f}%, peak memory "
-        f"{demand.mem_peak_mib / 1024:.1f} GiB; {best.instance_type} fits "
-        f"(projected p95 {best.projected_util_p95:.0f}%) and saves "
-        f"{usd_text(savings.usd_month)} $/month",
-        path="InstanceType", evidence=evidence | {"recommended": best.instance_type},
-        savings=savings)
+    stat = demand.high_label if demand.high_label.startswith("P") and not demand.bursty \
+        else "peak"
+    text = (f"{subj.current} is oversized: {demand.gpus_used} of "
+            f"{subj.spec.gpu_count:g} GPU(s) used, {stat} "
+            f"{demand.sized_on:.0f}%, peak memory {demand.mem_peak_mib / 1024:.1f} GiB; "
+            f"{move['text']} fits (projected {best.fit.projected:.0f}%, performance risk "
+            f"{best.risk} {rs_risk.level_name(best.risk)})")
+    prepaid = prepaid_of(resource, ctx)
+    if prepaid is not None:
+        evidence["prepaid"] = prepaid
+        yield ctx.result(resource, Status.FAIL, f"{text}; {prepaid}: no saving is booked",
+                         path="InstanceType", evidence=evidence)
+        return
+    yield ctx.result(resource, Status.FAIL,
+                     f"{text} and saves {usd_text(savings.usd_month)} $/month",
+                     path="InstanceType", evidence=evidence, savings=savings)
+
+
+def _bursty_note(demand: Demand) -> str:
+    if not demand.bursty:
+        return ""
+    return (f" (bursty: peak {demand.util_max:.0f}% against p95 {demand.util_p95:.0f}%, so it is "
+            "sized on its peak and keeps its size)")
+
+
+def _may_consolidate(subj: Subject, work: Workload, ctx: Context) -> bool:
+    """N instances of a group may become M of another type: a group (judged whole), on one
+    market, not counted in weighted units, without collective work (whose node count is part
+    of the job)."""
+    cap = subj.capacity
+    return (bool(ctx.params["consolidate_groups"]) and cap.group and cap.total > 1
+            and not cap.weighted and (cap.on_demand == 0 or cap.spot == 0)
+            and not work.needs_gpu_link)
+
+
+def _move(subj: Subject, best: Candidate) -> dict[str, Any]:
+    """N x current -> M x candidate, with how the M were counted."""
+    n, m = subj.capacity.total, best.count
+    if m == n:
+        basis = (f"each of the {n} instances moved to {best.instance_type}" if n > 1
+                 else f"the instance moved to {best.instance_type}")
+    else:
+        basis = (f"{n} members' work, each member moved whole, {best.per_instance} per "
+                 f"{best.instance_type} (its GPUs, vCPU and memory for the busiest member's "
+                 f"need): ceil({n} / {best.per_instance}) = {-(-n // best.per_instance)}"
+                 + (f", at least {m} kept" if m > -(-n // best.per_instance) else ""))
+    return {"from": {"count": n, "instance_type": subj.current},
+            "to": {"count": m, "instance_type": best.instance_type},
+            "text": f"{n} x {subj.current} -> {m} x {best.instance_type}", "basis": basis}
+
+
+def _risky_notice(subj: Subject, ctx: Context, cand: Candidate, evidence: dict[str, Any],
+                  max_risk: int) -> Result:
+    """A cheaper type fits the observed use, but the move's performance risk is above
+    max_risk_for_saving: a notice, never a saving."""
+    move = _move(subj, cand)
+    evidence |= {"possible_move": move,
+                 "performance_risk": {"level": cand.risk, "name": rs_risk.level_name(cand.risk),
+                                      "reasons": list(cand.risk_reasons)},
+                 "max_risk_for_saving": max_risk}
+    why = "; ".join(cand.risk_reasons[:3])
+    text = (f"{move['text']} may fit, but its performance risk is {cand.risk} "
+            f"({rs_risk.level_name(cand.risk)}; {why}): not a safe move, no saving booked")
+    ctx.notice(subj.resource, text)
+    return ctx.result(subj.resource, Status.UNKNOWN, f"whether {subj.current} can be made "
+                      f"smaller safely is not known: {text}", evidence=evidence)
+
+
+PREPAID_WORDS = {CAPACITY_BLOCK: "a capacity block",
+                 RESERVATION_TARGETED: "a targeted capacity reservation"}
+
+
+def prepaid_of(resource: Resource, ctx: Context) -> str | None:
+    """Why the capacity's price is paid whatever runs on it (a capacity block, a targeted
+    reservation: ``Purchase.prepaid``), or why that is not known; None when it is not prepaid.
+    Prepaid capacity books no right-sizing saving."""
+    view = ctx.compute.of(resource)
+    if view is None:
+        return None
+    prepaid = view.purchase.prepaid
+    if isinstance(prepaid, Unknown):
+        return f"whether it is prepaid is not known ({prepaid.reason})"
+    if prepaid is True:
+        option = view.purchase.option
+        return f"prepaid capacity ({PREPAID_WORDS.get(str(option), option)})"
+    return None
+
+
+def _demand_evidence(demand: Demand, measured: InstanceSpec, work: Workload,
+                     opts: Options) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "gpus_used": demand.gpus_used, "peak_memory_used_mib": round(demand.mem_peak_mib, 1),
+        "memory_measured": demand.mem_measured,
+        "util_p95_percent": round(demand.util_p95, 2),
+        "util_max_percent": round(demand.util_max, 2),
+        "decision_statistic": demand.high_label if not demand.bursty else
+        "maximum (bursty: peak at least burst_ratio x p95)",
+        "decision_util_percent": round(demand.sized_on, 2),
+        "bursty": demand.bursty, "gpu_model": measured.gpu_model,
+        "fp16_tflops_per_gpu": measured.fp16_tflops_per_gpu,
+        "host": {k: (round(v, 1) if isinstance(v, float) else v)
+                 for k, v in host_need(measured, demand, opts).items()},
+        "collective_work": work.collective, "multi_node_work": work.multi_node}
+    if demand.gpu_sum_peak is not None:
+        out["gpu_sum_peak_percent"] = round(demand.gpu_sum_peak, 1)
+    if demand.bandwidth_util is not None:
+        out["bandwidth_util_percent"] = round(demand.bandwidth_util, 2)
+    if work.zones:
+        out["zones"] = list(work.zones)
+    return out
 
 
 def _measured_on(subj: Subject, current: InstanceSpec,
@@ -538,6 +751,15 @@ def rs_002(resource: Resource, ctx: Context) -> Iterator[Result]:
         return
     savings = build_savings(_components(subj, ctx, None), kind="idle",
                             note=_range_note(subj, ctx))
+    prepaid = prepaid_of(resource, ctx)
+    if prepaid is not None:
+        evidence["prepaid"] = prepaid
+        yield ctx.result(
+            resource, Status.FAIL,
+            f"{subj.current}: every GPU at or below {idle:g}% for {subj.usage.hours} hours "
+            f"(max {top:.1f}%); {prepaid}: no saving is booked (release or reuse it)",
+            path="InstanceType", evidence=evidence)
+        return
     yield ctx.result(
         resource, Status.FAIL,
         f"{subj.current}: every GPU at or below {idle:g}% for {subj.usage.hours} hours "

@@ -15,6 +15,9 @@ from scanner.model import Resource, Result, Severity, Status, Unknown
 from scanner.pricing.money import Component, build_savings
 from scanner.pricing.prices import Price, price, region_of
 
+# The cap is the organisation's share of the on-demand list price, and what spot can cost is
+# the spot market's price: never discounted (docs/purchase-options.md).
+LIST_PRICE = "list price"
 SPOT_KINDS = kinds_with(SPOT)  # every kind that may request spot capacity
 ADVICE = (
     "AWS advises against setting a max price: spot instances are charged the current spot price, "
@@ -24,9 +27,19 @@ ADVICE = (
 
 
 def spot_offers(resource: Resource, ctx: Context) -> tuple[SpotOffer, ...] | Unknown:
-    """The spot capacity the resource requests; () when it requests none (not applicable)."""
+    """The spot capacity the resource requests; () when it requests none (not applicable), or
+    when what it configures cannot be bought: a configuration AWS rejects (a notice, ASG-004
+    judges it) or prepaid capacity (a Capacity Block, a targeted reservation: no spot)."""
     view = ctx.compute.of(resource)
-    return view.purchase.spot if view is not None else ()
+    if view is None:
+        return ()
+    if view.purchase.rejected:
+        ctx.notice(resource, "not judged: its purchase configuration is rejected by AWS "
+                             "(see ASG-004)")
+        return ()
+    if view.purchase.prepaid is True:
+        return ()
+    return view.purchase.spot
 
 
 def _on_demand(instance_type: Any, resource: Resource, ctx: Context) -> Price | None:
@@ -49,7 +62,8 @@ def _offer_rows(offers: tuple[SpotOffer, ...], resource: Resource,
         rows.append({"instance_type": o.instance_type if isinstance(o.instance_type, str)
                      else None, "max_price": o.max_price if not isinstance(o.max_price, Unknown)
                      else None, "on_demand_usd_hour": _od_usd(o.instance_type, resource, ctx),
-                     "count": o.count, "path": o.path})
+                     "count": o.count, "count_basis": o.count_basis or None,
+                     "path": o.path})
     return rows
 
 
@@ -193,13 +207,21 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
     notes.append("worst case, if the spot price reaches the max price")
     found = _on_demand(o.instance_type, resource, ctx)
     where = found.basis if found is not None else f"on-demand {o.instance_type}"
+    head = (f"{o.instance_type}: {price_text} is above the cap {rate(cap)} $/h "
+            f"({ratio:g} x on-demand)")
+    if o.count == 0:  # nothing launches it: a finding, no money
+        why = o.count_basis or "no capacity launches it"
+        return ctx.result(resource, Status.FAIL, f"{head}; no exposure is booked: {why}",
+                          path=o.path, evidence=evidence)
+    if o.count_basis:
+        notes.insert(0, f"capacity: {o.count_basis}")
+    notes.append(LIST_PRICE)
     savings = build_savings(
         [Component(eff, cap, o.count, note=f"cap = {ratio:g} x {rate(od)} $/h {where}")],
         kind="overspend_cap", note="; ".join(notes))
     return ctx.result(
         resource, Status.FAIL,
-        f"{o.instance_type}: {price_text} is above the cap {rate(cap)} $/h "
-        f"({ratio:g} x on-demand); up to {money(savings.usd_month)} $/month over the cap",
+        f"{head}; up to {money(savings.usd_month)} $/month over the cap",
         path=o.path, evidence=evidence, savings=savings)
 
 

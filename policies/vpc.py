@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from policies.base import Context, Remediation, policy
@@ -22,7 +23,7 @@ from policies.format_fixes import with_formats
 from scanner.compute import Attr, Placement
 from scanner.compute.launch import decisive
 from scanner.graph import doubt, first_doubt
-from scanner.model import Resource, Result, Severity, Status, Unknown
+from scanner.model import Ref, Resource, Result, Severity, Status, Unknown
 
 S3_SERVICE = re.compile(r"^com\.amazonaws\.[^.]+\.s3$")
 
@@ -124,60 +125,129 @@ def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
                          f"endpoint {unknown[0].id} may be an S3 gateway: its service name or "
                          "type is not known", evidence=evidence)
     else:
-        routes = _egress(vpc, hosted, ctx)
-        evidence["default_routes"] = sorted(routes)
+        egress = _egress(vpc, hosted, ctx)
+        evidence["default_routes"] = sorted({e.kind for e in egress})
+        evidence["egress"] = [e.row() for e in egress[:20]]
         yield ctx.result(vpc, Status.FAIL,
                          f"VPC hosts GPU compute ({describe(hosted[0].compute)}"
-                         f"{' and others' if len(hosted) > 1 else ''}) but has no S3 gateway "
-                         f"endpoint: {_egress_text(routes)}", evidence=evidence,
+                         f"{' and others' if len(hosted) > 1 else ''}) and has no S3 gateway "
+                         f"endpoint: {_egress_text(egress)}", evidence=evidence,
                          doubt=maybe_hosted)
 
 
-_EGRESS = {
-    "NAT": "S3 traffic goes through NAT",
-    "internet gateway": "S3 traffic goes out over the internet gateway",
-    "other": "S3 traffic leaves through the default route (a transit gateway, peering or an "
-             "appliance)",
-    "none": "no default route: the GPU subnets cannot reach S3 at all",
-    "not known": "S3 traffic leaves the VPC by a route that is not known here",
-}
+@dataclass(frozen=True)
+class Egress:
+    """Where one GPU subnet sends 0.0.0.0/0 (what S3 traffic takes without a gateway
+    endpoint): ``kind`` "NAT", "internet gateway", "other", "none" or "not known", the route
+    table and the target as found."""
+
+    kind: str
+    subnet: str
+    table: str = ""
+    target: str = ""  # "NAT gateway nat-0abc", "internet gateway igw-1", "transit gateway …"
+    why: str = ""  # for "not known": what is not known
+
+    def row(self) -> dict[str, Any]:
+        return {"subnet": self.subnet, "route_table": self.table or None, "egress": self.kind,
+                "target": self.target or None, "not_known": self.why or None}
 
 
-def _egress(vpc: Resource, placements: list[Placement], ctx: Context) -> set[str]:
-    """Where the GPU subnets of this VPC send 0.0.0.0/0 (what S3 traffic would take without a
-    gateway endpoint): "NAT", "internet gateway", "other", "none" or "not known"."""
-    out: set[str] = set()
+_TARGETS = (("NatGatewayId", "NAT gateway"), ("GatewayId", "gateway"),
+            ("TransitGatewayId", "transit gateway"), ("NetworkInterfaceId", "network interface"),
+            ("InstanceId", "instance"), ("VpcPeeringConnectionId", "peering connection"),
+            ("VpcEndpointId", "VPC endpoint"), ("CarrierGatewayId", "carrier gateway"),
+            ("LocalGatewayId", "local gateway"), ("CoreNetworkArn", "core network"))
+
+
+def _target(route: dict[str, Any]) -> str:
+    for key, label in _TARGETS:
+        value = route.get(key)
+        if isinstance(value, Ref) and value.attr in (None, "id"):
+            value = value.target  # aws_nat_gateway.nat.id: the gateway itself
+        if value is not None:
+            return f"{label} {ref_text(value) if not isinstance(value, Unknown) else '(not known)'}"
+    return "a target not given"
+
+
+def _table_name(table: Resource | str) -> str:
+    return table.id if isinstance(table, Resource) else "the VPC's main route table"
+
+
+def _egress(vpc: Resource, placements: list[Placement], ctx: Context) -> list[Egress]:
+    """Where each GPU subnet of this VPC sends 0.0.0.0/0, as found."""
+    out: list[Egress] = []
     subnets = {id(s): s for p in placements for s in p.subnets
                if ctx.index.vpc_of_subnet(s) is vpc}
     for subnet in subnets.values():
         table = ctx.index.route_table_of_subnet(subnet)
         if table is None or isinstance(table, Unknown):
-            out.add("not known")
+            why = table.reason if isinstance(table, Unknown) else "its route table is not known"
+            out.append(Egress("not known", subnet.id, why=why))
             continue
-        found = False
+        found: list[Egress] = []
         for route, maybe in ctx.index.routes_of(table):
-            if route.get("DestinationCidrBlock") != "0.0.0.0/0":
+            dest = route.get("DestinationCidrBlock")
+            if isinstance(dest, Unknown):  # may be the default route
+                found.append(Egress("not known", subnet.id, _table_name(table), _target(route),
+                                    why=f"a route's destination is not known ({dest.reason})"
+                                    if dest.reason else "a route's destination is not known"))
                 continue
-            found = True
+            if dest != "0.0.0.0/0":
+                continue
+            target = _target(route)
             gateway = ctx.index.is_internet_gateway(route.get("GatewayId"), subnet.scope)
             if maybe is not None:  # a route that may not exist
-                out.add("not known")
+                kind, why = "not known", f"the route may not exist ({maybe.reason})"
             elif route.get("NatGatewayId") is not None:
-                out.add("NAT")
+                kind, why = "NAT", ""
             elif gateway is True:
-                out.add("internet gateway")
+                kind, why = "internet gateway", ""
+                target = target.replace("gateway ", "internet gateway ", 1)
             elif isinstance(gateway, Unknown):
-                out.add("not known")
+                kind, why = "not known", gateway.reason
             else:
-                out.add("other")
-        if not found:
-            out.add("none")
-    return out or {"not known"}
+                kind, why = "other", ""
+            found.append(Egress(kind, subnet.id, _table_name(table), target, why))
+        out.extend(found or [Egress("none", subnet.id, _table_name(table))])
+    return out or [Egress("not known", "", why="the GPU subnets of this VPC are not known")]
 
 
-def _egress_text(routes: set[str]) -> str:
+_CONSEQUENCE = {
+    "NAT": "S3 traffic pays NAT processing",
+    "internet gateway": "S3 traffic goes out over the internet gateway",
+    "other": "S3 traffic leaves the VPC by that route",
+    "none": "no route out: S3 is reachable from it only through an endpoint",
+    "not known": "where S3 traffic goes is not known here",
+}
+
+
+def _egress_text(egress: list[Egress]) -> str:
+    """What was found, grouped by where it goes: "subnet-a routes 0.0.0.0/0 through NAT
+    gateway nat-1: S3 traffic pays NAT processing"."""
     order = ("NAT", "internet gateway", "other", "not known", "none")
-    return "; ".join(_EGRESS[r] for r in order if r in routes)
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for e in sorted(egress, key=lambda e: order.index(e.kind)):
+        key = (e.kind, e.target if e.kind != "none" else e.table, e.why)
+        groups.setdefault(key, [])
+        if e.subnet not in groups[key]:
+            groups[key].append(e.subnet)
+    parts = []
+    for (kind, what, why), subnets in groups.items():
+        who = (f"subnet {subnets[0]}" if len(subnets) == 1
+               else f"subnets {', '.join(subnets[:3])}"
+               + (f" and {len(subnets) - 3} more" if len(subnets) > 3 else ""))
+        if not subnets or subnets == [""]:
+            who = "its GPU subnets"
+        if kind == "none":
+            found = f"{who} use{'s' if len(subnets) == 1 else ''} {what}, which has no " \
+                    "0.0.0.0/0 route"
+        elif kind == "not known":
+            found = f"for {who}, {why}"
+        else:
+            via = "through" if kind == "NAT" else "to"
+            found = f"{who} route{'s' if len(subnets) == 1 else ''} 0.0.0.0/0 {via} {what}"
+        parts.append(f"{found}: {_CONSEQUENCE[kind]}")
+    return "; ".join(parts)
 
 
 @policy(
@@ -416,6 +486,8 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
     if verdict is None and net.placed:
         verdict, path, note = _setting(decisive(net.inherited_public_ip))
         how = "its launch template / configuration"
+    if view.launch_template is not None:
+        evidence["launch_template"] = view.launch_template.id
     if verdict is True:
         evidence[path] = True
         yield _gated(ctx, resource, gpu, Status.FAIL,
@@ -425,10 +497,16 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
         yield _gated(ctx, resource, gpu, Status.UNKNOWN,
                      f"AssociatePublicIpAddress not known: {verdict.reason}", path, evidence)
         return
+    if verdict is None and not net.placed:
+        # A launch template that sets no public IP itself assigns nothing: whether capacity
+        # gets one is decided where it lands, and judged on the groups and instances that
+        # launch it (with their subnets). A PASS here would read as a clean bill.
+        return
     if verdict is False or not net.placed:
         if gpu is True:
-            yield ctx.result(resource, Status.PASS, "no public IP is assigned",
-                             evidence=evidence)
+            yield ctx.result(resource, Status.PASS, f"no public IP is assigned "
+                             f"(AssociatePublicIpAddress is false: {path})",
+                             path=path, evidence=evidence | {path: False})
         return
     public: list[str] = []
     unknown: Unknown | None = None
@@ -453,6 +531,7 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
             elif isinstance(p, Unknown):
                 unknown = p
     evidence["public_subnets"] = public
+    evidence["subnets"] = sorted({ref_text(r) for r in net.subnets if not isinstance(r, Unknown)})
     if public:
         yield _gated(ctx, resource, gpu, Status.FAIL,
                      f"launches into public subnet {public[0]} (MapPublicIpOnLaunch and a "

@@ -89,6 +89,9 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option("--utilization", multiple=True, metavar="FILE|KEY=FILE",
               help="GPU utilization history (a history JSON file, or KEY=FILE for one DCGM "
                    "scrape or nvidia-smi log); enables the right-sizing policies RS-*.")
+@click.option("--prometheus-url", metavar="URL",
+              help="Read DCGM exporter GPU utilization from this Prometheus server (bearer "
+                   "token: $GPUAUDIT_PROMETHEUS_TOKEN); enables the right-sizing policies RS-*.")
 @click.option("--with-checkov", is_flag=True,
               help="Run checkov's own checks on the same paths and add its failed checks to "
                    "the report ($GPUAUDIT_CHECKOV, else checkov on PATH).")
@@ -99,8 +102,8 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @report_options
 def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None,
          account_id: str | None, source_dir: Path | None, var_file: tuple[Path, ...],
-         tf_vars: tuple[str, ...], utilization: tuple[str, ...], with_checkov: bool,
-         diff_base: str, **kwargs: Any) -> None:
+         tf_vars: tuple[str, ...], utilization: tuple[str, ...], prometheus_url: str | None,
+         with_checkov: bool, diff_base: str, **kwargs: Any) -> None:
     """Scan IaC: directories, .tf, .tf.json, plan JSON, CloudFormation templates.
 
     Files named one by one (the pre-commit hook) are evaluated with their whole module; the
@@ -140,7 +143,7 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
     result = scan_paths([*(p for p in paths if p not in deleted), *extra], scan_opts)
     from scanner.rightsizing_inputs import with_utilization
 
-    with_utilization(result, opts, utilization)
+    with_utilization(result, opts, utilization, prometheus_url)
     for error in result.errors:
         if error.kind == "config":  # a bad option value (--cfn-param, --var): said, even with -q
             click.echo(f"gpuaudit: error: {error.path}: {error.reason}", err=True)

@@ -36,6 +36,7 @@ class Config:
     policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     mutes: list[dict[str, Any]] = field(default_factory=list)
     fail_on: str | None = None
+    pricing: dict[str, Any] = field(default_factory=dict)  # scanner.pricing.rates.Pricing
     policy_dirs: list[str] = field(default_factory=list)  # resolved against the config's dir
 
     def enabled(self, policy_id: str) -> bool | None:
@@ -93,6 +94,7 @@ def load_config(path: Path | None, *, search_from: Path | None = None) -> Config
     validate_config(data, str(path))
     return Config(path=str(path), policies=data.get("policies", {}) or {},
                   mutes=list(data.get("mutes", []) or []), fail_on=data.get("fail_on"),
+                  pricing=dict(data.get("pricing") or {}),
                   policy_dirs=policy_dirs(data, str(path)))
 
 

@@ -29,6 +29,7 @@ from scanner.model import (
     Unknown,
 )
 from scanner.pricing.overlap import with_capacity
+from scanner.pricing.rates import Pricing
 
 
 def select_policies(config: Config | None = None, policy_ids: Collection[str] | None = None,
@@ -100,12 +101,14 @@ def run(
     policies = select_policies(config, policy_ids, skip_ids)
     index = ResourceIndex(resources)
     memo: dict[str, Any] = {}
+    pricing = Pricing.from_config(config.pricing)
     out = Evaluation([])
     mutes = _Mutes(config.mutes, today or dt.date.today(), out.notices, config.path)
     baseline_ids = set(baseline)
     only = None if only_files is None else {os.path.realpath(f) for f in only_files}
     for pol in policies:
-        ctx = Context(index, config.params(pol.id, pol.params), catalog, memo, policy_id=pol.id)
+        ctx = Context(index, config.params(pol.id, pol.params), catalog, memo, policy_id=pol.id,
+                      pricing=pricing)
         holes = _holes(pol, gaps)
         judged: set[str] = set()  # the holes' scopes in which the policy has a result
         for kind in pol.kinds:

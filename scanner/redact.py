@@ -20,6 +20,7 @@ notices; keys too) is checked:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import re
@@ -41,7 +42,10 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 def _plain(text: str) -> str:
     """UTF-8-safe and credential-free text."""
     if _SURROGATES.search(text) is not None:
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        # a file name's undecodable bytes (U+DC80..U+DCFF) show as \xNN; any other lone
+        # surrogate (a JSON "\ud800" escape) cannot be encoded so: its \uXXXX escape below
+        with contextlib.suppress(UnicodeEncodeError):
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         text = _SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return redact_text(text)
 

@@ -30,12 +30,13 @@ def configured_lookback(opts: ReportOptions) -> float:
         DEFAULT_LOOKBACK_DAYS
 
 
-def with_utilization(result: SourceResult, opts: ReportOptions, specs: Sequence[str]) -> None:
-    if not specs:
+def with_utilization(result: SourceResult, opts: ReportOptions, specs: Sequence[str],
+                     prometheus_url: str | None = None) -> None:
+    if not specs and not prometheus_url:
         named = set(opts.policy_ids)
         opts.skip_ids = tuple(dict.fromkeys(
             [*opts.skip_ids, *(p for p in RS_POLICIES if p not in named)]))
         return
     from scanner.telemetry.history import attach, load_utilization
 
-    attach(result, load_utilization(specs, configured_lookback(opts)))
+    attach(result, load_utilization(specs, configured_lookback(opts), prometheus_url))

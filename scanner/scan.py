@@ -146,7 +146,9 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
                 templates.append(path)
         elif path in paths:
             not_iac.append(path)
-    if not_iac and len(not_iac) == len(paths):
+    # under pre-commit (which sets PRE_COMMIT=1 for its hooks) a commit of non-IaC YAML or JSON
+    # is the common case, not a mistake: the hook's output (shown on every commit) stays quiet
+    if not_iac and len(not_iac) == len(paths) and not os.environ.get("PRE_COMMIT"):
         result.notices.append(Notice(", ".join(map(str, not_iac[:3])) +
                                      (f" (+{len(not_iac) - 3} more)" if len(not_iac) > 3 else ""),
                                      NOT_IAC.format(n=len(not_iac))))
@@ -273,28 +275,15 @@ def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | 
                                  account_id=opts.account_id)
         if found is not None:
             return found
-    from scanner.sources.karpenter.sniff import looks_like_karpenter
-
-    if looks_like_karpenter(head):
-        from scanner.sources.karpenter.reader import read_if_manifests
-
-        found = read_if_manifests(path)
-        if found is not None:
-            return found
     from scanner.sources.eksctl.sniff import looks_like_eksctl
-
-    if looks_like_eksctl(head):
-        from scanner.sources.eksctl.reader import read_if_cluster_config
-
-        found = read_if_cluster_config(path)
-        if found is not None:
-            return found
+    from scanner.sources.karpenter.sniff import looks_like_karpenter
     from scanner.sources.parallelcluster.sniff import looks_like_parallelcluster
 
-    if looks_like_parallelcluster(head):
-        from scanner.sources.parallelcluster.reader import read_if_cluster_configuration
+    if looks_like_karpenter(head) or looks_like_eksctl(head) or looks_like_parallelcluster(head):
+        # every document of the file, of whichever of these formats it is
+        from scanner.sources.yaml_documents.dispatch import read_yaml_file
 
-        return read_if_cluster_configuration(path)
+        return read_yaml_file(path)
     return None  # YAML/JSON that is not IaC
 
 

@@ -52,7 +52,7 @@ SERIAL_MODULES = frozenset({"test_precommit.py"})
 # The longest tests (a terraform apply into moto, the wheel and its virtualenv, the pre-commit
 # environment, Chromium) start first, so that no worker begins one when the rest is done.
 SLOW_FIRST = ("test_parity_live.py", "test_packaging.py", "test_precommit.py",
-              "test_html_chromium.py")
+              "test_first_run_doc.py", "test_html_chromium.py")
 _SHARED_FIXTURE = re.compile(r"""scope=["'](module|package|class)["']|moto_server_module""")
 
 

@@ -75,9 +75,12 @@ def history(keys: dict[str, str]) -> dict[str, Any]:
 
 
 def terraform(directory: Path) -> dict[str, str]:
-    """main.tf with the three machines; ``{address: type}``."""
-    blocks = [f'resource "aws_instance" "{name}" {{\n  ami           = "ami-12c6146b"\n'
-              f'  instance_type = "{itype}"\n}}\n' for name, itype in MACHINES.items()]
+    """main.tf with the three machines, deployed to us-east-1 (a right-sizing move needs the
+    region: the candidate type must be offered there); ``{address: type}``."""
+    provider = 'provider "aws" {\n  region = "us-east-1"\n}\n'
+    blocks = [provider] + [f'resource "aws_instance" "{name}" {{\n  ami           = '
+                           f'"ami-12c6146b"\n  instance_type = "{itype}"\n}}\n'
+                           for name, itype in MACHINES.items()]
     (directory / "main.tf").write_text("\n".join(blocks))
     return {f"aws_instance.{name}": itype for name, itype in MACHINES.items()}
 

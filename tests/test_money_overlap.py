@@ -55,25 +55,59 @@ def test_rs_and_asg_001_on_the_same_group_count_once() -> None:
     assert doc["summary"]["overlapping_not_counted"] == 1
 
 
-def test_a_template_and_the_group_that_launches_it_count_once() -> None:
-    lt = res("ec2.launch_template", "lt", LaunchTemplateData={
+def spot_template(name: str = "lt") -> Resource:
+    return res("ec2.launch_template", name, LaunchTemplateName=name, LaunchTemplateData={
         "InstanceType": "g5.xlarge",
         "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "1.0"}}})
-    group = res("autoscaling.group", "g", DesiredCapacity=2, MinSize=2, MaxSize=2,
+
+
+def template_group(name: str, desired: int, maximum: int, template: str = "lt") -> Resource:
+    return res("autoscaling.group", name, DesiredCapacity=desired, MinSize=0, MaxSize=maximum,
+               LaunchTemplate={"LaunchTemplateName": template, "Version": "$Latest"})
+
+
+OVER = (1.0 - 0.7 * 1.006) * 730  # one g5.xlarge a month over the cap
+
+
+def test_a_template_s_exposure_is_its_consumers_capacity_counted_once() -> None:
+    lt = spot_template()
+    groups = [template_group("a", 3, 8), template_group("b", 0, 1)]  # b: MaxSize, desired 0
+    instance = res("ec2.instance", "i", LaunchTemplate={"LaunchTemplateName": "lt"})
+    doc = report([lt, *groups, instance], "SPOT-001")
+    # the exposure sits on the template, at the capacity of everything that launches it; the
+    # groups and the instance take their market from it and carry no amount of their own
+    assert money(doc) == [("SPOT-001", "exposure", round(5 * OVER, 2), True)]
+    (found,) = [f for f in doc["findings"] if f["savings"]]
+    basis = found["savings"]["basis"]
+    assert "x 5 instances" in basis and "per instance" not in basis
+    assert "a: DesiredCapacity 3" in basis and "b: MaxSize 1 (desired is 0)" in basis
+    assert "i: 1 instance" in basis
+    assert sorted(k.rsplit("/", 1)[-1] for k in found["savings"]["capacity"]) == ["a", "b", "i"]
+    assert doc["summary"]["exposure_usd_month"] == round(5 * OVER, 2)
+    assert doc["summary"]["savings_usd_month"] == 0
+
+
+def test_a_template_nothing_launches_has_a_finding_and_no_money() -> None:
+    doc = report([spot_template()], "SPOT-001")
+    (found,) = doc["findings"]
+    assert found["status"] == "FAIL" and found["savings"] is None
+    assert "no group or instance in the scan launches it" in found["message"]
+    assert doc["summary"]["exposure_usd_month"] == 0
+
+
+def test_a_group_with_its_own_spot_price_is_not_counted_on_its_template() -> None:
+    """A group whose mixed instances policy sets the spot share and max price is judged on
+    them; its template (which must not request spot then) adds nothing."""
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceType": "g5.xlarge"})
+    group = res("autoscaling.group", "g", DesiredCapacity=2, MinSize=2, MaxSize=4,
                 MixedInstancesPolicy={
                     "InstancesDistribution": {"OnDemandPercentageAboveBaseCapacity": 0,
                                               "SpotMaxPrice": "1.0"},
                     "LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateName": "lt"},
                                        "Overrides": [{"InstanceType": "g5.xlarge"}]}})
     doc = report([lt, group], "SPOT-001")
-    over = (1.0 - 0.7 * 1.006) * 730
-    assert money(doc) == [("SPOT-001", "exposure", round(over, 2), False),
-                          ("SPOT-001", "exposure", round(2 * over, 2), True)]
-    assert doc["summary"]["exposure_usd_month"] == round(2 * over, 2)
-    assert doc["summary"]["savings_usd_month"] == 0
-    # without the group, the template's own amount counts
-    alone = report([lt], "SPOT-001")
-    assert alone["summary"]["exposure_usd_month"] == round(over, 2)
+    assert money(doc) == [("SPOT-001", "exposure", round(2 * OVER, 2), True)]
+    assert "2 spot of DesiredCapacity 2" in doc["findings"][0]["savings"]["basis"]
 
 
 def test_a_group_and_its_members_count_once() -> None:

@@ -86,7 +86,7 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
         ("VPC-004",),
         [
             ("VPC-004", "ExplicitInstance", F),
-            ("VPC-004", "Template", P),  # the template itself sets no public IP
+            # Template sets no public IP itself: no result, Workers (its group) is judged
             ("VPC-004", "Workers", F),  # public subnet: MapPublicIpOnLaunch + route to the IGW
             ("VPC-004", "PublicConfig", F),
         ],
@@ -97,7 +97,7 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
         [
             ("VPC-004", "ExplicitInstance", P),
             ("VPC-004", "Workers", P),  # maps public IPs, but routes to a NAT gateway
-            ("VPC-004", "PrivateConfig", P),
+            # PrivateConfig sets no public IP itself: judged on its group
         ],
     ),
     (
@@ -140,6 +140,11 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
         ],
     ),
     (
+        "purchase.yaml",  # purchase options: tests/test_purchase_options.py
+        ("ASG-004",),
+        [("ASG-004", "RejectedGroup", F), ("ASG-004", "MixedGroup", P)],
+    ),
+    (
         "asg_pass.yaml",
         ("ASG-001", "ASG-002"),
         [("ASG-001", "Workers", P), ("ASG-002", "Workers", P)],
@@ -155,8 +160,6 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
             ("VPC-004", "DefaultVpcInstance", U),  # no subnet: the default VPC
             ("VPC-004", "ZonesOnly", U),  # availability zones only: the default VPC
             ("VPC-004", "HeadNode", U),
-            ("VPC-004", "GpuTemplate", P),
-            ("VPC-004", "Trn2Spot", P),
             ("SPOT-001", "Trn2Spot", F),  # no max price: fails whatever the price
             ("ASG-001", "ZonesOnly", F),  # 1 of max 4, all on-demand
             # HeadNode (MaxSize 1): a notice, no verdict

@@ -204,10 +204,18 @@ def test_spot_caps(price, s1, s2):
 
 
 def test_spot001_savings_basis_is_checkable():
-    f = results([spot_lt("0.90")], policy_ids=["SPOT-001"])[("SPOT-001", "lt")]
+    node = res("ec2.instance", "node", LaunchTemplate={"LaunchTemplateId": "lt"})
+    f = results([spot_lt("0.90"), node], policy_ids=["SPOT-001"])[("SPOT-001", "lt")]
     assert f.savings is not None
     assert f.savings.usd_month == pytest.approx((0.90 - 0.7 * 1.006) * 730)
-    assert "(0.9 - 0.7042) $/h x 730 h per instance" in f.savings.basis
+    assert "(0.9 - 0.7042) $/h x 730 h x 1 instance" in f.savings.basis
+    assert "capacity: node: 1 instance" in f.savings.basis and "list price" in f.savings.basis
+    # a consumer whose size is not known: per instance, and the basis says whose
+    group = res("autoscaling.group", "g", DesiredCapacity=Unknown("var.nodes"), MinSize=0,
+                MaxSize=4, LaunchTemplate={"LaunchTemplateId": "lt"})
+    f = results([spot_lt("0.90"), group], policy_ids=["SPOT-001"])[("SPOT-001", "lt")]
+    assert "x 730 h per instance" in f.savings.basis
+    assert "g: capacity not known (var.nodes)" in f.savings.basis
 
 
 def test_spot001_not_explicit_cap_param():
@@ -533,12 +541,45 @@ def test_vpc001_says_where_s3_traffic_goes_without_an_endpoint():
         return results(rs, policy_ids=["VPC-001"])[("VPC-001", "vpc")].message
 
     assert message(network() + [gpu_instance()]).endswith(
-        "S3 traffic goes out over the internet gateway")
+        "subnet sub routes 0.0.0.0/0 to internet gateway igw: S3 traffic goes out over the "
+        "internet gateway")
     nat = main_table_network(target="nat", public=False) + [gpu_instance()]
-    assert message(nat).endswith("S3 traffic goes through NAT")
+    assert message(nat).endswith(
+        "subnet sub routes 0.0.0.0/0 through NAT gateway nat: S3 traffic pays NAT processing")
+    assert "no 0.0.0.0/0 route" not in message(nat) and "no route" not in message(nat)
     isolated = [r for r in main_table_network(public=False) if r.kind != "ec2.route"]
-    assert "cannot reach S3 at all" in message(isolated + [gpu_instance()])
+    assert "uses the VPC's main route table, which has no 0.0.0.0/0 route" in \
+        message(isolated + [gpu_instance()])
     assert "NAT" not in message(isolated + [gpu_instance()])
+
+
+def test_vpc001_says_what_each_gpu_subnet_was_found_to_do():
+    """Each variant of the message is what the evidence holds, subnet by subnet: one subnet
+    behind NAT and one without a default route are both said, neither for the other."""
+    rs = main_table_network(target="nat", public=False) + [
+        res("ec2.subnet", "isolated", VpcId=Ref("vpc")),
+        res("ec2.route_table", "rt-isolated", VpcId=Ref("vpc"), Routes=[]),
+        res("ec2.route_table_association", "assoc", SubnetId=Ref("isolated"),
+            RouteTableId=Ref("rt-isolated")),
+        gpu_instance(), res("ec2.instance", "gpu2", InstanceType="g5.xlarge",
+                            SubnetId=Ref("isolated"))]
+    found = results(rs, policy_ids=["VPC-001"])[("VPC-001", "vpc")]
+    assert "subnet sub routes 0.0.0.0/0 through NAT gateway nat" in found.message
+    assert "subnet isolated uses rt-isolated, which has no 0.0.0.0/0 route" in found.message
+    rows = {r["subnet"]: (r["egress"], r["target"]) for r in found.evidence["egress"]}
+    assert rows == {"sub": ("NAT", "NAT gateway nat"), "isolated": ("none", None)}
+    assert found.evidence["default_routes"] == ["NAT", "none"]
+
+
+def test_vpc001_a_route_whose_destination_is_not_known_is_not_no_route():
+    rs = [res("ec2.vpc", "vpc"), res("ec2.subnet", "sub", VpcId=Ref("vpc")),
+          res("ec2.route", "r", RouteTableId=Ref("vpc", "main_route_table_id"),
+              DestinationCidrBlock=Unknown("var.egress_cidr"), NatGatewayId=Ref("nat")),
+          gpu_instance()]
+    found = results(rs, policy_ids=["VPC-001"])[("VPC-001", "vpc")]
+    assert "no 0.0.0.0/0 route" not in found.message
+    assert "a route's destination is not known (var.egress_cidr)" in found.message
+    assert found.evidence["default_routes"] == ["not known"]
 
 
 @pytest.mark.parametrize("resource, terraform, cloudformation", [

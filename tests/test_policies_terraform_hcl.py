@@ -101,7 +101,8 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
         [
             ("VPC-004", "aws_instance.explicit", F),
             ("VPC-004", "aws_launch_template.eni", F),
-            ("VPC-004", "aws_launch_template.plain", P),  # the template itself sets no public IP
+            # aws_launch_template.plain sets no public IP itself: no result; the verdict is its
+            # group's, which lands in the public subnet
             ("VPC-004", "aws_autoscaling_group.workers", F),  # public subnet routes to the IGW
             ("VPC-004", "aws_launch_configuration.public", F),
         ],
@@ -111,9 +112,8 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
         ("VPC-004",),
         [
             ("VPC-004", "aws_instance.explicit", P),
-            ("VPC-004", "aws_launch_template.plain", P),
             ("VPC-004", "aws_autoscaling_group.workers", P),  # maps public IPs, routes to NAT
-            ("VPC-004", "aws_launch_configuration.private", P),
+            # the template and configuration set no public IP: judged on the groups
         ],
     ),
     (
@@ -153,6 +153,16 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
             ("ASG-002", "aws_autoscaling_group.all_spot", F),
             ("ASG-001", "aws_autoscaling_group.lowest_price", F),
             ("ASG-002", "aws_autoscaling_group.lowest_price", F),
+        ],
+    ),
+    (
+        "asg004",  # a spot template inside a mixed instances policy: AWS rejects the group
+        ("ASG-001", "ASG-002", "ASG-004"),
+        [
+            ("ASG-004", "aws_autoscaling_group.rejected", F),  # and nothing else is judged
+            ("ASG-001", "aws_autoscaling_group.accepted", P),
+            ("ASG-002", "aws_autoscaling_group.accepted", P),
+            ("ASG-004", "aws_autoscaling_group.accepted", P),
         ],
     ),
     (

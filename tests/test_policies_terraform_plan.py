@@ -67,8 +67,6 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
             "aws_autoscaling_group.zones_only": "UNKNOWN",  # the default VPC
             "aws_instance.default_vpc": "UNKNOWN",  # the default VPC
             "aws_instance.on_main_table": "FAIL",
-            "aws_launch_template.gpu": "PASS",
-            "aws_launch_template.trn2_spot": "PASS",
         },
     },
     "gpu_estate_a": {
@@ -80,6 +78,11 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
         },
         "ASG-002": {
             "aws_autoscaling_group.all_spot": "FAIL",
+            "aws_autoscaling_group.balanced": "PASS",
+            "aws_autoscaling_group.boundary": "PASS",
+        },
+        "ASG-004": {  # mixed instances policies over on-demand templates
+            "aws_autoscaling_group.all_spot": "PASS",
             "aws_autoscaling_group.balanced": "PASS",
             "aws_autoscaling_group.boundary": "PASS",
         },
@@ -167,10 +170,7 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
             "aws_instance.jupyter": "SUPPRESSED",
             "aws_instance.public_ip": "FAIL",
             "aws_instance.trainer": "PASS",
-            "aws_launch_template.gpu_ondemand": "PASS",
             "aws_launch_template.gpu_spot": "FAIL",
-            "aws_launch_template.gpu_spot_capped": "PASS",
-            "aws_launch_template.gpu_spot_lowball": "PASS",
             "aws_spot_instance_request.capped_ok": "PASS",
             "aws_spot_instance_request.no_price": "PASS",
             "aws_spot_instance_request.too_high": "PASS",
@@ -221,7 +221,6 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
             "aws_instance.lab_gpu": "FAIL",
             "aws_instance.lab_private_gpu": "PASS",
             "aws_launch_configuration.lab": "FAIL",
-            "aws_launch_template.fleet": "PASS",
             "aws_spot_fleet_request.lab": "PASS",
         },
     },
@@ -231,6 +230,10 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
             'module.gpu["train"].aws_autoscaling_group.this': "PASS",
         },
         "ASG-002": {
+            'module.gpu["train"].aws_autoscaling_group.this': "PASS",
+        },
+        "ASG-004": {
+            'module.gpu["infer"].aws_autoscaling_group.this': "PASS",
             'module.gpu["train"].aws_autoscaling_group.this': "PASS",
         },
         "EBS-001": {
@@ -269,9 +272,53 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
             "aws_instance.extra_gpu[0]": "PASS",
             'module.gpu["infer"].aws_autoscaling_group.this': "PASS",
             'module.gpu["infer"].aws_instance.debug[0]': "FAIL",
-            'module.gpu["infer"].aws_launch_template.this': "PASS",
             'module.gpu["train"].aws_autoscaling_group.this': "PASS",
-            'module.gpu["train"].aws_launch_template.this': "PASS",
+        },
+    },
+    "purchase": {  # purchase options: tests/test_purchase_options.py
+        "ASG-001": {
+            "aws_autoscaling_group.mixed": "PASS",
+            "aws_autoscaling_group.open": "FAIL",
+            "aws_autoscaling_group.spot_a": "FAIL",
+        },
+        "ASG-002": {
+            "aws_autoscaling_group.mixed": "PASS",
+            "aws_autoscaling_group.spot_a": "FAIL",
+            "aws_autoscaling_group.spot_b": "FAIL",
+        },
+        "ASG-004": {
+            "aws_autoscaling_group.mixed": "PASS",
+            "aws_autoscaling_group.rejected": "FAIL",
+        },
+        "EBS-001": {
+            "aws_launch_template.capacity_block": "FAIL",
+            "aws_launch_template.on_demand": "FAIL",
+            "aws_launch_template.open": "FAIL",
+            "aws_launch_template.reserved": "FAIL",
+            "aws_launch_template.spot": "FAIL",
+            "aws_launch_template.spot_in_mixed": "FAIL",
+            "aws_launch_template.spot_unused": "FAIL",
+        },
+        "SPOT-001": {
+            "aws_autoscaling_group.mixed": "FAIL",
+            "aws_launch_template.spot": "FAIL",
+            "aws_launch_template.spot_in_mixed": "FAIL",
+            "aws_launch_template.spot_unused": "FAIL",
+        },
+        "SPOT-002": {
+            "aws_autoscaling_group.mixed": "PASS",
+            "aws_launch_template.spot": "PASS",
+            "aws_launch_template.spot_in_mixed": "PASS",
+            "aws_launch_template.spot_unused": "PASS",
+        },
+        "VPC-004": {
+            "aws_autoscaling_group.capacity_block": "UNKNOWN",
+            "aws_autoscaling_group.mixed": "UNKNOWN",
+            "aws_autoscaling_group.open": "UNKNOWN",
+            "aws_autoscaling_group.rejected": "UNKNOWN",
+            "aws_autoscaling_group.reserved": "UNKNOWN",
+            "aws_autoscaling_group.spot_a": "UNKNOWN",
+            "aws_autoscaling_group.spot_b": "UNKNOWN",
         },
     },
 }

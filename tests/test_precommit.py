@@ -62,8 +62,9 @@ def _git(repo: Path, *args: str) -> str:
                           env=ENV).stdout
 
 
-RELEASE_FILES = ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml")
-PACKAGES = ("scanner", "policies", "reports")
+RELEASE_FILES = ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "action.yml")
+# the packages, and what a clone of the release gives users beside them (the CI recipes)
+PACKAGES = ("scanner", "policies", "reports", "examples")
 FIXED_DATES = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
                "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
 

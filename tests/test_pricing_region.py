@@ -217,6 +217,10 @@ Resources:
       LaunchTemplateData:
         InstanceType: g5.xlarge
         InstanceMarketOptions: {MarketType: spot, SpotOptions: {MaxPrice: "1.4"}}
+  Node:
+    Type: AWS::EC2::Instance
+    Properties:
+      LaunchTemplate: {LaunchTemplateId: !Ref Spot, Version: "1"}
 """)
 
     def spot001(region: str | None, catalog: Catalog | None = None) -> Any:

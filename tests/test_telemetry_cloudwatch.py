@@ -78,7 +78,7 @@ class FakeReader:
         self.page = page
         self.calls = 0
 
-    def list_metrics(self, metric_name: str) -> list[dict[str, Any]]:
+    def list_metrics(self, metric_name: str, namespace: str = "CWAgent") -> list[dict[str, Any]]:
         return self.metrics.get(metric_name, [])
 
     def get_metric_data(self, queries: list[dict[str, Any]], start: dt.datetime,

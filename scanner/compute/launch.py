@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from scanner.compute.purchase import market_option
 from scanner.compute.values import as_list, iter_dicts, ordinal
 from scanner.compute.view import Attr, Device, GpuRequirement
 from scanner.graph import ResourceIndex
@@ -39,6 +40,9 @@ class LaunchSpec:
     zone: Any  # AvailabilityZone (or Placement.AvailabilityZone)
     where: str = ""  # " of the second launch specification" when there are several
     requirement: GpuRequirement | None = None  # InstanceRequirements: types chosen by attributes
+    # The purchase option (scanner.compute.purchase.market_option) and the attribute deciding it
+    option: str | Unknown = "on-demand"
+    option_path: str = ""
 
     @property
     def maps_root(self) -> bool | Unknown:
@@ -70,7 +74,7 @@ def unknown_spec(why: Unknown, prefix: str, where: str = "") -> LaunchSpec:
         subnets=(Attr(why, f"{prefix}NetworkInterfaces"),),
         attached_interface=False, spot_market=why,
         spot_max_price=Attr(why, f"{prefix}InstanceMarketOptions.SpotOptions.MaxPrice"),
-        zone=None, where=where)
+        zone=None, where=where, option=why, option_path=f"{prefix}InstanceMarketOptions")
 
 
 def root_from_ami(mappings_path: str, where: str = "", encrypted: Any = None) -> Device:
@@ -147,6 +151,8 @@ def launch_spec(data: Any, prefix: str = "", where: str = "") -> LaunchSpec:
     market = dig(d, "InstanceMarketOptions.MarketType")
     spot: bool | Unknown = market if isinstance(market, Unknown) else (
         isinstance(market, str) and market.lower() == "spot")
+    option, option_path = market_option(market, d.get("CapacityReservationSpecification"),
+                                        prefix)
     mappings_path = f"{prefix}BlockDeviceMappings"
     mappings = d.get("BlockDeviceMappings")
     zone = d.get("AvailabilityZone")
@@ -166,6 +172,8 @@ def launch_spec(data: Any, prefix: str = "", where: str = "") -> LaunchSpec:
         zone=zone,
         where=where,
         requirement=_requirement(d.get("InstanceRequirements"), prefix),
+        option=option,
+        option_path=option_path,
     )
 
 

@@ -5,12 +5,24 @@ and how many distinct types it can draw from.
 Requirements use Kubernetes' well-known labels (``node.kubernetes.io/instance-type``,
 ``karpenter.k8s.aws/instance-family``, ``-category``, ``-size``, ``-gpu-count``, ``-gpu-name``
 …; EKS Auto Mode spells the latter ``eks.amazonaws.com/instance-*``) with the operators In,
-NotIn, Exists, DoesNotExist, Gt, Lt (and Gte, Lte). Requirements on
-other keys are node labels and do not narrow the types. A label of a type is evaluated only
-where it is certain: from the type's name (family, category, size, generation) or from the
-catalogue's exact facts (vCPUs, architecture, a whole GPU count, the GPU maker); anything else
-counts as "cannot tell", so a count of admitted types is a true lower bound and a count of
-types not excluded a true upper bound.
+NotIn, Exists, DoesNotExist, Gt, Lt (and Gte, Lte).
+
+What a key bears on (:func:`bears_on_type`):
+
+* the instance type: ``node.kubernetes.io/instance-type``, ``kubernetes.io/arch`` and Karpenter's
+  ``karpenter.k8s.aws/instance-*`` labels (family, category, generation, size, cpu, memory,
+  gpu-name / -count / -manufacturer / -memory, accelerator-*, hypervisor ...);
+* the purchase: ``karpenter.sh/capacity-type`` (:func:`capacity_types`);
+* nothing about the type: the zone and region, the NodePool and EC2NodeClass names, tenancy,
+  capacity reservations and placement groups, ``kubernetes.io/os`` (every instance type runs
+  Linux; the AMI decides the OS), and every other key (a label Karpenter puts on its nodes).
+  A requirement on such a key, known or not, never blocks a judgement of the type.
+
+A label of a type is evaluated only where it is certain: from the type's name (family,
+category, size, generation) or from the catalogue's facts (vCPUs, architecture, a whole GPU
+count, the GPU maker; memory and GPU memory only where a comparison is far from the threshold);
+anything else counts as "cannot tell", so a count of admitted types is a true lower bound and a
+count of types not excluded a true upper bound.
 """
 
 from __future__ import annotations
@@ -33,6 +45,7 @@ SIZE = _AWS + "size"
 GENERATION = _AWS + "generation"
 HYPERVISOR = _AWS + "hypervisor"
 CPU = _AWS + "cpu"
+MEMORY = _AWS + "memory"
 GPU_COUNT = _AWS + "gpu-count"
 GPU_NAME = _AWS + "gpu-name"
 GPU_MANUFACTURER = _AWS + "gpu-manufacturer"
@@ -217,7 +230,8 @@ def gpu_fact(reqs: Requirements) -> GpuFact:
     if requires:
         r = requires[0]
         return GpuFact(True, _describe(r), r.path)
-    if reqs.unknown is not None:
+    if reqs.unknown is not None and (reqs.unknown_key or any(bears_on_type(k)
+                                                              for k in reqs.unknown_keys)):
         return GpuFact(Unknown(f"a requirement is not known: {reqs.unknown.reason}"), "",
                        "Requirements")
     return GpuFact(Unknown("its requirements admit GPU and non-GPU instance types (Karpenter "
@@ -317,6 +331,11 @@ def _label(t: str, key: str, spec: InstanceSpec | None) -> Any:
             return spec.gpu_vendor if spec.gpu_vendor == "nvidia" else CANNOT
         name = spec.gpu_model.lower()
         return name if name in GPU_NAMES else CANNOT
+    if key == GPU_MEMORY:
+        if not gpu or neuron:
+            return None
+        return _About(spec.gpu_mem_gib * 1024) if spec is not None and spec.gpu_mem_gib \
+            else CANNOT
     if key in ACCELERATOR:
         if not neuron:
             return None
@@ -329,7 +348,17 @@ def _label(t: str, key: str, spec: InstanceSpec | None) -> Any:
         return CANNOT
     if key == CPU:
         return str(spec.vcpu)
+    if key == MEMORY and spec.mem_gib:
+        return _About(spec.mem_gib * 1024)  # MiB, as Karpenter labels it
     return CANNOT
+
+
+class _About(float):
+    """A label value the catalogue knows to a few per cent (memory in MiB as EC2 reports it
+    differs from the catalogue's GiB by rounding): a comparison far from it is decided, an
+    exact match (In, NotIn) is not."""
+
+    MARGIN = 0.05
 
 
 def _arch_by_name(family: str) -> Any:
@@ -357,18 +386,25 @@ def ec2_instance_types() -> tuple[str, ...]:
     return tuple(n for n in names if isinstance(n, str))
 
 
-def _narrows(key: str) -> bool:
-    """Does a requirement on this key narrow the instance types? (well-known type labels)"""
+def bears_on_type(key: str) -> bool:
+    """Does a requirement on this key narrow the instance types? (the type's own labels; see
+    the module's doc for the keys that do not)"""
+    key = _alias(key)
     if key in PLACEMENT_KEYS:
         return False
     return key in (INSTANCE_TYPE, ARCH, OS) or key.startswith(_AWS)
 
 
 def _matches(r: Req, value: Any) -> bool | None:
+    if r.key == OS:  # every type runs Linux: only another OS may narrow (cannot tell which)
+        linux = "linux" in r.values
+        if (r.op == "In" and linux) or (r.op == "NotIn" and not linux) or r.op == "Exists":
+            return True
+        return None
     if value is CANNOT:
         return None
-    if r.key == OS and r.op == "In" and "linux" in r.values:
-        return True
+    if isinstance(value, _About):
+        return _about(r, value)
     if r.op == "In":
         return value is not None and value in r.values
     if r.op == "NotIn":
@@ -387,18 +423,33 @@ def _matches(r: Req, value: Any) -> bool | None:
             "Lte": have <= want}[r.op]
 
 
+def _about(r: Req, value: float) -> bool | None:
+    """A comparison with a value known to a few per cent: decided only far from the
+    threshold."""
+    try:
+        want = float(r.values[0])
+    except (ValueError, IndexError):
+        return None
+    low, high = value * (1 - _About.MARGIN), value * (1 + _About.MARGIN)
+    if r.op in ("Gt", "Gte"):
+        return True if low > want else False if high < want else None
+    if r.op in ("Lt", "Lte"):
+        return True if high < want else False if low > want else None
+    return None
+
+
 def admits(t: str, reqs: Requirements, spec: InstanceSpec | None) -> bool | None:
     """Does the pool admit type ``t``? True, False, or None (cannot tell)."""
     verdict: bool | None = True
     for r in reqs.known:
-        if not _narrows(r.key):
+        if not bears_on_type(r.key):
             continue
         m = _matches(r, _label(t, r.key, spec))
         if m is False:
             return False
         if m is None:
             verdict = None
-    if reqs.unknown is not None and (reqs.unknown_key or any(_narrows(k)
+    if reqs.unknown is not None and (reqs.unknown_key or any(bears_on_type(k)
                                                              for k in reqs.unknown_keys)):
         return None if verdict is not False else False
     return verdict

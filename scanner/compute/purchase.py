@@ -10,7 +10,18 @@ import math
 from typing import Any
 
 from scanner.compute.values import to_int
-from scanner.compute.view import Attr, Capacity, Split
+from scanner.compute.view import (
+    CAPACITY_BLOCK,
+    MIXED,
+    ON_DEMAND,
+    PREPAID,
+    RESERVATION_OPEN,
+    RESERVATION_TARGETED,
+    SPOT,
+    Attr,
+    Capacity,
+    Split,
+)
 from scanner.model import Unknown
 
 
@@ -44,3 +55,106 @@ def group_split(capacity: Capacity, distribution: Any, *, all_spot: bool | Unkno
     if isinstance(all_spot, Unknown):
         return all_spot
     return Split(desired, 0 if all_spot else desired, capacity.weighted, basis)
+
+
+def market_option(market: Any, reservation: Any, prefix: str = "") -> tuple[str | Unknown, str]:
+    """The purchase option of a launch specification and the attribute that decides it.
+
+    ``market``: ``InstanceMarketOptions.MarketType`` (None: on-demand); ``reservation``:
+    ``CapacityReservationSpecification`` (None: none). The market decides first: ``spot`` is spot
+    and ``capacity-block`` a Capacity Block whatever the reservation preference says (an open
+    preference on spot keeps spot). On-demand capacity with a reservation target (an id or a
+    resource group) or ``capacity-reservations-only`` runs in a reservation held ahead
+    (reservation-targeted); with ``open`` it consumes a matching open reservation when there is
+    one (reservation-open); with ``none`` or nothing it is on-demand."""
+    market_path = f"{prefix}InstanceMarketOptions.MarketType"
+    if isinstance(market, Unknown):
+        return Unknown(f"market type not known ({market.reason})" if market.reason
+                       else "market type not known"), market_path
+    kind = market.strip().lower() if isinstance(market, str) else ""
+    if kind == SPOT:
+        return SPOT, market_path
+    if kind == CAPACITY_BLOCK:
+        return CAPACITY_BLOCK, market_path
+    if market is not None and kind not in ("", ON_DEMAND):
+        return Unknown(f"market type {market!r} is not one EC2 knows"), market_path
+    return reservation_option(reservation, f"{prefix}CapacityReservationSpecification")
+
+
+def reservation_option(spec: Any, path: str) -> tuple[str | Unknown, str]:
+    """On-demand capacity and its ``CapacityReservationSpecification`` (a launch template's, an
+    instance's: ``CapacityReservationPreference`` and ``CapacityReservationTarget`` with
+    ``CapacityReservationId`` / ``CapacityReservationResourceGroupArn``; an Auto Scaling
+    group's: ``CapacityReservationTarget`` with ``CapacityReservationIds`` /
+    ``CapacityReservationResourceGroupArns``)."""
+    if spec is None:
+        return ON_DEMAND, ""
+    if isinstance(spec, Unknown):
+        return Unknown(f"capacity reservation settings not known ({spec.reason})"), path
+    if not isinstance(spec, dict):
+        return ON_DEMAND, ""
+    target = spec.get("CapacityReservationTarget")
+    target_path = f"{path}.CapacityReservationTarget"
+    if isinstance(target, Unknown):
+        return Unknown(f"capacity reservation target not known ({target.reason})"), target_path
+    if isinstance(target, dict):
+        for key in TARGET_KEYS:
+            value = target.get(key)
+            if value is not None and value != [] and value != "":
+                return RESERVATION_TARGETED, f"{target_path}.{key}"
+    pref_path = f"{path}.CapacityReservationPreference"
+    pref = spec.get("CapacityReservationPreference")
+    if isinstance(pref, Unknown):
+        return Unknown(f"capacity reservation preference not known ({pref.reason})"), pref_path
+    pref = pref.strip().lower() if isinstance(pref, str) else None
+    if pref == "capacity-reservations-only":
+        return RESERVATION_TARGETED, pref_path
+    if pref == "open":
+        return RESERVATION_OPEN, pref_path
+    return ON_DEMAND, pref_path if pref else ""
+
+
+TARGET_KEYS = ("CapacityReservationId", "CapacityReservationResourceGroupArn",
+               "CapacityReservationIds", "CapacityReservationResourceGroupArns")
+
+
+def group_option(split: Split | Unknown | None, template: str | Unknown,
+                 template_path: str, own: tuple[str | Unknown, str],
+                 split_path: str) -> tuple[str | Unknown, str]:
+    """A group's purchase option: prepaid capacity it launches into (its template's Capacity
+    Block or targeted reservation, or its own reservation target) decides; else its split at
+    desired capacity (all spot, all on-demand, or mixed); else what its template says."""
+    for option, path in ((template, template_path), own):
+        if option in PREPAID:
+            return option, path
+    for option, path in ((template, template_path), own):
+        if isinstance(option, Unknown):
+            return option, path
+    if isinstance(split, Split) and split.desired > 0:
+        if split.on_demand == 0:
+            return SPOT, split_path or template_path
+        if split.spot > 0:
+            return MIXED, split_path
+    if isinstance(split, Unknown) and split_path:
+        return split, split_path
+    if template == SPOT:
+        return SPOT, template_path
+    for option, path in (own, (template, template_path)):
+        if option == RESERVATION_OPEN:
+            return option, path
+    return ON_DEMAND, ""
+
+
+def capacity_text(split: Split) -> str:
+    """The capacity a split is taken at, with its number: "DesiredCapacity 4",
+    "MaxSize 4 (desired is 0)", "MinSize 2 (no DesiredCapacity)"."""
+    name, _, rest = split.basis.partition(" ")
+    return f"{name} {split.desired}" + (f" {rest}" if rest else "")
+
+
+REJECTED_SPOT_TEMPLATE = (
+    "{group} uses launch template {template}, which requests spot (InstanceMarketOptions "
+    "MarketType spot), inside a mixed instances policy: AWS rejects this (\"Incompatible launch "
+    "template: You cannot use a launch template that is set to request Spot Instances "
+    "(InstanceMarketOptions) when you configure an Auto Scaling group with a mixed instances "
+    "policy\")")

@@ -131,6 +131,9 @@ class SpotOffer:
     path: str
     count: int | None  # instances (or capacity units); None = per instance
     max_price_percent: Any = None
+    # Whose capacity ``count`` is, for the basis ("aws_autoscaling_group.a: DesiredCapacity 4");
+    # with count 0, why there is none (a template nothing launches).
+    count_basis: str = ""
 
     def cap(self, on_demand: float) -> Any:
         """The max price in $/h given the type's on-demand price (None: no max price)."""
@@ -162,6 +165,31 @@ class SpotPools:
     note: str = ""  # e.g. "on-demand when spot is not available"
 
 
+# The purchase option of a resource's capacity (``Purchase.option``):
+ON_DEMAND = "on-demand"
+SPOT = "spot"
+MIXED = "mixed"  # a group that splits its capacity between on-demand and spot
+CAPACITY_BLOCK = "capacity-block"  # Capacity Blocks for ML: reserved ahead and paid up front
+# A targeted On-Demand Capacity Reservation (a reservation id or a resource group): capacity
+# held, and paid for, whether it runs or not.
+RESERVATION_TARGETED = "reservation-targeted"
+# ``CapacityReservationPreference: open`` on on-demand capacity: a matching open reservation is
+# consumed if there is one, else it runs on-demand (the market is unchanged: spot with an open
+# preference is spot).
+RESERVATION_OPEN = "reservation-open"
+OPTIONS = (ON_DEMAND, SPOT, MIXED, CAPACITY_BLOCK, RESERVATION_TARGETED, RESERVATION_OPEN)
+# Paid whether it runs or not: no on-demand/spot band applies, no spot saving exists.
+PREPAID = frozenset({CAPACITY_BLOCK, RESERVATION_TARGETED})
+
+
+def is_prepaid(option: str | Unknown) -> bool | Unknown:
+    """True for capacity paid ahead (a Capacity Block, a targeted reservation), an Unknown when
+    the option is not known, else False."""
+    if isinstance(option, Unknown):
+        return option
+    return option in PREPAID
+
+
 @dataclass(frozen=True, eq=False)
 class Purchase:
     """How capacity is bought: the spot capacity with its max prices (``spot``: empty when the
@@ -189,6 +217,21 @@ class Purchase:
     # Spot pools judged on their own (kinds without a group split: a NodePool, a managed node
     # group, a ParallelCluster queue's compute resources); () = judged from the split.
     pools: tuple[SpotPools, ...] = ()
+    # The purchase option (one of ``OPTIONS``, or an Unknown) and the attribute that decides it
+    # ("" when it is the default, on-demand).
+    option: str | Unknown = ON_DEMAND
+    option_path: str = ""
+    # Why AWS rejects this purchase configuration (a spot launch template inside a mixed
+    # instances policy), naming the resources; "" when it is valid. Nothing is priced from it.
+    rejected: str = ""
+    # A group that sets its split in a mixed instances policy (its template must not request
+    # spot: ASG-004).
+    mixed_policy: bool = False
+
+    @property
+    def prepaid(self) -> bool | Unknown:
+        """Capacity paid ahead (``PREPAID``): True, False, or the Unknown of the option."""
+        return is_prepaid(self.option)
 
 
 # -- storage ---------------------------------------------------------------------------------

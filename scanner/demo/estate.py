@@ -11,7 +11,7 @@ What a first audit of a GPU team's account typically finds, one of each:
     are unencrypted too (the image's mapping; EBS-001);
   - the ``training`` VPC that hosts all of that, without an S3 gateway endpoint (VPC-001);
   - ``notebook-idle``, a g5.xlarge whose GPU did nothing for 14 days, and ``train-exp-7``, a
-    p3.8xlarge whose 4 V100s peaked at a fraction of one, both with 14 days of CloudWatch agent
+    p3.8xlarge whose 4 V100s peaked at a fraction of one (three never used), both with 14 days of CloudWatch agent
     GPU metrics (CWAgent ``nvidia_smi_*``, hourly) for the right-sizing policies;
 - us-west-2, configured well: encryption by default on, an S3 gateway endpoint with a scoped
   policy, an encrypted volume and a spot template with a bid inside the band.
@@ -101,6 +101,13 @@ def _seed_east(estate: Estate) -> None:
             "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "1.10"}},
         },
     )["LaunchTemplate"]["LaunchTemplateId"]
+    # The inference group sets its spot share in its mixed instances policy: its template must
+    # not request spot itself (AWS rejects that combination).
+    ids["lt:inference"] = ec2.create_launch_template(
+        LaunchTemplateName="inference",
+        LaunchTemplateData={"ImageId": AMI, "InstanceType": "g5.2xlarge",
+                            "BlockDeviceMappings": encrypted_root},
+    )["LaunchTemplate"]["LaunchTemplateId"]
     ids["lt:batch-spot"] = ec2.create_launch_template(
         LaunchTemplateName="batch-spot",
         LaunchTemplateData={"ImageId": AMI, "InstanceType": "g6.xlarge",
@@ -118,7 +125,7 @@ def _seed_east(estate: Estate) -> None:
         VPCZoneIdentifier=subnet,
         MixedInstancesPolicy={
             "LaunchTemplate": {
-                "LaunchTemplateSpecification": {"LaunchTemplateName": "inference-spot",
+                "LaunchTemplateSpecification": {"LaunchTemplateName": "inference",
                                                 "Version": "$Default"},
                 "Overrides": [{"InstanceType": "g5.2xlarge"}, {"InstanceType": "g6.xlarge"}],
             },
@@ -192,9 +199,9 @@ def _idle(hour: int, gpu: int, total: float) -> tuple[float, float]:
 
 
 def _oversized(hour: int, gpu: int, total: float) -> tuple[float, float]:
-    """A job sized for 4 V100s that keeps two of them busy a quarter of the time, in a daily
-    rhythm: the whole load would fit on one GPU with room to spare."""
-    if gpu >= 2:
+    """A job sized for 4 V100s that keeps one of them busy a quarter of the time, in a daily
+    rhythm: the whole load fits on one GPU with room to spare (and nothing crosses NVLink)."""
+    if gpu >= 1:
         return 0.0, 310.0
     day = 0.5 + 0.5 * math.sin(2 * math.pi * (hour % 24) / 24)
     return round(6.0 + 16.0 * day, 1), round(2100.0 + 1400.0 * day)

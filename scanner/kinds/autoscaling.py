@@ -66,6 +66,14 @@ KINDS = (
                     })),
                 }),
             }),
+            "CapacityReservationSpecification": Obj({
+                "CapacityReservationPreference": Str(
+                    doc="default, none, capacity-reservations-only, capacity-reservations-first"),
+                "CapacityReservationTarget": Obj({
+                    "CapacityReservationIds": Ids(),
+                    "CapacityReservationResourceGroupArns": Ids(),
+                }),
+            }, doc="a target is a reservation held ahead (docs/purchase-options.md)"),
             "CapacityRebalance": Bool(),
             "HealthCheckType": Str(),
             "TargetGroupARNs": Ids(),
@@ -85,6 +93,9 @@ KINDS = (
             "instance_requirements": ("accelerator_types", "accelerator_manufacturers",
                                       "accelerator_names", "allowed_instance_types"),
             "accelerator_count": ("min", "max"),
+            "capacity_reservation_specification": ("capacity_reservation_preference",),
+            "capacity_reservation_target": ("capacity_reservation_ids",
+                                            "capacity_reservation_resource_group_arns"),
             "tag": ("value",)}),),
         cloudformation=(CloudFormation("AWS::AutoScaling::AutoScalingGroup",
                                        name_property="AutoScalingGroupName"),),

@@ -6,6 +6,7 @@ from scanner.kinds.facts import SPOT_PRICES
 from scanner.kinds.schema import CloudFormation, Kind, Terraform
 from scanner.kinds.shapes import (
     BLOCK_DEVICE_MAPPINGS,
+    CAPACITY_RESERVATION,
     INSTANCE_REQUIREMENTS,
     INSTANCE_SPECIFICATION,
     LAUNCH_TEMPLATE_SPECIFICATION,
@@ -16,6 +17,7 @@ from scanner.kinds.shapes import (
     TERRAFORM_DEVICE_BLOCKS,
     TERRAFORM_LAUNCH_TEMPLATE_BLOCK,
     TERRAFORM_MARKET_BLOCKS,
+    TERRAFORM_RESERVATION_BLOCKS,
 )
 from scanner.kinds.types import AsGiven, Bool, Ids, Int, List, Num, Obj, Price, Ref, Str
 
@@ -28,6 +30,7 @@ _TEMPLATE_DATA = Obj({
     "EbsOptimized": Bool(),
     "BlockDeviceMappings": BLOCK_DEVICE_MAPPINGS,
     "InstanceMarketOptions": MARKET_OPTIONS,
+    "CapacityReservationSpecification": CAPACITY_RESERVATION,
     "NetworkInterfaces": NETWORK_INTERFACES,
     "IamInstanceProfile": Obj({"Arn": Str(), "Name": Str()}),
     "Placement": Obj({"AvailabilityZone": Str(), "GroupName": Str(), "Tenancy": Str()}),
@@ -84,7 +87,7 @@ KINDS = (
         terraform=(Terraform("aws_launch_template", blocks={
             "block_device_mappings": ("device_name",), "ebs": ("encrypted", "kms_key_id"),
             "network_interfaces": ("associate_public_ip_address", "subnet_id"),
-            **TERRAFORM_MARKET_BLOCKS,
+            **TERRAFORM_MARKET_BLOCKS, **TERRAFORM_RESERVATION_BLOCKS,
             "instance_requirements": ("accelerator_types", "accelerator_manufacturers",
                                       "accelerator_names", "allowed_instance_types"),
             "accelerator_count": ("min", "max")}),),

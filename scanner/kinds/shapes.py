@@ -71,7 +71,7 @@ INSTANCE_REQUIREMENTS = Obj({
 }, doc="attribute-based selection: the accelerator attributes decide the GPU fact")
 
 MARKET_OPTIONS = Obj({
-    "MarketType": Str(doc='"spot"'),
+    "MarketType": Str(doc='"spot", "capacity-block"'),
     "SpotOptions": Obj({
         "MaxPrice": Price(),
         "SpotInstanceType": Str(),
@@ -80,6 +80,19 @@ MARKET_OPTIONS = Obj({
         "BlockDurationMinutes": Int(),
     }),
 })
+
+CAPACITY_RESERVATION = Obj({
+    "CapacityReservationPreference": Str(doc="open, none, capacity-reservations-only"),
+    "CapacityReservationTarget": Obj({
+        "CapacityReservationId": Str(),
+        "CapacityReservationResourceGroupArn": Str(),
+    }),
+}, doc="the purchase option: a target is a reservation held ahead (docs/purchase-options.md)")
+TERRAFORM_RESERVATION_BLOCKS = {
+    "capacity_reservation_specification": ("capacity_reservation_preference",),
+    "capacity_reservation_target": ("capacity_reservation_id",
+                                    "capacity_reservation_resource_group_arn"),
+}
 
 # What an instance is launched with: an instance's own attributes, a spot request's
 # LaunchSpecification.
@@ -100,6 +113,7 @@ INSTANCE_SPECIFICATION = {
     "NetworkInterfaces": NETWORK_INTERFACES,
     "BlockDeviceMappings": BLOCK_DEVICE_MAPPINGS,
     "InstanceMarketOptions": MARKET_OPTIONS,
+    "CapacityReservationSpecification": CAPACITY_RESERVATION,
     "LaunchTemplate": LAUNCH_TEMPLATE_SPECIFICATION,
 }
 

@@ -1,9 +1,12 @@
-"""GPU utilization history, per instance and per GPU, from three sources:
+"""GPU (and Neuron) utilization history, per instance and per accelerator, from:
 
-- CloudWatch agent NVIDIA metrics in ``CWAgent`` (``cloudwatch``: discovery with ListMetrics,
-  batched GetMetricData, local aggregation; the live collector in ``scanner.aws.collectors``
-  drives it);
-- DCGM exporter scrapes (Prometheus text) and nvidia-smi CSV logs (``files``);
+- CloudWatch (``cloudwatch``): the agent's NVIDIA metrics in ``CWAgent`` and EKS Container
+  Insights GPU/Neuron metrics in ``ContainerInsights`` (discovery with ListMetrics, batched
+  GetMetricData, local aggregation; the live collector in ``scanner.aws.collectors`` drives it),
+  or a Metric Stream's export (``metric_stream``);
+- DCGM exporter expositions (``dcgm``: MIG, time-slicing, profiling fields), from files or a
+  Prometheus server (``prometheus``); nvidia-smi CSV (``files``) and dmon logs (``dmon``);
+  neuron-monitor captures (``neuron``);
 - a history file (JSON, ``history.schema.json``) keyed by instance id, Auto Scaling group name or
   Terraform/CloudFormation address, for ``gpuaudit scan --utilization FILE`` (``history``).
 
@@ -12,7 +15,8 @@ instance, group or address: aggregated statistics per member and GPU, hours of d
 trend of 6-hour aggregates, never the raw series) and one ``telemetry.coverage`` per scope where
 utilization was looked for (RS-* give results only there).
 
-This package is imported only by ``audit`` (with an RS policy enabled) and ``scan --utilization``;
+This package is imported only by ``audit`` (with an RS policy enabled) and ``scan --utilization``
+(or ``--prometheus-url``);
 the kind names below are all that policies need from it.
 """
 

@@ -32,6 +32,24 @@ def plausible_time(t: float, shown: object = None) -> float:
     return t
 
 
+END_ENV = "GPUAUDIT_TELEMETRY_END"
+
+
+def telemetry_end() -> float:
+    """Now, or ``GPUAUDIT_TELEMETRY_END`` (RFC 3339; reproducible runs and tests): where a live
+    read's window ends."""
+    import os
+    import time
+
+    text = os.environ.get(END_ENV, "").strip()
+    if not text:
+        return time.time()
+    stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=dt.timezone.utc)
+    return stamp.timestamp()
+
+
 def percentile(ordered: Sequence[float], q: float) -> float:
     """The q-th percentile (0-100) of an ascending sequence, linear interpolation."""
     if not ordered:
@@ -56,6 +74,12 @@ class GpuHours:
     mem_used_max: dict[int, float] = field(default_factory=dict)
     mem_total: float | None = None
     name: str | None = None
+    # DCGM: hourly points of each profiling field (in %), what utilization was read from, the
+    # MIG profiles of the GPU's instances, and how many workloads shared it (time-slicing)
+    extra: dict[str, GpuHours] = field(default_factory=dict)
+    source: str | None = None
+    mig: list[str] = field(default_factory=list)
+    shared_by: int = 0
 
     def add_sample(self, t: float, util: float | None, mem_used: float | None,
                    mem_total: float | None, counts: dict[int, int]) -> None:
@@ -159,8 +183,12 @@ def gpu_stats(index: str, means: Sequence[float], maxima: Sequence[float],
     out: dict[str, Any] = {"Index": index, "Hours": len(ordered)}
     if ordered:
         top = max(maxima) if maxima else ordered[-1]
+        # RS-001 decides on a high percentile (Compute Optimizer's P99.5): of the hourly
+        # maxima, not the means, so that a short burst inside an hour still counts
+        peaks = sorted(maxima) if maxima else ordered
         out |= {"UtilP50": round(percentile(ordered, 50), 2),
                 "UtilP95": round(percentile(ordered, 95), 2),
+                "UtilP99.5": round(max(percentile(peaks, 99.5), percentile(ordered, 99.5)), 2),
                 "UtilMax": round(max(top, ordered[-1]), 2)}
     out["MemUsedMaxMiB"] = round(max(mem_used), 1) if mem_used else None
     out["MemTotalMiB"] = round(mem_total, 1) if mem_total else None
@@ -178,11 +206,31 @@ def member_stats(member_id: str, gpus: Iterable[GpuHours], window: Window,
         means = [g.util_mean[h] for h in hours]
         maxima = [g.util_max.get(h, g.util_mean[h]) for h in hours]
         mem = [v for h, v in g.mem_used_max.items() if window.start <= h < window.end]
-        stats.append(gpu_stats(g.index, means, maxima, mem, g.mem_total, g.name))
+        stats.append(gpu_stats(g.index, means, maxima, mem, g.mem_total, g.name)
+                     | _dcgm_stats(g, window))
         if trend is not None:
             trend.add(hours, means, maxima)
     return {"Id": member_id, "Hours": max((s["Hours"] for s in stats), default=0),
             "Gpus": stats}
+
+
+def _dcgm_stats(g: GpuHours, window: Window) -> dict[str, Any]:
+    """What DCGM adds about one GPU: p95/max of each profiling field, the utilization's field,
+    its MIG instances, the workloads sharing it."""
+    out: dict[str, Any] = {}
+    if g.source:
+        out["UtilSource"] = g.source
+    for label, series in sorted(g.extra.items()):
+        hours = [h for h in series.util_mean if window.start <= h < window.end]
+        if hours:
+            ordered = sorted(series.util_mean[h] for h in hours)
+            out[f"{label}P95"] = round(percentile(ordered, 95), 2)
+            out[f"{label}Max"] = round(max(series.util_max.get(h, 0.0) for h in hours), 2)
+    if g.mig:
+        out["MigInstances"] = list(g.mig)
+    if g.shared_by > 1:
+        out["SharedBy"] = g.shared_by
+    return out
 
 
 def usage_record(source: str, members: list[dict[str, Any]], window: Window,

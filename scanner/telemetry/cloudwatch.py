@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,12 +34,43 @@ UTIL, MEM_USED, MEM_TOTAL = (
 METRICS = (UTIL, MEM_USED, MEM_TOTAL)
 MAX_QUERIES = 500
 MAX_POINTS = 100_800
+NODE = "node"  # the index of a node-level series (the average over the node's accelerators)
+
+
+@dataclass(frozen=True)
+class MetricSource:
+    """One family of utilization metrics in CloudWatch: where, what, per which device."""
+
+    name: str  # the record's Source
+    namespace: str
+    util: str  # percent
+    mem_used: str | None
+    mem_total: str | None
+    index_dim: str  # the dimension naming the device (absent: a node-level series)
+    mem_scale: float = 1.0  # one unit of the memory metrics in MiB
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(m for m in (self.util, self.mem_used, self.mem_total) if m)
+
+
+CWAGENT = MetricSource("cloudwatch", NAMESPACE, UTIL, MEM_USED, MEM_TOTAL, "index")
+# EKS Container Insights with enhanced observability (the CloudWatch Observability add-on):
+# memory in bytes; per GPU with GpuDevice, else per node (ClusterName, InstanceId, NodeName)
+CONTAINER_INSIGHTS = MetricSource("container-insights", "ContainerInsights",
+                                  "node_gpu_utilization", "node_gpu_memory_used",
+                                  "node_gpu_memory_total", "GpuDevice", 1 / 1048576)
+NEURON_INSIGHTS = MetricSource("container-insights-neuron", "ContainerInsights",
+                               "node_neuroncore_utilization",
+                               "node_neuroncore_memory_usage_total", None, "NeuronCore",
+                               1 / 1048576)
 
 
 class MetricsReader(Protocol):
     """The two CloudWatch reads; None when the call failed (the caller recorded why)."""
 
-    def list_metrics(self, metric_name: str) -> list[dict[str, Any]] | None: ...
+    def list_metrics(self, metric_name: str,
+                     namespace: str = NAMESPACE) -> list[dict[str, Any]] | None: ...
 
     def get_metric_data(self, queries: list[dict[str, Any]], start: dt.datetime,
                         end: dt.datetime) -> list[dict[str, Any]] | None: ...
@@ -58,10 +89,11 @@ class Query:
     period: int
     dims: Dims
     points: int
+    namespace: str = NAMESPACE
 
     def as_api(self) -> dict[str, Any]:
         return {"Id": self.id, "ReturnData": True, "MetricStat": {
-            "Metric": {"Namespace": NAMESPACE, "MetricName": self.metric,
+            "Metric": {"Namespace": self.namespace, "MetricName": self.metric,
                        "Dimensions": [{"Name": k, "Value": v} for k, v in self.dims]},
             "Period": self.period, "Stat": self.stat}}
 
@@ -74,11 +106,12 @@ class Discovery:
     listed: int = 0
 
 
-def discover(reader: MetricsReader, instances: Iterable[str]) -> Discovery | None:
+def discover(reader: MetricsReader, instances: Iterable[str],
+             source: MetricSource = CWAGENT) -> Discovery | None:
     wanted = set(instances)
     found = Discovery({})
-    for name in METRICS:
-        metrics = reader.list_metrics(name)
+    for name in source.metrics:
+        metrics = reader.list_metrics(name, source.namespace)
         if metrics is None:
             return None
         seen: set[Dims] = set()  # dimension sets, order-free
@@ -92,27 +125,34 @@ def discover(reader: MetricsReader, instances: Iterable[str]) -> Discovery | Non
             seen.add(same)
             found.listed += 1
             labels = dict(dims)
-            iid, index = labels.get("InstanceId"), labels.get("index")
+            iid = labels.get("InstanceId")
+            index = labels.get(source.index_dim) or (NODE if source is not CWAGENT else None)
             if iid is None or index is None:
-                found.without_instance += 1
+                if source is CWAGENT or "ClusterName" not in labels or len(labels) > 1:
+                    found.without_instance += 1  # (ClusterName alone: the cluster's figure)
                 continue
             if iid in wanted:
                 found.series.setdefault((iid, index), {}).setdefault(name, []).append(dims)
+    # a node's own devices where published: its node-level average is then not needed
+    per_device = {iid for iid, index in found.series if index != NODE}
+    for key in [k for k in found.series if k[1] == NODE and k[0] in per_device]:
+        del found.series[key]
     return found
 
 
-def plan_queries(found: Discovery, window: Window) -> list[Query]:
+def plan_queries(found: Discovery, window: Window,
+                 source: MetricSource = CWAGENT) -> list[Query]:
     hours = window.hours
     whole = window.end - window.start
     queries: list[Query] = []
     for (iid, index), metrics in sorted(found.series.items()):
-        for name, stat, period, points in ((UTIL, "Average", HOUR, hours),
-                                           (UTIL, "Maximum", HOUR, hours),
-                                           (MEM_USED, "Maximum", HOUR, hours),
-                                           (MEM_TOTAL, "Maximum", whole, 1)):
-            for dims in metrics.get(name, []):
-                queries.append(Query(f"q{len(queries)}", iid, index, name, stat, period, dims,
-                                     points))
+        for name, stat, period, points in ((source.util, "Average", HOUR, hours),
+                                           (source.util, "Maximum", HOUR, hours),
+                                           (source.mem_used, "Maximum", HOUR, hours),
+                                           (source.mem_total, "Maximum", whole, 1)):
+            for dims in metrics.get(name or "", []):
+                queries.append(Query(f"q{len(queries)}", iid, index, str(name), stat, period,
+                                     dims, points, source.namespace))
     return queries
 
 
@@ -219,8 +259,15 @@ def _merged(parts: list[Series]) -> Series:
 
 
 def aggregate(queries: Sequence[Query], data: dict[str, Series], window: Window,
-              lookback_days: float) -> dict[str, dict[str, Any]]:
-    """``{instance id: usage record}`` for every instance with at least one point."""
+              lookback_days: float, source: MetricSource = CWAGENT,
+              devices: Mapping[str, int | None] | None = None) -> dict[str, dict[str, Any]]:
+    """``{instance id: usage record}`` for every instance with at least one point.
+
+    A node-level series (Container Insights without a device dimension) is the average over
+    the node's ``devices[instance]`` accelerators: the busiest of them is at most that many
+    times the average, and each device is given that bound (never fewer used devices, never a
+    lower utilization than one of them can have had)."""
+    util, used, total_name = source.util, source.mem_used, source.mem_total
     by_gpu: dict[tuple[str, str], dict[tuple[str, str], list[Series]]] = {}
     for q in queries:
         series = data.get(q.id)
@@ -231,21 +278,36 @@ def aggregate(queries: Sequence[Query], data: dict[str, Series], window: Window,
     trends: dict[str, Trend] = {}
     for (iid, index), got in sorted(by_gpu.items(), key=lambda kv: (kv[0][0],
                                                                     _index_key(kv[0][1]))):
-        avg = _merged(got[(UTIL, "Average")]) if (UTIL, "Average") in got else ([], [])
-        top = _merged(got[(UTIL, "Maximum")]) if (UTIL, "Maximum") in got else ([], [])
-        mem = [v for s in got.get((MEM_USED, "Maximum"), []) for v in s[1]]
-        total = max((v for s in got.get((MEM_TOTAL, "Maximum"), []) for v in s[1]),
+        avg = _merged(got[(util, "Average")]) if (util, "Average") in got else ([], [])
+        top = _merged(got[(util, "Maximum")]) if (util, "Maximum") in got else ([], [])
+        scale = source.mem_scale
+        mem = [v * scale for s in got.get((used, "Maximum"), []) for v in s[1]]
+        total = max((v * scale for s in got.get((total_name, "Maximum"), []) for v in s[1]),
                     default=None)
         means = avg[1] or top[1]
         times = avg[0] or top[0]
-        maxima = top[1] if len(top[1]) == len(means) else means
-        members.setdefault(iid, []).append(gpu_stats(index, means, top[1] or means, mem, total))
+        tops = top[1] or means
+        count = 1
+        known = (devices or {}).get(iid)
+        if index == NODE:
+            # unknown count: any use may be one device's full use
+            count, factor = (int(known), float(known)) if known else (1, math.inf)
+            means = [0.0 if v == 0 else min(v * factor, 100.0) for v in means]
+            tops = [0.0 if v == 0 else min(v * factor, 100.0) for v in tops]
+        maxima = tops if len(tops) == len(means) else means
+        for i in range(count):
+            stats = gpu_stats(str(i) if index == NODE else index, means, tops, mem, total)
+            if index == NODE:
+                stats["NodeLevel"] = (f"{count} x the node's average (its busiest device's "
+                                      "bound)" if known else "the node's average, its device "
+                                      "count unknown: busy wherever above 0")
+            members.setdefault(iid, []).append(stats)
         trend = trends.get(iid) or trends.setdefault(iid, Trend(window))
         trend.add(times, means, maxima)
     out = {}
     for iid, gpus in members.items():
         member = {"Id": iid, "Hours": max(g["Hours"] for g in gpus), "Gpus": gpus}
-        out[iid] = usage_record("cloudwatch", [member], window, trends[iid], lookback_days)
+        out[iid] = usage_record(source.name, [member], window, trends[iid], lookback_days)
     return out
 
 
@@ -263,18 +325,36 @@ class Collected:
 
 
 def collect_usage(reader: MetricsReader, instances: Iterable[str], window: Window,
-                  lookback_days: float) -> Collected | None:
+                  lookback_days: float, source: MetricSource = CWAGENT,
+                  devices: Mapping[str, int | None] | None = None) -> Collected | None:
     """Discover, fetch and aggregate; None when a call failed."""
-    found = discover(reader, instances)
+    found = discover(reader, instances, source)
     if found is None:
         return None
-    queries = plan_queries(found, window)
+    queries = plan_queries(found, window, source)
     calls = batches(queries)
     data = fetch(reader, calls, window) if calls else {}
     if data is None:
         return None
-    return Collected(aggregate(queries, data, window, lookback_days), len(calls),
-                     minimum_calls(queries), len(queries), found.without_instance)
+    return Collected(aggregate(queries, data, window, lookback_days, source, devices),
+                     len(calls), minimum_calls(queries), len(queries), found.without_instance)
+
+
+# NeuronCores per Neuron device, by family (a node-level average is bounded by their number)
+_CORES_PER_DEVICE = {"inf1": 4, "inf2": 2, "trn1": 2, "trn1n": 2, "trn2": 8, "trn2u": 8}
+
+
+def devices_of(instance_type: object, *, neuron: bool) -> int | None:
+    """GPUs (or NeuronCores) of an instance type, from the catalog; None when unknown."""
+    from scanner.catalog import default_catalog, family_of
+
+    spec = default_catalog().spec(instance_type)
+    if spec is None or not spec.gpu_count or not isinstance(instance_type, str):
+        return None
+    count = int(spec.gpu_count)
+    if neuron:
+        count *= _CORES_PER_DEVICE.get(family_of(instance_type), 8)
+    return count
 
 
 def live_window(now: float, lookback_days: float) -> Window:

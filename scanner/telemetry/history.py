@@ -30,10 +30,12 @@ from scanner.telemetry.aggregate import (
     plausible_time,
     usage_record,
 )
-from scanner.telemetry.files import Members, TelemetryFileError, parse_file, read_text
+from scanner.telemetry.files import Members, TelemetryFileError, parse_file
 
 SCHEMA_FILE = Path(__file__).with_name("history.schema.json")
-MAX_SAMPLES = 5_000_000  # budget over all inline samples of one file
+MAX_SAMPLES = 1_000_000  # budget over all inline samples of one file (counted before parsing)
+MAX_RESOURCES = 100_000  # budget of entries of one file (counted before parsing)
+MAX_FILE_BYTES = 256 * 1024 * 1024  # a history file (1,000,000 samples are ~40 MB)
 
 
 @dataclass
@@ -91,6 +93,23 @@ def _record(source: str, members: Members, key: str, days: float,
     return usage_record(source, out, window, trend, days)
 
 
+def inside(base: Path, name: str, path: str, key: str, text: str) -> Path:
+    """The file an entry names, relative to the history file's directory, symlinks resolved;
+    a name that leads outside that directory (``..``, an absolute path, a symlink out) is an
+    input error, and the file is never opened."""
+    root = base.resolve()
+    try:
+        target = (root / name).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL byte
+        raise TelemetryFileError(path, f"resources.{key}.file: cannot be resolved: {exc}",
+                                 _line_of(text, key)) from None
+    if Path(name).is_absolute() or not target.is_relative_to(root):
+        raise TelemetryFileError(path, f"resources.{key}.file: leads outside the directory of "
+                                       "the history file (a path relative to it, inside it, is "
+                                       "expected); not read", _line_of(text, key))
+    return target
+
+
 def _aggregated_gpu(g: dict[str, Any]) -> dict[str, Any]:
     p95 = float(g["util_p95"])
     return {"Index": str(g["index"]), "Hours": int(g["hours"]),
@@ -104,8 +123,8 @@ def _aggregated_gpu(g: dict[str, Any]) -> dict[str, Any]:
 def _entry_record(key: str, entry: dict[str, Any], base: Path, days: float,
                   end: float | None, path: str, text: str) -> dict[str, Any]:
     if "file" in entry:
-        target = (base / entry["file"]).resolve()
-        fmt, members = parse_file(target, entry.get("format"))
+        fmt, members = parse_file(inside(base, entry["file"], path, key, text),
+                                  entry.get("format"))
         return _record(fmt, members, key, days, end)
     member_docs = entry.get("members") or [{"id": key, "gpus": entry["gpus"]}]
     aggregated = all("samples" not in g for m in member_docs for g in m["gpus"])
@@ -143,17 +162,121 @@ def _entry_record(key: str, entry: dict[str, Any], base: Path, days: float,
     return _record("history", members, key, days, end)
 
 
-def load_history(path: Path, lookback_days: float) -> Loaded:
-    """A history file; a file that cannot be used is one error (its keys, if any, unreadable)."""
+def _count(data: bytes) -> tuple[int, int]:
+    """(samples, resources) of a history file, streamed (ijson: nothing is built), stopping as
+    soon as either budget is passed; a document that is not JSON is left to ``json.loads``
+    (whose error names the line)."""
+    import ijson
+
+    samples = resources = 0
+    try:
+        for prefix, event, _ in ijson.parse(data):
+            if event == "start_array" and prefix.endswith(".samples.item"):
+                samples += 1
+                if samples > MAX_SAMPLES:
+                    break
+            elif event == "map_key" and prefix == "resources":
+                resources += 1
+                if resources > MAX_RESOURCES:
+                    break
+    except ijson.JSONError:
+        pass
+    return samples, resources
+
+
+def _skeleton(doc: Any) -> Any:
+    """The document with every GPU's samples cut to the first (for jsonschema: validating
+    samples there costs ~80 us each, a million of them over a minute)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("resources"), dict):
+        return doc
+
+    def gpus(items: Any) -> Any:
+        if not isinstance(items, list):
+            return items
+        return [g | {"samples": g["samples"][:1]} if isinstance(g, dict)
+                and isinstance(g.get("samples"), list) else g for g in items]
+
+    resources = {}
+    for key, entry in doc["resources"].items():
+        if isinstance(entry, dict):
+            entry = dict(entry)
+            if "gpus" in entry:
+                entry["gpus"] = gpus(entry["gpus"])
+            if isinstance(entry.get("members"), list):
+                entry["members"] = [m | {"gpus": gpus(m["gpus"])} if isinstance(m, dict)
+                                    and "gpus" in m else m for m in entry["members"]]
+        resources[key] = entry
+    return doc | {"resources": resources}
+
+
+def _sample_problem(sample: Any) -> tuple[int | None, str] | None:
+    """What is wrong with one sample (the schema's rule: [time, percent, MiB or null]), with
+    the position of the bad item; None when it is right."""
+    if not isinstance(sample, list):
+        return None, f"{sample!r:.40} is not of type 'array'"
+    if not 2 <= len(sample) <= 3:
+        return None, f"{len(sample)} items where a sample has 2 or 3"
+    t, util, *mem = sample
+    if isinstance(t, bool) or not isinstance(t, str | int | float):
+        return 0, f"{t!r:.40} is not of type 'string', 'number'"
+    if isinstance(util, bool) or not isinstance(util, int | float) or not 0 <= util <= 100:
+        return 1, f"{util!r:.40} is not a percentage (a number from 0 to 100)"
+    if mem and mem[0] is not None and (isinstance(mem[0], bool) or not isinstance(
+            mem[0], int | float) or mem[0] < 0):
+        return 2, f"{mem[0]!r:.40} is not a memory size in MiB (a number >= 0) or null"
+    return None
+
+
+def _problems(doc: Any) -> list[tuple[list[str | int], str]]:
+    """Every (path, message) of the document against the schema: jsonschema on its skeleton,
+    then the samples by the same rule, in one pass at C-loop speed."""
     import jsonschema
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    out = [(list(e.absolute_path), e.message) for e in validator.iter_errors(_skeleton(doc))]
+    if out or not isinstance(doc, dict):
+        return out
+    for key, entry in doc["resources"].items():
+        for m, member in enumerate(entry.get("members") or [entry]):
+            for g, gpu in enumerate(member.get("gpus") or []):
+                for i, sample in enumerate(gpu.get("samples") or []):
+                    problem = _sample_problem(sample)
+                    if problem is not None:
+                        where: list[str | int] = ["resources", key]
+                        where += ["members", m] if "members" in entry else []
+                        where += ["gpus", g, "samples", i]
+                        where += [problem[0]] if problem[0] is not None else []
+                        out.append((where, problem[1]))
+                        break
+    return out
+
+
+def load_history(path: Path, lookback_days: float) -> Loaded:
+    """A history file; a file that cannot be used is one error (its keys, if any, unreadable).
+    The sample and resource budgets are counted on the raw bytes, streamed, before the file is
+    parsed or validated."""
+    from scanner.safe_read import ReadError, decode_text, encoding_of, read_regular
 
     out = Loaded(files=[str(path)])
     try:
-        text = read_text(path)
-        doc = json.loads(text, parse_constant=_no_constant)
-    except TelemetryFileError as exc:
-        out.errors.append(InputError(exc.path, exc.reason, exc.line))
+        data = read_regular(path, limit=MAX_FILE_BYTES)
+        text = decode_text(data)
+    except ReadError as exc:
+        out.errors.append(InputError(str(path), f"cannot read: {exc.reason}"))
         return out
+    except UnicodeDecodeError as exc:
+        out.errors.append(InputError(str(path), f"not text in {exc.encoding}: {exc.reason}"))
+        return out
+    samples, resources = _count(data if encoding_of(data) == ("utf-8", 0)
+                                else text.encode("utf-8"))
+    if samples > MAX_SAMPLES or resources > MAX_RESOURCES:
+        what = (f"more than {MAX_SAMPLES:,} samples" if samples > MAX_SAMPLES
+                else f"more than {MAX_RESOURCES:,} resources")
+        out.errors.append(InputError(str(path), f"{what}: over the budget of a utilization "
+                                                "history (aggregate them first); not read"))
+        return out
+    try:
+        doc = json.loads(text, parse_constant=_no_constant)
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         constant = str(exc).split(" ", 1)[0]
@@ -162,29 +285,20 @@ def load_history(path: Path, lookback_days: float) -> Loaded:
         out.errors.append(InputError(str(path), f"not a utilization history: not valid JSON: "
                                                 f"{getattr(exc, 'msg', exc)}", line))
         return out
-    validator = jsonschema.Draft202012Validator(load_schema())
-    problems = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    problems = sorted(_problems(doc), key=lambda e: list(map(str, e[0])))
     if problems:
-        err = problems[0]
-        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        resource = (str(err.absolute_path[1]) if len(err.absolute_path) > 1
-                    and err.absolute_path[0] == "resources" else None)
+        where_list, message = problems[0]
+        where = ".".join(str(p) for p in where_list) or "(top level)"
+        resource = (str(where_list[1]) if len(where_list) > 1
+                    and where_list[0] == "resources" else None)
         line = _line_of(text, resource) if resource else None
         out.errors.append(InputError(str(path), f"not a utilization history: key '{where}': "
-                                                f"{err.message}", line))
+                                                f"{message}", line))
         if resource is None or not isinstance(doc, dict):
             return out
-        bad = {resource}
+        bad = {str(p[1]) for p, _ in problems if len(p) > 1 and p[0] == "resources"}
     else:
         bad = set()
-    samples = sum(len(g.get("samples") or []) for e in doc["resources"].values()
-                  if isinstance(e, dict) for m in (e.get("members") or [e])
-                  if isinstance(m, dict) for g in (m.get("gpus") or []) if isinstance(g, dict))
-    if samples > MAX_SAMPLES:
-        out.errors.append(InputError(str(path), f"{samples} samples: more than the budget of "
-                                                f"{MAX_SAMPLES}; aggregate them first"))
-        out.unreadable.update(dict.fromkeys(doc["resources"], f"{path}: too many samples"))
-        return out
     days = float(doc.get("lookback_days") or lookback_days)
     try:
         end = _epoch(doc["end"]) if doc.get("end") else None
@@ -215,9 +329,48 @@ def load_raw(key: str, path: Path, lookback_days: float) -> Loaded:
     return out
 
 
-def load_utilization(specs: Sequence[str], lookback_days: float) -> Loaded:
-    """Every ``--utilization`` value: FILE (a history file) or KEY=FILE (a DCGM/nvidia-smi file)."""
+def load_prometheus(url: str, lookback_days: float) -> Loaded:
+    """``--prometheus-url``: every host's DCGM utilization, keyed by host and by group label
+    (``scanner.telemetry.prometheus``); a server that cannot be read is one error."""
+    from scanner.telemetry.aggregate import telemetry_end
+    from scanner.telemetry.dcgm import DcgmError
+    from scanner.telemetry.prometheus import (
+        PrometheusError,
+        client_from_env,
+        read_prometheus,
+        shown_url,
+    )
+
+    shown = shown_url(url)
+    out = Loaded(files=[shown])
+    end = telemetry_end()
+    window = Window.ending(end, lookback_days)
+    try:
+        fetched = read_prometheus(client_from_env(url), window)
+    except PrometheusError as exc:
+        out.errors.append(InputError(shown, f"cannot read Prometheus: {exc.reason}"))
+        return out
+    except DcgmError as exc:
+        out.errors.append(InputError(shown, f"not DCGM exporter data: {exc.reason}"))
+        return out
+    for host, gpus in fetched.members.items():
+        if host:
+            out.records[host] = _record("prometheus", {host: gpus}, host, lookback_days,
+                                        window.end)
+    for key, hosts in sorted(fetched.groups.items()):
+        if key not in out.records:
+            members = {h: fetched.members[h] for h in sorted(hosts) if h in fetched.members}
+            out.records[key] = _record("prometheus", members, key, lookback_days, window.end)
+    return out
+
+
+def load_utilization(specs: Sequence[str], lookback_days: float,
+                     prometheus_url: str | None = None) -> Loaded:
+    """Every ``--utilization`` value: FILE (a history file) or KEY=FILE (a DCGM/nvidia-smi file),
+    and ``--prometheus-url``."""
     out = Loaded()
+    if prometheus_url:
+        out.extend(load_prometheus(prometheus_url, lookback_days))
     for spec in specs:
         key, sep, file = spec.partition("=")
         if sep and key and not Path(spec).exists():
@@ -253,6 +406,14 @@ def attach(result: SourceResult, loaded: Loaded) -> None:
             result.resources.append(Resource(TELEMETRY, f"telemetry:{r.id}",
                                              {"Target": r.id, **record}, r.provenance, r.scope,
                                              declared=False))
+            if record.get("Source") == "neuron-monitor":  # measured, and said
+                top = max((g.get("UtilMax") or 0.0 for m in record["Members"]
+                           for g in m["Gpus"]), default=0.0)
+                result.notices.append(Notice(
+                    loaded.files[0] if loaded.files else "--utilization",
+                    f"{r.id}: NeuronCore utilization at most {top:g} % over {record['Hours']} "
+                    "hours (neuron-monitor); the right-sizing policies do not judge Neuron "
+                    "instances"))
     for scope, sample in sorted(scopes.items()):
         if unreadable_only:
             result.gaps.append(Gap(scope, (TELEMETRY, COVERAGE),

@@ -13,8 +13,6 @@ The window is the last ``lookback_days`` of complete hours (``audit --lookback-d
 from __future__ import annotations
 
 import datetime as dt
-import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +20,6 @@ from scanner.aws.collectors.base import Call, Collector, RegionContext
 from scanner.aws.normalize import make
 from scanner.catalog import is_gpu_type, is_neuron_type
 from scanner.telemetry import COVERAGE, TELEMETRY
-
-END_ENV = "GPUAUDIT_TELEMETRY_END"
 
 
 @dataclass
@@ -40,23 +36,18 @@ def configure(*, lookback_days: float) -> None:
 
 
 def _now() -> float:
-    text = os.environ.get(END_ENV, "").strip()
-    if not text:
-        return time.time()
-    stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=dt.timezone.utc)
-    return stamp.timestamp()
+    from scanner.telemetry.aggregate import telemetry_end
+
+    return telemetry_end()
 
 
 class _Reader:
     def __init__(self, ctx: RegionContext) -> None:
         self.ctx = ctx
 
-    def list_metrics(self, metric_name: str) -> list[dict[str, Any]] | None:
-        from scanner.telemetry.cloudwatch import NAMESPACE
-
-        return self.ctx.list("cloudwatch", "ListMetrics", "Metrics", Namespace=NAMESPACE,
+    def list_metrics(self, metric_name: str,
+                     namespace: str = "CWAgent") -> list[dict[str, Any]] | None:
+        return self.ctx.list("cloudwatch", "ListMetrics", "Metrics", Namespace=namespace,
                              MetricName=metric_name)
 
     def get_metric_data(self, queries: list[dict[str, Any]], start: dt.datetime,
@@ -67,28 +58,62 @@ class _Reader:
 
 
 def run(ctx: RegionContext) -> None:
-    from scanner.telemetry.cloudwatch import collect_usage, live_window
+    """CWAgent NVIDIA metrics for the running NVIDIA instances; Container Insights GPU metrics
+    for those without them (EKS nodes); Container Insights Neuron metrics for Neuron ones."""
+    from scanner.telemetry.cloudwatch import (
+        CONTAINER_INSIGHTS,
+        CWAGENT,
+        NEURON_INSIGHTS,
+        Collected,
+        collect_usage,
+        devices_of,
+        live_window,
+    )
 
-    instances = sorted(
-        r.id for r in ctx.result.resources
-        if r.kind == "ec2.instance" and r.scope == ctx.scope and r.get("State") == "running"
-        and is_gpu_type(r.get("InstanceType")) and not is_neuron_type(r.get("InstanceType")))
+    running = [r for r in ctx.result.resources
+               if r.kind == "ec2.instance" and r.scope == ctx.scope
+               and r.get("State") == "running" and is_gpu_type(r.get("InstanceType"))]
+    types = {r.id: r.get("InstanceType") for r in running}
+    nvidia = sorted(i for i, t in types.items() if not is_neuron_type(t))
+    neuron = sorted(i for i, t in types.items() if is_neuron_type(t))
     days = SETTINGS.lookback_days
     window = live_window(_now(), days)
-    collected = collect_usage(_Reader(ctx), instances, window, days) if instances else None
-    if instances and collected is None:
+    reader = _Reader(ctx)
+    runs: list[Collected] = []
+    collected = collect_usage(reader, nvidia, window, days) if nvidia else None
+    if nvidia and collected is None:
         return  # a call failed: recorded as an error and a Gap on both kinds
-    for iid, record in sorted((collected.records if collected else {}).items()):
+    records = dict(collected.records) if collected else {}
+    runs += [collected] if collected else []
+    for source, ids in ((CONTAINER_INSIGHTS, [i for i in nvidia if i not in records]),
+                        (NEURON_INSIGHTS, neuron)):
+        if not ids:
+            continue
+        devices = {i: devices_of(types[i], neuron=source is NEURON_INSIGHTS) for i in ids}
+        more = collect_usage(reader, ids, window, days, source, devices)
+        if more is None:
+            return
+        records |= more.records
+        runs.append(more)
+    for iid, record in sorted(records.items()):
         ctx.add(make(ctx, TELEMETRY, f"telemetry:{iid}", {"Target": iid, **record}))
+        if iid in neuron:  # measured, and said: RS-* judge NVIDIA types only
+            top = max((g.get("UtilMax") or 0.0 for m in record["Members"] for g in m["Gpus"]),
+                      default=0.0)
+            ctx.notice("cloudwatch", f"{iid} ({types[iid]}): NeuronCore utilization at most "
+                                     f"{top:g} % over {record['Hours']} hours of the last "
+                                     f"{days:g} days (Container Insights); the right-sizing "
+                                     "policies do not judge Neuron instances")
     attrs: dict[str, Any] = {"Source": "cloudwatch", "LookbackDays": days,
-                             "Instances": len(instances)}
-    if collected is not None:
-        attrs |= {"Series": collected.series, "GetMetricDataCalls": collected.calls,
-                  "MinimumCalls": collected.minimum}
-        if collected.without_instance:
-            ctx.notice("cloudwatch", f"{collected.without_instance} CWAgent NVIDIA series carry "
-                                     "no InstanceId dimension and cannot be tied to an instance "
-                                     "(add append_dimensions to the agent configuration)")
+                             "Instances": len(nvidia) + len(neuron)}
+    if runs:
+        attrs |= {"Series": sum(r.series for r in runs),
+                  "GetMetricDataCalls": sum(r.calls for r in runs),
+                  "MinimumCalls": sum(r.minimum for r in runs)}
+    if collected is not None and collected.without_instance:
+        ctx.notice("cloudwatch", f"{collected.without_instance} {CWAGENT.namespace} NVIDIA "
+                                 "series carry no InstanceId dimension and cannot be tied to an "
+                                 "instance (add append_dimensions to the agent configuration)")
     ctx.add(make(ctx, COVERAGE, f"telemetry-coverage:{ctx.scope}", attrs))
 
 

@@ -10,10 +10,17 @@ from typing import Any
 
 from scanner.compute.index import Views
 from scanner.compute.launch import decisive, placement, subnet_values
-from scanner.compute.purchase import group_split
+from scanner.compute.purchase import (
+    REJECTED_SPOT_TEMPLATE,
+    capacity_text,
+    group_option,
+    group_split,
+    reservation_option,
+)
 from scanner.compute.registry import GROUP, LAUNCHES, MEASURED, PLACES, SPOT, extractor
 from scanner.compute.values import as_list, to_int, to_price
 from scanner.compute.view import (
+    ON_DEMAND,
     Attr,
     Capacity,
     ComputeView,
@@ -23,6 +30,7 @@ from scanner.compute.view import (
     TemplateUse,
     Types,
 )
+from scanner.compute.view import SPOT as SPOT_OPTION
 from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Unknown, dig
 
@@ -88,15 +96,21 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
         isinstance(mip, dict) and mip) else None, all_spot=template_spot, base=base,
         percent=percent)
 
+    rejected = ""
+    if isinstance(mip, dict) and mip and lt is not None and lt_spec is not None and \
+            lt_spec.spot_market is True:
+        rejected = REJECTED_SPOT_TEMPLATE.format(group=r.id, template=lt.id)
     spot: tuple[SpotOffer, ...] | Unknown = ()
-    if mip:
+    if mip and not rejected:
         if isinstance(split, Unknown):
             spot = split
         elif split is not None and split.spot > 0:
             price = dig(a, f"{DIST}.SpotMaxPrice")
             offered = types or [Unknown("instance types chosen by attributes "
                                         "(InstanceRequirements)")]
-            spot = tuple(SpotOffer(t, price, f"{DIST}.SpotMaxPrice", split.spot)
+            basis = f"{split.spot} spot of {capacity_text(split)}"
+            spot = tuple(SpotOffer(t, price, f"{DIST}.SpotMaxPrice", split.spot,
+                                   count_basis=basis)
                          for t in dict.fromkeys(offered))
 
     inherited: tuple[Attr, ...] = ()
@@ -117,8 +131,26 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
         uses.append(TemplateUse(lt, tuple(override_types)))
     if lc is not None:
         uses.append(TemplateUse(lc))
+    template_option: str | Unknown = ON_DEMAND
+    template_path = ""
+    for template, tspec in ((lt, lt_spec), (lc, lc_spec)):
+        if template is not None and tspec is not None:
+            template_option = tspec.option if template is lt else (
+                SPOT_OPTION if template_spot is True else ON_DEMAND)
+            template_path = f"{template.id}: {tspec.option_path}" if tspec.option_path else ""
+            break
+    has_mip = isinstance(mip, Unknown) or (isinstance(mip, dict) and bool(mip))
+    option, option_path = group_option(
+        split, template_option, template_path,
+        reservation_option(r.get("CapacityReservationSpecification"),
+                           "CapacityReservationSpecification"),
+        DIST if has_mip else "")
+    if rejected:
+        option, option_path = Unknown("AWS rejects its purchase configuration"), DIST
     prices = r.get(SPOT_PRICES.attribute)
     purchase = Purchase(
+        option=option, option_path=option_path, rejected=rejected,
+        mixed_policy=isinstance(mip, dict) and bool(mip),
         spot=spot, split=split, on_demand_base=base, on_demand_percent=percent,
         strategy=Attr(dig(a, f"{DIST}.SpotAllocationStrategy"), f"{DIST}.SpotAllocationStrategy"),
         maybe_spot=bool(mip) or (lt_spec is not None and lt_spec.spot_market is not False),

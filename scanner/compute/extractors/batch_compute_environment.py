@@ -66,6 +66,15 @@ def expand(entries: list[Any]) -> tuple[list[Any], frozenset[str]]:
     return list(dict.fromkeys(types)), frozenset(several)
 
 
+def _one_type(value: Any) -> Any:
+    """An entry of InstanceTypes: a name, or Unknown for anything else (a nested list, a
+    mapping: never a value that breaks a set)."""
+    if isinstance(value, str | Unknown):
+        return value
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    return Unknown(f"{CR}.InstanceTypes: {shown} is not an instance type")
+
+
 @extractor("batch.compute_environment", provides=(LAUNCHES, PLACES, SPOT, GROUP, DEVICES),
            reads=("ec2.launch_template",), rank=9)
 def batch_compute_environment(r: Resource, views: Views) -> ComputeView:
@@ -92,7 +101,7 @@ def batch_compute_environment(r: Resource, views: Views) -> ComputeView:
     if isinstance(raw, Unknown):
         types: list[Any] = [raw]
     else:
-        types, several = expand([t for t in as_list(raw) if t is not None])
+        types, several = expand([_one_type(t) for t in as_list(raw) if t is not None])
         if not types and lt_spec is not None and lt_spec.instance_type.value is not None:
             types = [lt_spec.instance_type.value]
     types = types or [Unknown("no instance type")]

@@ -20,7 +20,9 @@ from scanner.compute.purchase import group_split
 from scanner.compute.registry import DEVICES, GROUP, LAUNCHES, MEASURED, PLACES, extractor
 from scanner.compute.values import as_list, to_int
 from scanner.compute.view import (
+    CAPACITY_BLOCK,
     NOT_SET,
+    ON_DEMAND,
     Attr,
     Capacity,
     ComputeView,
@@ -31,6 +33,7 @@ from scanner.compute.view import (
     TemplateUse,
     Types,
 )
+from scanner.compute.view import SPOT as SPOT_OPTION
 from scanner.model import Resource, Unknown
 
 DEFAULT_TYPE = "t3.medium"  # EKS's instance type when neither the group nor its template names one
@@ -88,7 +91,9 @@ def eks_nodegroup(r: Resource, views: Views) -> ComputeView:
     spot: bool | Unknown = market if isinstance(market, Unknown) else (
         isinstance(market, str) and market.strip().upper() == "SPOT")
     split = group_split(capacity, None, all_spot=spot, base=NOT_SET, percent=NOT_SET)
+    option, option_path = nodegroup_option(market, spot, r, lt, lt_spec)
     purchase = Purchase(
+        option=option, option_path=option_path,
         spot=(),  # no max price to judge: EKS offers none
         split=split, fixed_market=True, maybe_spot=spot is not False,
         strategy=Attr(EKS_SPOT_STRATEGY if spot is True else None, "CapacityType"),
@@ -126,3 +131,19 @@ def eks_nodegroup(r: Resource, views: Views) -> ComputeView:
         devices=devices, network=network, templates=uses,
         members=tuple(dict.fromkeys(members)),
         active=r.declared or status not in GONE, running=r.declared or status not in GONE)
+
+
+def nodegroup_option(market: Any, spot: bool | Unknown, r: Resource, lt: Resource | None,
+                     lt_spec: Any) -> tuple[str | Unknown, str]:
+    """CapacityType decides (ON_DEMAND, SPOT, CAPACITY_BLOCK); on-demand nodes launched from a
+    template that targets a reservation run in it."""
+    if isinstance(spot, Unknown):
+        return spot, "CapacityType"
+    if spot:
+        return SPOT_OPTION, "CapacityType"
+    if isinstance(market, str) and market.strip().upper() == "CAPACITY_BLOCK":
+        return CAPACITY_BLOCK, "CapacityType"
+    if lt is not None and lt_spec is not None and lt_spec.option not in (SPOT_OPTION, ON_DEMAND):
+        path = f"{lt.id}: {lt_spec.option_path}" if lt_spec.option_path else ""
+        return lt_spec.option, path
+    return ON_DEMAND, ""

@@ -59,6 +59,9 @@ def node_group(r: Resource, views: Views) -> ComputeView:
                        devices=_devices(r, managed), network=_network(r))
 
 
+SELECTED = "chosen by eksctl's instanceSelector when the group is created"
+
+
 def _types(r: Resource, managed: bool, dist: Any) -> Types:
     selector = r.get("InstanceSelector")
     listed: list[Any] = []
@@ -71,11 +74,10 @@ def _types(r: Resource, managed: bool, dist: Any) -> Types:
     itype = r.get("InstanceType")
     if not listed and itype is not None and itype != "mixed":
         listed = [itype]
+    if not listed and isinstance(selector, Unknown):
+        return Types((selector,))
     if not listed and isinstance(selector, dict) and selector:
-        gpus = to_int(selector.get("gpus"))
-        gpu: bool | Unknown = gpus if isinstance(gpus, Unknown) else bool(gpus)
-        return Types((Unknown("chosen by eksctl's instanceSelector when the group is created"),),
-                     GpuRequirement(gpu, "InstanceSelector", f"gpus {gpus}"))
+        return Types((), selector_requirement(selector))
     if not listed:
         if managed and r.get("LaunchTemplate") is not None:
             return Types((Unknown("the instance type of its launch template (not in the "
@@ -84,6 +86,32 @@ def _types(r: Resource, managed: bool, dist: Any) -> Types:
     return Types(tuple(t if isinstance(t, str | Unknown) else Unknown(f"{t!r} is not an "
                                                                         "instance type")
                        for t in listed))
+
+
+def selector_requirement(selector: dict[str, Any]) -> GpuRequirement:
+    """What an ``instanceSelector`` says about GPUs: ``gpus`` 1 or more asks for GPU types,
+    ``gpus: 0`` excludes them, and without ``gpus`` it asks for none (vCPUs, memory and the
+    CPU architecture only: judged as what it asks for, CPU compute, as a launch template's
+    InstanceRequirements without accelerator attributes is)."""
+    path = "InstanceSelector.gpus"
+    if "gpus" not in selector or selector["gpus"] is None:
+        asked = ", ".join(f"{k} {v}" for k, v in selector.items()
+                          if isinstance(v, str | int | float))
+        return GpuRequirement(False, "InstanceSelector",
+                              f"no gpus ({asked or 'no criteria'}): types without GPUs asked")
+    gpus = to_int(selector["gpus"])
+    if isinstance(gpus, Unknown):
+        return GpuRequirement(Unknown(f"instanceSelector.gpus is not known: {gpus.reason}"),
+                              path)
+    if gpus is None or gpus < 0:
+        return GpuRequirement(Unknown(f"instanceSelector.gpus {selector['gpus']!r} is not a "
+                                      "GPU count"), path)
+    return GpuRequirement(gpus >= 1, path, f"gpus {gpus}")
+
+
+def _offered(types: Types) -> tuple[Any, ...]:
+    """The types spot capacity is offered for: those named, else one that is not known."""
+    return types.values or (Unknown(SELECTED),)
 
 
 def _capacity(r: Resource) -> Capacity:
@@ -121,7 +149,7 @@ def _unmanaged_purchase(r: Resource, types: Types, capacity: Capacity, dist: Any
         elif split is not None and split.spot > 0:
             price = dist.get("MaxPrice") if isinstance(dist, dict) else None
             spot = tuple(SpotOffer(t, price, f"{DIST}.MaxPrice", split.spot)
-                         for t in dict.fromkeys(types.values))
+                         for t in dict.fromkeys(_offered(types)))
     strategy = dist.get("SpotAllocationStrategy") if isinstance(dist, dict) else dist
     return Purchase(spot=spot, split=split, on_demand_base=base, on_demand_percent=percent,
                     strategy=Attr(strategy, f"{DIST}.SpotAllocationStrategy"),
@@ -133,7 +161,7 @@ def _managed_purchase(r: Resource, types: Types) -> Purchase:
     if spot is not True and not isinstance(spot, Unknown):
         return Purchase()
     pools = (SpotPools(
-        spot=spot, types=types.values,
+        spot=spot, types=_offered(types),
         strategy=Attr("capacity-optimized", "", note="EKS allocates a managed node group's "
                                                      "spot capacity (capacity-optimized)"),
         default_strategy="capacity-optimized", chosen_by_service=True,

@@ -10,6 +10,8 @@ from scanner.compute.launch import placement, subnet_values
 from scanner.compute.registry import LAUNCHES, PLACES, SPOT, extractor
 from scanner.compute.values import as_list, to_int
 from scanner.compute.view import (
+    MIXED,
+    ON_DEMAND,
     Attr,
     Capacity,
     ComputeView,
@@ -19,6 +21,7 @@ from scanner.compute.view import (
     TemplateUse,
     Types,
 )
+from scanner.compute.view import SPOT as SPOT_OPTION
 from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Unknown
 
@@ -71,8 +74,20 @@ def fleet(r: Resource, views: Views) -> ComputeView:
         r, types=Types(tuple(types)),
         capacity=Capacity(desired=Attr(total, f"{TARGET}.TotalTargetCapacity")),
         purchase=Purchase(spot=offers, maybe_spot=bool(offers),
+                          option=_fleet_option(total, spot, bool(offers)),
+                          option_path=TARGET,
                           current_spot_prices=prices if isinstance(prices, dict) else None),
         network=Network(placed=True, subnets=placement(subnet_values(subnets), (), views.index,
                                                        r.scope, attached_interface=attached),
                         subnets_path="LaunchTemplateConfigs"),
         templates=tuple(uses))
+
+
+def _fleet_option(total: Any, spot: Any, any_spot: bool) -> str | Unknown:
+    if isinstance(total, Unknown):
+        return total
+    if not any_spot:
+        return ON_DEMAND
+    if isinstance(total, int) and isinstance(spot, int) and 0 < spot < total:
+        return MIXED
+    return SPOT_OPTION

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 from scanner.compute.index import Views
 from scanner.compute.launch import (
+    LaunchSpec,
     decisive,
     launch_spec,
     placement,
     root_from_ami,
     subnet_values,
 )
+from scanner.compute.purchase import reservation_option
 from scanner.compute.registry import DEVICES, LAUNCHES, MEASURED, PLACES, SPOT, extractor
 from scanner.compute.view import (
+    CAPACITY_BLOCK,
+    ON_DEMAND,
+    RESERVATION_OPEN,
     Attr,
     ComputeView,
     Device,
@@ -27,6 +32,7 @@ from scanner.compute.view import (
     TemplateUse,
     Types,
 )
+from scanner.compute.view import SPOT as SPOT_OPTION
 from scanner.model import Resource, Unknown
 
 GONE = ("terminated", "shutting-down")
@@ -97,8 +103,29 @@ def instance(r: Resource, views: Views) -> ComputeView:
         on_spot = own.spot_market
     else:
         on_spot = lt_spec.spot_market
+    option, option_path = instance_option(r, own, lt, lt_spec)
     return ComputeView(
-        r, types=types, purchase=Purchase(spot=spot, maybe_spot=own.spot_market is not False),
+        r, types=types, purchase=Purchase(spot=spot, maybe_spot=own.spot_market is not False,
+                                          option=option, option_path=option_path),
         devices=devices, network=network, templates=uses,
         active=r.declared or r.get("State") not in GONE,
         running=r.declared or r.get("State") == "running", on_spot=on_spot)
+
+
+def instance_option(r: Resource, own: LaunchSpec, lt: Resource | None,
+                    lt_spec: LaunchSpec | None) -> tuple[str | Unknown, str]:
+    """Live: the instance's lifecycle (spot, capacity-block) and the reservation it runs in;
+    declared: its own market and reservation settings, else its launch template's."""
+    if not r.declared:
+        life = r.get("InstanceLifecycle")
+        if isinstance(life, str) and life.lower() in (SPOT_OPTION, CAPACITY_BLOCK):
+            return life.lower(), "InstanceLifecycle"
+        option, path = reservation_option(r.get("CapacityReservationSpecification"),
+                                          "CapacityReservationSpecification")
+        if option == ON_DEMAND and r.get("CapacityReservationId"):
+            return RESERVATION_OPEN, "CapacityReservationId"
+        return option, path
+    if own.option != ON_DEMAND or lt_spec is None or lt is None:
+        return own.option, own.option_path
+    path = f"{lt.id}: {lt_spec.option_path}" if lt_spec.option_path else ""
+    return lt_spec.option, path

@@ -32,6 +32,7 @@ from scanner.model import Resource, Unknown
 
 NODE_CLASS = "karpenter.ec2_node_class"
 STRATEGY = "price-capacity-optimized"
+AUTO_MODE_GROUP = "eks.amazonaws.com"
 _ALIAS_FAMILIES = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket",
                    "windows2019": "Windows2019", "windows2022": "Windows2022",
                    "windows2025": "Windows2025"}
@@ -93,6 +94,12 @@ def _node_class(r: Resource, views: Views) -> tuple[Resource | None, Unknown]:
         return None, Unknown(f"the EC2NodeClass it names is not known: {name.reason}")
     if not isinstance(name, str) or not name:
         return None, Unknown("it names no EC2NodeClass")
+    group = ref.get("Group") if isinstance(ref, dict) else None
+    if isinstance(group, str) and group.strip() == AUTO_MODE_GROUP:
+        # EKS Auto Mode's NodeClass (eks.amazonaws.com/v1): its subnets and storage are EKS's
+        # own settings, not an EC2NodeClass's
+        return None, Unknown(f"it uses the EKS Auto Mode NodeClass {name}, whose subnets "
+                             "gpuaudit does not read")
     found = views.index.resolve(name, r.scope, NODE_CLASS)
     if found is not None:
         return found, Unknown("")

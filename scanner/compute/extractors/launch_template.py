@@ -14,8 +14,17 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.compute.index import Views
+from scanner.compute.purchase import capacity_text
 from scanner.compute.registry import DEVICES, LAUNCHES, SPOT, extractor
-from scanner.compute.view import ComputeView, Device, Network, Purchase, SpotOffer, Types
+from scanner.compute.view import (
+    ComputeView,
+    Device,
+    Network,
+    Purchase,
+    SpotOffer,
+    TemplateUse,
+    Types,
+)
 from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Unknown
 
@@ -35,8 +44,10 @@ def launch_template(r: Resource, views: Views) -> ComputeView:
         offered = types or [Unknown("instance types chosen by attributes (InstanceRequirements)"
                                     if requirement is not None
                                     else "no instance type in the template")]
+        count, basis = consumer_capacity(uses)
         spot: tuple[SpotOffer, ...] | Unknown = tuple(
-            SpotOffer(t, spec.spot_max_price.value, spec.spot_max_price.path, None)
+            SpotOffer(t, spec.spot_max_price.value, spec.spot_max_price.path, count,
+                      count_basis=basis)
             for t in dict.fromkeys(offered))
     else:
         spot = spec.spot_market if isinstance(spec.spot_market, Unknown) else ()
@@ -53,5 +64,52 @@ def launch_template(r: Resource, views: Views) -> ComputeView:
     return ComputeView(
         r, types=Types(tuple(types), requirement),
         purchase=Purchase(spot=spot, maybe_spot=spec.spot_market is not False,
+                          option=spec.option, option_path=spec.option_path,
                           current_spot_prices=prices if isinstance(prices, dict) else None),
         devices=devices, network=Network(placed=False, public_ip=spec.public_ip))
+
+
+NO_CONSUMER = "no group or instance in the scan launches it"
+
+
+def consumer_capacity(uses: list[tuple[ComputeView, TemplateUse]]) -> tuple[int | None, str]:
+    """The spot capacity a spot template's offer stands for: the capacity of its consumers that
+    take their market from it (a group at its split's capacity, desired, else MinSize, and
+    MaxSize when desired is 0; an instance as one), each consumer once, and the basis saying
+    whose. Consumers judged on their own spot settings (their own market options, a group's
+    mixed instances policy, a fleet's overrides), a configuration AWS rejects, a group's member
+    and capacity that is gone are not counted here. None: a consumer's size is not known."""
+    parts: list[str] = []
+    total = 0
+    unknown: list[str] = []
+    skipped: list[str] = []
+    for view, _use in uses:
+        r = view.resource
+        if view.managed_by is not None or not view.active:
+            continue
+        if view.purchase.rejected:
+            skipped.append(f"{r.id} is not counted: AWS rejects this template in its mixed "
+                           "instances policy (ASG-004)")
+            continue
+        if view.purchase.spot != ():  # its own offers (or their Unknown) are judged on it
+            skipped.append(f"{r.id} is judged on its own spot settings")
+            continue
+        if view.capacity is None:
+            if not r.declared and (r.get("AutoScalingGroupName") or not view.running):
+                continue  # a group's member (counted at the group), or not running
+            total += 1
+            parts.append(f"{r.id}: 1 instance")
+            continue
+        split = view.purchase.split
+        if isinstance(split, Unknown):
+            unknown.append(f"{r.id}: capacity not known ({split.reason})")
+        elif split is None:
+            parts.append(f"{r.id}: 0 (MaxSize 0)")
+        else:
+            total += split.desired
+            parts.append(f"{r.id}: {capacity_text(split)}")
+    if unknown:
+        return None, "; ".join(unknown + parts + skipped)
+    if not parts:
+        return 0, "; ".join(skipped) or NO_CONSUMER
+    return total, " + ".join(parts)

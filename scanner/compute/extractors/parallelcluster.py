@@ -52,7 +52,16 @@ def _types_of(cr: dict[str, Any]) -> list[Any]:
             out.append(item["InstanceType"])
     types = cr.get("InstanceTypes")
     out.extend(types if isinstance(types, list) else [types] if types is not None else [])
-    return out
+    return [_one_type(t) for t in out]
+
+
+def _one_type(value: Any) -> Any:
+    """An instance type as written, or Unknown for a value of another shape (a list, a
+    mapping: never a value that breaks a set)."""
+    if isinstance(value, str | Unknown):
+        return value
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    return Unknown(f"{shown} is not an instance type")
 
 
 @extractor("parallelcluster.queue", provides=(LAUNCHES, PLACES, SPOT, POOLS, DEVICES), rank=50)
@@ -154,7 +163,7 @@ def head_node(r: Resource, views: Views) -> ComputeView:
     elif isinstance(eip, Unknown):
         flags = (Attr(eip, "Networking.ElasticIp"),)
     return ComputeView(
-        r, types=Types((itype if itype is not None else Unknown("no instance type"),)),
+        r, types=Types((_one_type(itype) if itype is not None else Unknown("no instance type"),)),
         devices=(_root(r.get("LocalStorage.RootVolume"), "LocalStorage.RootVolume",
                        "the head node's root volume"),),
         network=Network(placed=True, subnets=(subnet,) if subnet is not None else

@@ -11,6 +11,7 @@ from scanner.compute.launch import launch_spec, placement, subnet_values
 from scanner.compute.registry import DEVICES, LAUNCHES, PLACES, SPOT, extractor
 from scanner.compute.values import as_list, iter_dicts, ordinal, to_int
 from scanner.compute.view import (
+    MIXED,
     Attr,
     Capacity,
     ComputeView,
@@ -21,6 +22,7 @@ from scanner.compute.view import (
     TemplateUse,
     Types,
 )
+from scanner.compute.view import SPOT as SPOT_OPTION
 from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Unknown
 
@@ -92,11 +94,14 @@ def spot_fleet(r: Resource, views: Views) -> ComputeView:
 
     spot: tuple[SpotOffer, ...] = () if count is not None and count <= 0 else tuple(offers)
     types = [t for t in types if t is not None] or [Unknown("no instance type")]
+    mixed = isinstance(od, int) and od > 0
     prices = r.get(SPOT_PRICES.attribute)
     return ComputeView(
         r, types=Types(tuple(types)),
         capacity=Capacity(desired=Attr(total, f"{CONFIG}.TargetCapacity")),
-        purchase=Purchase(spot=spot, maybe_spot=True, on_demand_base=Attr(
+        purchase=Purchase(option=MIXED if mixed else SPOT_OPTION,
+                          option_path=f"{CONFIG}.OnDemandTargetCapacity" if mixed else CONFIG,
+                          spot=spot, maybe_spot=True, on_demand_base=Attr(
             od, f"{CONFIG}.OnDemandTargetCapacity"),
             current_spot_prices=prices if isinstance(prices, dict) else None),
         devices=tuple(devices) if r.declared else (),

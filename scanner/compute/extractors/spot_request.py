@@ -6,6 +6,7 @@ from scanner.compute.index import Views
 from scanner.compute.launch import launch_spec, placement, subnet_values
 from scanner.compute.registry import DEVICES, LAUNCHES, PLACES, SPOT, extractor
 from scanner.compute.values import to_int
+from scanner.compute.view import SPOT as SPOT_OPTION
 from scanner.compute.view import ComputeView, Network, Purchase, SpotOffer, Types
 from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Unknown
@@ -24,7 +25,7 @@ def spot_request(r: Resource, views: Views) -> ComputeView:
     zones = (spec.zone,) if spec.zone is not None else ()
     return ComputeView(
         r, types=Types((itype,) if itype is not None else (Unknown("no instance type"),)),
-        purchase=Purchase(spot=(offer,), maybe_spot=True,
+        purchase=Purchase(option=SPOT_OPTION, spot=(offer,), maybe_spot=True,
                           current_spot_prices=prices if isinstance(prices, dict) else None),
         devices=spec.devices_or_root() if r.declared else (),
         network=Network(placed=True, subnets=placement(

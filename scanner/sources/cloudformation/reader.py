@@ -8,6 +8,13 @@ else becomes :class:`~scanner.model.Unknown` with a reason.
 One deliberate exception: in a VPC endpoint's ``ServiceName`` an unknown pseudo
 parameter is kept as its literal ``${AWS::Region}`` text, so that
 ``!Sub com.amazonaws.${AWS::Region}.s3`` is still recognised as the S3 service by pattern.
+
+Names built from values that are not known but are one value per stack (pseudo parameters such
+as ``AWS::StackName``, parameters without a default) are still the same string wherever the
+same expression builds them: a reference by name (``LaunchTemplateName: !Sub
+"${AWS::StackName}-gpu"``) to the one resource of the template that the same expression names
+becomes a reference to that resource (:meth:`Evaluator.symbol`), in either form (``!Sub``,
+``!Join``; long or short, YAML or JSON).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +30,8 @@ from typing import Any
 from scanner.catalog import region_name
 from scanner.kinds import schema
 from scanner.kinds.coerce import coerce_fields, garbage, to_bool, to_int, to_number
-from scanner.kinds.types import Bool, FieldType, Ids, Int, Json, Num, Price
+from scanner.kinds.types import Bool, FieldType, Ids, Int, Json, List, Num, Obj, Price
+from scanner.kinds.types import Ref as RefTo
 from scanner.model import (
     InputError,
     Notice,
@@ -37,7 +46,9 @@ from scanner.model import (
 from scanner.safe_read import ReadError, decode_head, read_regular
 from scanner.sane_numbers import sane_number_text
 from scanner.sizes import exceeds
+from scanner.sources.cloudformation import embedded
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
+from scanner.sources.yaml_documents.coerce import shapes
 
 # CloudFormation type -> kind, property renames and the property that names the resource: all
 # from the kind schema (scanner/kinds), as are the types properties are coerced to.
@@ -238,6 +249,7 @@ class _Reader:
         self.region = region
         self.account_id = account_id
         self.result = result
+        self.names: dict[str, list[tuple[str, str]]] = {}  # see _symbolic_names
 
     def error(self, reason: str, line: int | None = None) -> None:
         self.result.errors.append(InputError(self.where, reason, line))
@@ -281,6 +293,7 @@ class _Reader:
             account_id=self.account_id,
             sensitive=self.result.sensitive,
         )
+        self.names = self._symbolic_names(ev, resources)
         for logical_id, body in resources.items():
             try:
                 self._resource(ev, logical_id, body)
@@ -289,6 +302,39 @@ class _Reader:
                 self.error(f"resource {logical_id}: {exc.reason}; it and the resources after it "
                            "are not read", start)
                 return
+
+    def _symbolic_names(self, ev: Evaluator, resources: dict[str, Any]
+                        ) -> dict[str, list[tuple[str, str]]]:
+        """The names that are built from values not known but fixed per stack (see
+        :meth:`Evaluator.symbol`): symbol -> [(logical id, kind)]."""
+        names: dict[str, list[tuple[str, str]]] = {}
+        for logical_id, body in resources.items():
+            if not isinstance(body, dict) or not isinstance(body.get("Type"), str):
+                continue
+            kind, prop = KINDS.get(body["Type"]), _NAME_PROPERTY.get(body["Type"])
+            props = body.get("Properties")
+            if kind is None or prop is None or not isinstance(props, dict) or prop not in props:
+                continue
+            symbol = ev.symbol(props[prop])
+            if symbol is not None:
+                names.setdefault(symbol, []).append((logical_id, kind))
+        return names
+
+    def _linked(self, ev: Evaluator, t: FieldType | None, raw: Any, value: Any) -> Any:
+        """``value`` with each reference by a name that is not known, but is the same
+        expression as the name of one resource of the kinds the field refers to, replaced by a
+        reference to that resource."""
+        if isinstance(t, RefTo) and isinstance(value, Unknown) and t.kinds:
+            symbol = ev.symbol(raw)
+            hits = [lid for lid, kind in self.names.get(symbol or "", ()) if kind in t.kinds]
+            return Ref(hits[0]) if len(hits) == 1 else value
+        if isinstance(t, Obj) and isinstance(value, dict) and isinstance(raw, dict) \
+                and not _intrinsic(raw):
+            return {k: self._linked(ev, t.fields.get(k), raw.get(k), v) for k, v in value.items()}
+        if isinstance(t, List) and isinstance(value, list) and isinstance(raw, list) \
+                and len(raw) == len(value):
+            return [self._linked(ev, t.item, r, v) for r, v in zip(raw, value, strict=True)]
+        return value
 
     def _no_echo(self, parameters: dict[str, Any]) -> None:
         """The values of ``NoEcho`` parameters (default and ``--cfn-param``) are secret: the
@@ -338,7 +384,8 @@ class _Reader:
                 self.error(f"resource {logical_id} has no Type (or it is not a string)", start)
             return
         kind = KINDS.get(rtype)
-        if kind is None:
+        holds = embedded.property_of(rtype, body.get("Properties"))
+        if kind is None and holds is None:
             return
         cond = body.get("Condition")
         exists: bool | Unknown = True
@@ -361,6 +408,11 @@ class _Reader:
         if not isinstance(props, dict):
             self.error(f"Properties of resource {logical_id} is not a mapping", start)
             return
+        if holds is not None:
+            self._embedded(ev, holds, logical_id, rtype, body, props,
+                           (start or 1, end or start or 1), exists)
+            return
+        assert kind is not None
         renames = _RENAMES.get(rtype, {})
         attrs: dict[str, Any] = {}
         fields = _SCHEMA.fields(kind)
@@ -390,6 +442,8 @@ class _Reader:
                           "references are written out")
                 self.error(f"resource {logical_id}, property {key}: {reason}", start)
                 value = Unknown(reason)
+            if self.names:
+                value = self._linked(ev, fields.get(renames.get(key, key)), raw, value)
             attrs[renames.get(key, key)] = value
         attrs = _coerce(kind, attrs, lambda msg: self.notice(f"{logical_id}: {msg}", start))
         tags = _tags(attrs)
@@ -415,6 +469,32 @@ class _Reader:
                 exists=exists,
             )
         )
+
+    def _embedded(self, ev: Evaluator, prop: str, logical_id: str, rtype: str,
+                  body: dict[str, Any], props: dict[str, Any], span: tuple[int, int],
+                  exists: bool | Unknown) -> None:
+        """Documents of another format the resource holds (:mod:`.embedded`), evaluated here:
+        parameters resolved where known, a hole for each part of a text that is not."""
+        from scanner.sources.yaml_documents.holes import HoledText
+
+        host = embedded.Host(self.where, logical_id, span, exists,
+                             self._skips(logical_id, body.get("Metadata"), span[0]),
+                             self.region, self.result)
+        raw = props.get(prop)
+        if raw is None:
+            embedded.missing(prop, rtype, props, host)
+            return
+        holed = HoledText("")
+        try:
+            value = ev.value(raw, holes=holed)
+        except OverBudget as exc:
+            if exc.total:
+                raise
+            self.error(f"resource {logical_id}, property {prop}: {exc.reason}", span[0])
+            return
+        if value is NO_VALUE:
+            value = Unknown("it is removed (AWS::NoValue)")
+        embedded.read(prop, value, holed, host)
 
     def _skips(self, logical_id: str, metadata: Any, line: int | None) -> tuple[Skip, ...]:
         if not isinstance(metadata, dict) or "gpuaudit" not in metadata:
@@ -483,6 +563,26 @@ class Evaluator:
         self._cond_stack: set[str] = set()
         self.work = 0
         self.built = 0
+        self.holes: Any = None  # see value()
+        self._symbolic = False
+        self._mark = f"\x00{secrets.token_hex(6)}:"  # no template text can forge it
+
+    def symbol(self, raw: Any) -> str | None:
+        """The value of ``raw`` as a symbol when it is text built from values not known but
+        fixed for the stack (pseudo parameters, parameters without a default), each kept as
+        a mark of its name: the same expression gives the same symbol, which no other text
+        equals. None when ``raw`` is known (compare the value) or not such text."""
+        self._symbolic = True
+        try:
+            value = self.value(raw)
+        except OverBudget:
+            return None
+        finally:
+            self._symbolic = False
+        return value if isinstance(value, str) and self._mark in value else None
+
+    def _symbol_of(self, name: str) -> str:
+        return f"{self._mark}{name}\x00"
 
     # ---- the budget
 
@@ -506,9 +606,18 @@ class Evaluator:
 
     # ---- values
 
-    def value(self, v: Any, *, literal_pseudo: bool = False) -> Any:
+    def value(self, v: Any, *, literal_pseudo: bool = False, holes: Any = None) -> Any:
         """Resolve ``v``; returns :data:`NO_VALUE` where ``AWS::NoValue`` removes it.
+        ``holes`` (a :class:`~scanner.sources.yaml_documents.holes.HoledText`): text built by
+        ``Fn::Sub`` / ``Fn::Join`` keeps a token for each part that is not known, rather than
+        being not known as a whole (a YAML document written with ``!Sub``, read afterwards).
         Raises :class:`OverBudget`."""
+        if holes is not None:
+            before, self.holes = self.holes, holes
+            try:
+                return self.value(v, literal_pseudo=literal_pseudo)
+            finally:
+                self.holes = before
         self.work += 1
         if self.work > MAX_WORK:
             self.spend(0)
@@ -542,7 +651,10 @@ class Evaluator:
         if name in _PSEUDO:
             return self.pseudo(name, lit)
         if name in self.parameters:
-            return self.parameter(name)
+            value = self.parameter(name)
+            if self._symbolic and isinstance(value, Unknown):
+                return self._symbol_of(name)
+            return value
         if name in self.resource_ids:
             return Ref(name)
         return Unknown(f"Ref to {name}, which the template does not define")
@@ -560,6 +672,9 @@ class Evaluator:
             value = "amazonaws.com.cn" if region and region.startswith("cn-") else "amazonaws.com"
         if value is not None:
             return value
+        if self._symbolic and name in ("AWS::Region", "AWS::AccountId", "AWS::StackName",
+                                       "AWS::StackId"):
+            return self._symbol_of(name)
         if lit:
             return "${" + name + "}"
         hint = {"AWS::Region": " (pass --region)", "AWS::AccountId": " (pass --account-id)"}
@@ -611,6 +726,13 @@ class Evaluator:
         return value
 
     def truth(self, expr: Any) -> bool | None:
+        symbolic, self._symbolic = self._symbolic, False  # a symbol never decides a condition
+        try:
+            return self._truth(expr)
+        finally:
+            self._symbolic = symbolic
+
+    def _truth(self, expr: Any) -> bool | None:
         if isinstance(expr, bool):
             return expr
         if isinstance(expr, str):
@@ -638,6 +760,13 @@ class Evaluator:
         if fn == "Fn::Or":
             return True if True in values else (None if None in values else False)
         return None
+
+
+def _intrinsic(value: dict[str, Any]) -> bool:
+    if len(value) != 1:
+        return False
+    key = next(iter(value))
+    return key == "Ref" or key.startswith("Fn::")
 
 
 def _partition(region: str | None) -> str:
@@ -734,6 +863,8 @@ def _fn_sub(ev: Evaluator, arg: Any, lit: bool) -> Any:
         if whole is not None and isinstance(value, Ref):
             return value
         text = _as_string("Fn::Sub", value)
+        if isinstance(text, Unknown) and ev.holes is not None:
+            text = ev.holes.token(text)
         if isinstance(text, Unknown):
             return text
         parts.append(text)
@@ -755,6 +886,8 @@ def _fn_join(ev: Evaluator, arg: Any, lit: bool) -> Any:
     if not isinstance(items, list):
         return Unknown("Fn::Join: the list is not a list")
     texts = [_as_string("Fn::Join", item) for item in items]
+    if ev.holes is not None:
+        texts = [ev.holes.token(t) if isinstance(t, Unknown) else t for t in texts]
     for text in texts:
         if isinstance(text, Unknown):
             return text
@@ -946,7 +1079,8 @@ def _coerce(kind: str, attrs: dict[str, Any], notice: Any) -> dict[str, Any]:
                 return Unknown(f"{key} is not valid JSON")
         return value
 
-    return coerce_fields(_SCHEMA.fields(kind), attrs, convert)
+    fields = _SCHEMA.fields(kind)
+    return shapes(fields, coerce_fields(fields, attrs, convert), notice)
 
 
 def _joined_ids(raw: Any) -> Any:

@@ -19,8 +19,10 @@ from scanner.catalog import region_name
 from scanner.model import InputError, Notice, Provenance, Resource, SourceKind, SourceResult
 from scanner.sources.eksctl.sniff import clearly_eksctl
 from scanner.sources.yaml_documents.coerce import coerce
-from scanner.sources.yaml_documents.files import ConfigFile, read_config_file
+from scanner.sources.yaml_documents.dispatch import YamlFormat, read_yaml_file
+from scanner.sources.yaml_documents.files import ConfigFile
 from scanner.sources.yaml_documents.holes import without_placeholders
+from scanner.sources.yaml_documents.reader import Document
 from scanner.sources.yaml_documents.skips import parse_skips
 
 KIND = "eksctl.node_group"
@@ -38,20 +40,18 @@ def is_cluster_config(value: Any) -> bool:
         isinstance(value.get("apiVersion"), str) and value["apiVersion"].startswith("eksctl.io/")
 
 
+def read_documents(file: ConfigFile, docs: list[Document], result: SourceResult) -> None:
+    for doc in docs:
+        _cluster(doc.value, file, result)
+
+
+FORMAT = YamlFormat("eksctl ClusterConfig", clearly_eksctl, is_cluster_config, read_documents)
+
+
 def read_if_cluster_config(path: Path) -> SourceResult | None:
     """The node groups of a ClusterConfig file; None for a file that is not one. Never
     raises."""
-    try:
-        found = read_config_file(path, clearly=clearly_eksctl, is_config=is_cluster_config)
-        if found is None:
-            return None
-        result = SourceResult(errors=list(found.errors))
-        for doc in found.documents:
-            _cluster(doc.value, found, result)
-        return result
-    except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-        return SourceResult(errors=[InputError(str(path), "internal error while reading the "
-                                               f"ClusterConfig: {type(exc).__name__}: {exc}")])
+    return read_yaml_file(path, only=(FORMAT,))
 
 
 def _cap(key: str) -> str:

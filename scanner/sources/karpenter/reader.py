@@ -1,5 +1,8 @@
 """Karpenter manifest files: every NodePool and EC2NodeClass of a YAML (or JSON) file of one or
-more documents; the other documents (a Deployment, a ConfigMap) are skipped quietly.
+more documents. Read alone (:func:`read_if_manifests`) the other documents are skipped
+quietly; ``gpuaudit scan`` reads a file with every YAML format
+(:mod:`scanner.sources.yaml_documents.dispatch`), so an eksctl or ParallelCluster document
+beside the NodePools is read too and a Deployment or ConfigMap is named in a notice.
 
 A file that is clearly Karpenter (a Karpenter ``apiVersion`` and a ``NodePool`` /
 ``EC2NodeClass`` kind in its text) but does not parse is an input error naming the line; a
@@ -14,13 +17,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
-from scanner.model import InputError, Notice, Provenance, SourceKind, SourceResult
-from scanner.safe_read import ReadError, read_regular
+from scanner.model import Provenance, Resource, SourceKind, SourceResult
 from scanner.sources.karpenter.objects import Problems, karpenter_kind, objects_in, translate
 from scanner.sources.karpenter.sniff import clearly_karpenter
+from scanner.sources.yaml_documents.dispatch import YamlFormat, read_yaml_file
+from scanner.sources.yaml_documents.files import ConfigFile
 from scanner.sources.yaml_documents.holes import without_placeholders
-from scanner.sources.yaml_documents.reader import MAX_BYTES, YamlError, decode, load_documents
+from scanner.sources.yaml_documents.reader import Document
 
 _HELM_ACTION = re.compile(r"^\s*\{\{-?\s*(?:if|range|with|define|include|template|end)\b",
                           re.MULTILINE)
@@ -28,79 +33,50 @@ HELM_TEMPLATE = ("a Helm chart template ({{ ... }} actions), not a manifest: not
                  "what `helm template` renders")
 
 
-def read_if_manifests(path: Path) -> SourceResult | None:
-    """The Karpenter objects of a file; None when it holds none and is not clearly
-    Karpenter (any other YAML or JSON). Never raises."""
-    try:
-        return _read(path)
-    except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-        # a bug must not cost the user the rest of the run; the fuzz test looks for these
-        return SourceResult(errors=[InputError(str(path), "internal error while reading "
-                                               f"manifests: {type(exc).__name__}: {exc}")])
+def is_karpenter_document(value: Any) -> bool:
+    return any(karpenter_kind(obj) is not None for obj in objects_in(value))
 
 
-def _read(path: Path) -> SourceResult | None:
-    where = str(path)
-    result = SourceResult()
-    try:
-        data = read_regular(path, limit=MAX_BYTES)
-    except ReadError as exc:
-        result.errors.append(InputError(where, f"cannot read file: {exc.reason}"))
-        return result
-    try:
-        text = decode(data)
-    except YamlError as exc:
-        result.errors.append(InputError(where, exc.reason, exc.line))
-        return result
-    clearly = clearly_karpenter(text)
-    if _HELM_ACTION.search(text):
-        if not clearly:
-            return None
-        result.notices.append(Notice(where, HELM_TEMPLATE))
-        return result
-    try:
-        loaded = load_documents(text)
-    except YamlError as exc:
-        if not clearly:
-            return None
-        result.errors.append(InputError(where, exc.reason, exc.line))
-        return result
-    lines = text.splitlines()
+def _helm(text: str) -> str | None:
+    return HELM_TEMPLATE if _HELM_ACTION.search(text) else None
+
+
+def read_documents(file: ConfigFile, docs: list[Document], result: SourceResult) -> None:
+    """The Karpenter objects of the documents (a document may be a ``kind: List``)."""
+    where = file.where
     problems = Problems(where)
-    found = False
-    for doc in loaded.documents:
-        if doc.error is not None:
-            if clearly_karpenter("\n".join(lines[doc.start_line - 1:doc.end_line])):
-                problems.error(doc.error.reason, doc.error.line or doc.start_line)
-                found = True
-            continue
+    first = len(result.resources)
+    for doc in docs:
         for obj in objects_in(doc.value):
             if karpenter_kind(obj) is None:
                 continue
-            found = True
-            span = loaded.lines_of(obj) or (doc.start_line, doc.end_line)
+            span = file.lines_of(obj) or (doc.start_line, doc.end_line)
             prov = Provenance(SourceKind.KARPENTER, file=where, start_line=span[0],
                               end_line=span[1])
             r = translate(obj, rid=None, provenance=prov, scope=where, problems=problems,
-                          lines=loaded.lines_of, clean=without_placeholders)
+                          lines=file.lines_of, clean=without_placeholders)
             if r is not None:
                 result.resources.append(r)
-    if loaded.error is not None and (found or clearly):
-        problems.error(loaded.error.reason, loaded.error.line)
-        found = True
-    if not found:
-        return None
     result.errors.extend(problems.errors)
     result.notices.extend(problems.notices)
-    _unique_ids(result)
-    return result
+    _unique_ids(result.resources[first:])
 
 
-def _unique_ids(result: SourceResult) -> None:
+FORMAT = YamlFormat("Karpenter NodePool / EC2NodeClass", clearly_karpenter,
+                    is_karpenter_document, read_documents, refuses=_helm)
+
+
+def read_if_manifests(path: Path) -> SourceResult | None:
+    """The Karpenter objects of a file; None when it holds none and is not clearly
+    Karpenter (any other YAML or JSON). Never raises."""
+    return read_yaml_file(path, only=(FORMAT,))
+
+
+def _unique_ids(resources: list[Resource]) -> None:
     """Two objects of the same kind and name in one file: the second gets ``#2`` (kubectl
     would apply the last over the first; both are judged)."""
     seen: dict[str, int] = {}
-    for r in result.resources:
+    for r in resources:
         n = seen.get(r.id, 0) + 1
         seen[r.id] = n
         if n > 1:

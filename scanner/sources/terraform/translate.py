@@ -267,6 +267,25 @@ def _market_options(v: Mapping[str, Any]) -> Any:
     return out or None
 
 
+def _capacity_reservation(v: Mapping[str, Any], *, group: bool = False) -> Any:
+    """``capacity_reservation_specification { capacity_reservation_preference,
+    capacity_reservation_target { ... } }``: an instance's or a launch template's (one id or
+    resource group ARN), or an Auto Scaling group's (lists of them)."""
+    block = _one(v.get("capacity_reservation_specification"))
+    if block is None or isinstance(block, Unknown):
+        return block
+    out = _pairs({}, block, (("capacity_reservation_preference",
+                              "CapacityReservationPreference"),))
+    target_keys = (("capacity_reservation_ids", "CapacityReservationIds"),
+                   ("capacity_reservation_resource_group_arns",
+                    "CapacityReservationResourceGroupArns")) if group else (
+        ("capacity_reservation_id", "CapacityReservationId"),
+        ("capacity_reservation_resource_group_arn", "CapacityReservationResourceGroupArn"))
+    _put(out, "CapacityReservationTarget",
+         _sub(block.get("capacity_reservation_target"), target_keys))
+    return out or None
+
+
 _LT_SPEC = (
     ("id", "LaunchTemplateId"),
     ("launch_template_id", "LaunchTemplateId"),
@@ -315,6 +334,7 @@ def _instance_like(v: Mapping[str, Any]) -> Attrs:
             )) for b in nis]
     _put(a, "BlockDeviceMappings", _instance_devices(v))
     _put(a, "InstanceMarketOptions", _market_options(v))
+    _put(a, "CapacityReservationSpecification", _capacity_reservation(v))
     _put(a, "LaunchTemplate", _lt_spec(v.get("launch_template")))
     return a
 
@@ -412,6 +432,7 @@ def _launch_template(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, 
     ))
     _put(data, "BlockDeviceMappings", _lt_devices(v.get("block_device_mappings")))
     _put(data, "InstanceMarketOptions", _market_options(v))
+    _put(data, "CapacityReservationSpecification", _capacity_reservation(v))
     nis = _blocks(v.get("network_interfaces"))
     if isinstance(nis, Unknown):
         data["NetworkInterfaces"] = nis
@@ -562,6 +583,7 @@ def _autoscaling_group(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str
     ))
     _put(a, "LaunchTemplate", _lt_spec(v.get("launch_template")))
     _put(a, "MixedInstancesPolicy", _mixed_policy(v.get("mixed_instances_policy")))
+    _put(a, "CapacityReservationSpecification", _capacity_reservation(v, group=True))
     name = _s(v.get("name"))
     _put(a, "AutoScalingGroupName", name)
     return "autoscaling.group", a, name, ()

@@ -8,8 +8,22 @@ from typing import Any
 
 from scanner.kinds import schema
 from scanner.kinds.coerce import Notice, coerce_fields, garbage, to_bool, to_int, to_number
-from scanner.kinds.types import Bool, FieldType, Ids, Int, List, Map, Num, Price, Str
-from scanner.model import Unknown
+from scanner.kinds.types import (
+    AsGiven,
+    Bool,
+    FieldType,
+    Ids,
+    Int,
+    Json,
+    List,
+    Map,
+    Num,
+    Obj,
+    Price,
+    Str,
+)
+from scanner.kinds.types import Ref as RefTo
+from scanner.model import Ref, Unknown
 from scanner.sane_numbers import sane_number, sane_number_text
 
 
@@ -31,31 +45,48 @@ def coerce(kind: str, attrs: dict[str, Any], notice: Notice) -> dict[str, Any]:
             return value
         return value
 
-    return _shapes(fields, coerce_fields(fields, attrs, convert), notice)
+    return shapes(fields, coerce_fields(fields, attrs, convert), notice)
 
 
-def _shapes(fields: dict[str, FieldType], attrs: dict[str, Any], notice: Notice,
-            where: str = "") -> dict[str, Any]:
-    """A list written as a scalar, a block written as a list: Unknown, with a notice (the
-    coercion above leaves shapes as they are)."""
+_SCALARS = (Str, Int, Bool, Num, Price)
+
+
+def shapes(fields: dict[str, FieldType], attrs: dict[str, Any], notice: Notice,
+           where: str = "") -> dict[str, Any]:
+    """Values of the wrong shape, as the kind schema declares it, become Unknown with a notice
+    naming the key: a list written where one value is expected (``InstanceTypes:
+    [["p3.2xlarge"]]``, ``MaxSize: [4]``), a mapping where a list or a value is, a value where
+    a list or a mapping is (the coercion leaves shapes as they are). Shared by every source
+    that reads text formats (CloudFormation, eksctl, Karpenter, ParallelCluster)."""
     out = dict(attrs)
     for key, value in attrs.items():
         t = fields.get(key)
-        if t is None or value is None or isinstance(value, Unknown):
-            continue
-        if isinstance(t, List) and not isinstance(value, list):
-            out[key] = garbage(where + key, value, "a list", notice)
-        elif isinstance(t, Map) and not isinstance(value, dict):
-            out[key] = garbage(where + key, value, "a mapping", notice)
-        elif isinstance(t, List) and hasattr(t.item, "fields"):
-            out[key] = [_shapes(dict(t.item.fields), v, notice, f"{where}{key}[].")  # type: ignore[attr-defined]
-                        if isinstance(v, dict) else v for v in value]
-        elif hasattr(t, "fields") and not isinstance(t, Str):
-            if isinstance(value, dict):
-                out[key] = _shapes(dict(t.fields), value, notice, f"{where}{key}.")  # type: ignore[attr-defined]
-            else:
-                out[key] = garbage(where + key, value, "a mapping", notice)
+        if t is not None:
+            out[key] = _shape(t, where + key, value, notice)
     return out
+
+
+def _shape(t: FieldType, path: str, value: Any, notice: Notice) -> Any:
+    if value is None or isinstance(value, Unknown | Ref) or isinstance(t, AsGiven | Json):
+        return value
+    if isinstance(t, Ids):
+        return value if isinstance(value, list | str) else garbage(path, value, "a list of ids",
+                                                                     notice)
+    if isinstance(t, List):
+        if not isinstance(value, list):
+            return garbage(path, value, "a list", notice)
+        return [_shape(t.item, f"{path}[{i}]", v, notice) for i, v in enumerate(value)]
+    if isinstance(t, Map):
+        if not isinstance(value, dict):
+            return garbage(path, value, "a mapping", notice)
+        return {k: _shape(t.value, f"{path}.{k}", v, notice) for k, v in value.items()}
+    if isinstance(t, Obj):
+        if not isinstance(value, dict):
+            return garbage(path, value, "a mapping", notice)
+        return shapes(dict(t.fields), value, notice, f"{path}.")
+    if isinstance(t, (*_SCALARS, RefTo)) and isinstance(value, list | dict):
+        return garbage(path, value, "a single value", notice)
+    return value
 
 
 def _price(key: str, value: Any, notice: Notice) -> Any:

@@ -66,6 +66,22 @@ resource "aws_launch_template" "inference" {
   }
 }
 
+# The group sets its spot share in its mixed instances policy, so the template it launches from
+# does not request spot itself (AWS rejects a spot template there).
+resource "aws_launch_template" "inference_nodes" {
+  name          = "inference-nodes"
+  image_id      = "ami-12c6146b"
+  instance_type = "g6.xlarge"
+
+  block_device_mappings {
+    device_name = "/dev/xvda"
+    ebs {
+      volume_size = 100
+      encrypted   = true
+    }
+  }
+}
+
 resource "aws_autoscaling_group" "inference" {
   name                = "inference"
   min_size            = 2
@@ -81,7 +97,7 @@ resource "aws_autoscaling_group" "inference" {
     }
     launch_template {
       launch_template_specification {
-        launch_template_id = aws_launch_template.inference.id
+        launch_template_id = aws_launch_template.inference_nodes.id
       }
       override {
         instance_type = "g6.xlarge"
