@@ -6,12 +6,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.common import rate
+from policies.common import describe, rate
 from policies.format_fixes import with_formats
 from scanner.compute import GROUP, POOLS, SpotPools, kinds_with, reads_of
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
 from scanner.pricing.prices import SPOT, price, region_of
+from scanner.pricing.rates import paid
 
 GROUP_KINDS = kinds_with(GROUP)  # every kind with an on-demand / spot split
 ASG_NEEDS = reads_of(GROUP_KINDS)  # the launch templates and configurations groups read
@@ -112,7 +113,7 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
                      evidence=evidence, savings=savings)
 
 
-def judged_on_its_mix(resource: Resource, ctx: Context, *, say_prepaid: bool = True) -> bool:
+def judged_on_its_mix(resource: Resource, ctx: Context) -> bool:
     """Whether a group's on-demand/spot mix can be judged: not when AWS rejects its purchase
     configuration (ASG-004 says so), not for prepaid capacity (a Capacity Block, a targeted
     reservation: paid whether it runs or not, so the band does not apply and no spot saving
@@ -123,8 +124,6 @@ def judged_on_its_mix(resource: Resource, ctx: Context, *, say_prepaid: bool = T
                              "(see ASG-004)")
         return False
     if purchase.prepaid is True:
-        if not say_prepaid:
-            return False
         where = f" ({purchase.option_path})" if purchase.option_path else ""
         ctx.notice(resource, f"not judged: {purchase.option} capacity{where} is prepaid; the "
                              "on-demand/spot band does not apply and no spot saving exists")
@@ -163,14 +162,14 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     if not priced:
         return None
     cheapest, name = priced[0]
-    on_demand = price(name, region, catalog=ctx.catalog)
-    paid = ctx.pricing.on_demand(on_demand.usd_hour or 0.0, name, account)
-    spot = price(name, region, SPOT, catalog=ctx.catalog, spot_prices=spot_prices,
-                 spot_price_ratio=ratio)
-    if spot.usd_hour is None or paid.usd_hour <= spot.usd_hour:
+    on_demand = paid(price(name, region, catalog=ctx.catalog), ctx.pricing, account)
+    spot = paid(price(name, region, SPOT, catalog=ctx.catalog, spot_prices=spot_prices,
+                      spot_price_ratio=ratio), ctx.pricing, account)
+    if spot.usd_hour is None or on_demand.usd_hour is None or \
+            on_demand.usd_hour <= spot.usd_hour:
         return None  # at the rate paid, spot saves nothing
     one = "capacity unit" if unit == "capacity units" else "instance"
-    notes = [f"{on_demand.basis}, {paid.basis}; {spot.basis}"]
+    notes = [f"{on_demand.basis}; {spot.basis}"]
     if len(priced) > 1:
         top, top_name = priced[-1]
         top_spot = price(top_name, region, SPOT, catalog=ctx.catalog, spot_prices=spot_prices,
@@ -180,7 +179,7 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
                      f"{usd_text(excess * max(top - top_spot, 0.0) * HOURS_PER_MONTH)} "
                      "$/month)")
     return build_savings(
-        [Component(paid.usd_hour, spot.usd_hour, excess, unit=one,
+        [Component(on_demand.usd_hour, spot.usd_hour, excess, unit=one,
                    note=f"moved from on-demand to spot ({od} on-demand now, {target} at "
                         f"{hi:g}% of {desired})")],
         kind="spot_mix", note="; ".join(notes))
@@ -234,7 +233,9 @@ def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
     if view.purchase.pools:
         yield from _pools_002(asg, ctx, view.purchase.pools)
         return
-    if not judged_on_its_mix(asg, ctx, say_prepaid=False):  # prepaid holds no spot pools
+    if view.purchase.rejected:  # prepaid capacity is judged on any spot its split holds
+        ctx.notice(asg, "not judged: its purchase configuration is rejected by AWS "
+                        "(see ASG-004)")
         return
     cap = view.purchase.split
     if cap is None:
@@ -397,6 +398,6 @@ def asg_004(asg: Resource, ctx: Context) -> Iterator[Result]:
         yield ctx.result(asg, Status.UNKNOWN, f"whether launch template {template.id} requests "
                          f"spot is not known ({reason})", evidence=evidence)
         return
-    yield ctx.result(asg, Status.PASS, f"launch template {template.id} requests no spot "
+    yield ctx.result(asg, Status.PASS, f"launch template {describe(template)} requests no spot "
                      f"({option}); the mixed instances policy sets the split",
                      evidence=evidence | {"launch_template_purchase_option": option})

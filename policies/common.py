@@ -21,12 +21,15 @@ NETWORK_KINDS = ("ec2.vpc", "ec2.subnet", "ec2.route_table", "ec2.route",
                  "ec2.vpc_endpoint_route_table_association", "ec2.vpc_endpoint_policy")
 # What the VPC policies read of an observed (live) account, each exactly: a kind that could not
 # be read there makes the policies that read it ERROR, and only those. Every one places GPU
-# compute (the compute kinds, subnets, their VPC); then VPC-001/003 read the endpoints, VPC-002
-# the endpoints and route tables, VPC-004 the route tables and internet gateways.
+# compute (the compute kinds, subnets, their VPC); then VPC-003 reads the endpoints, VPC-002
+# the endpoints and route tables, VPC-004 the route tables and internet gateways, VPC-001 the
+# endpoints, and the route tables and internet gateways its message names (where S3 traffic
+# goes without an endpoint: a NAT gateway, the internet gateway, no route).
 OBSERVED_PLACEMENT = COMPUTE_KINDS + ("ec2.subnet", "ec2.vpc")
 OBSERVED_ENDPOINTS = OBSERVED_PLACEMENT + ("ec2.vpc_endpoint",)
 OBSERVED_ENDPOINT_ROUTES = OBSERVED_ENDPOINTS + ("ec2.route_table",)
 OBSERVED_PUBLIC_ROUTES = OBSERVED_PLACEMENT + ("ec2.route_table", "ec2.internet_gateway")
+OBSERVED_EGRESS = OBSERVED_ENDPOINTS + ("ec2.route_table", "ec2.internet_gateway")
 
 
 def money(x: float) -> str:

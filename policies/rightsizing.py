@@ -38,6 +38,7 @@ from scanner.pricing.money import (
     usd_text,
 )
 from scanner.pricing.prices import ON_DEMAND, SPOT, SPOT_PRICE_RATIO, Price, price, region_of
+from scanner.pricing.rates import paid
 from scanner.telemetry import COVERAGE, TELEMETRY
 
 KINDS = kinds_with(MEASURED)  # instances, Auto Scaling groups, EKS managed node groups
@@ -397,9 +398,13 @@ def _inconsistent(usage: Usage, specs: list[InstanceSpec]) -> str | None:
 
 
 def _price(subj: Subject, ctx: Context, instance_type: str, market: str) -> Price:
-    return price(instance_type, subj.region, market, catalog=ctx.catalog,
-                 spot_prices=spot_prices_of(subj.resource, ctx),
-                 spot_price_ratio=float(ctx.params.get("spot_price_ratio", SPOT_PRICE_RATIO)))
+    """At the rate paid (config ``pricing``: list, discounted, committed), its basis saying
+    which (scanner.pricing.rates)."""
+    return paid(price(instance_type, subj.region, market, catalog=ctx.catalog,
+                      spot_prices=spot_prices_of(subj.resource, ctx),
+                      spot_price_ratio=float(ctx.params.get("spot_price_ratio",
+                                                            SPOT_PRICE_RATIO))),
+                ctx.pricing, subj.resource.provenance.account)
 
 
 def _components(subj: Subject, ctx: Context, after: str | None,

@@ -27,17 +27,15 @@ ADVICE = (
 
 
 def spot_offers(resource: Resource, ctx: Context) -> tuple[SpotOffer, ...] | Unknown:
-    """The spot capacity the resource requests; () when it requests none (not applicable), or
-    when what it configures cannot be bought: a configuration AWS rejects (a notice, ASG-004
-    judges it) or prepaid capacity (a Capacity Block, a targeted reservation: no spot)."""
+    """The spot capacity the resource requests; () when it requests none (not applicable: a
+    Capacity Block or a targeted reservation requests none), or when what it configures cannot
+    be bought (a configuration AWS rejects: a notice, ASG-004 judges it)."""
     view = ctx.compute.of(resource)
     if view is None:
         return ()
     if view.purchase.rejected:
         ctx.notice(resource, "not judged: its purchase configuration is rejected by AWS "
                              "(see ASG-004)")
-        return ()
-    if view.purchase.prepaid is True:
         return ()
     return view.purchase.spot
 

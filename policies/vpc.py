@@ -12,6 +12,7 @@ from policies.base import Context, Remediation, policy
 from policies.common import (
     COMPUTE_KINDS,
     NETWORK_KINDS,
+    OBSERVED_EGRESS,
     OBSERVED_ENDPOINT_ROUTES,
     OBSERVED_ENDPOINTS,
     OBSERVED_PUBLIC_ROUTES,
@@ -94,7 +95,7 @@ S3_ENDPOINT_CFN = '''S3Endpoint:
     severity=Severity.MEDIUM,
     kinds=("ec2.vpc",),
     needs=COMPUTE_KINDS + NETWORK_KINDS,
-    observed_needs=OBSERVED_ENDPOINTS,
+    observed_needs=OBSERVED_EGRESS,
     description="GPU workloads move datasets and checkpoints to and from S3; without a gateway "
                 "endpoint that traffic goes through a NAT gateway (cost per GB) or the internet "
                 "gateway, and leaves the VPC.",

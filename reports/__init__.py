@@ -6,11 +6,13 @@ Renderer modules are imported lazily, so the terminal table never pays for jinja
 from __future__ import annotations
 
 import importlib
+import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-FORMATS = ("table", "json", "html", "sarif", "junit", "markdown", "csv")
+# The one list of report formats: every --format choice is this tuple.
+FORMATS = ("table", "json", "html", "sarif", "junit", "markdown", "csv", "asff", "ocsf")
 
 _MODULES = {
     "table": "reports.table",
@@ -20,6 +22,8 @@ _MODULES = {
     "junit": "reports.junit",
     "markdown": "reports.markdown",
     "csv": "reports.csv_report",
+    "asff": "reports.asff",
+    "ocsf": "reports.ocsf",
 }
 _FILENAMES = {
     "table": "report.txt",
@@ -29,6 +33,8 @@ _FILENAMES = {
     "junit": "report.junit.xml",
     "markdown": "report.md",
     "csv": "report.csv",
+    "asff": "report.asff.json",
+    "ocsf": "report.ocsf.json",
 }
 
 
@@ -45,13 +51,39 @@ class RenderContext:
     ``root``: the repository root; SARIF paths are relative to it, and the HTML report links
     the files under it. ``base``: the directory the document's relative paths are relative to
     (default: the working directory). ``report_dir``: where the HTML report is written (its
-    file links are relative to it; none when it goes to stdout)."""
+    file links are relative to it; none when it goes to stdout). ``errors``: the table lists
+    the input errors (off where the command said them on stderr)."""
 
     color: bool = False
     width: int | None = None
     root: Path | None = None
     base: Path | None = None
     report_dir: Path | None = None
+    errors: bool = True  # the table lists the input errors (False: they were said on stderr)
+
+
+def render_to(
+    fmt: str,
+    doc: dict[str, Any],
+    out: TextIO,
+    *,
+    color: bool = False,
+    context: RenderContext | None = None,
+) -> None:
+    """Write the report document rendered as ``fmt`` to ``out`` as it goes: no format builds
+    its whole output (or a tree of it) first, so memory stays flat in the number of findings.
+    ``color`` adds ANSI colours to the table only."""
+    _check(fmt)
+    ctx = context or RenderContext(color=color)
+    module = importlib.import_module(_MODULES[fmt])
+    if fmt == "table":
+        module.write(doc, out, color=color or ctx.color, width=ctx.width, errors=ctx.errors)
+    elif fmt == "sarif":
+        module.write(doc, out, root=ctx.root, base=ctx.base)
+    elif fmt == "html":
+        module.write(doc, out, root=ctx.root, base=ctx.base, report_dir=ctx.report_dir)
+    else:
+        module.write(doc, out)
 
 
 def render(
@@ -61,17 +93,10 @@ def render(
     color: bool = False,
     context: RenderContext | None = None,
 ) -> str:
-    """The report document rendered as ``fmt``; ``color`` adds ANSI colours to the table only."""
-    _check(fmt)
-    ctx = context or RenderContext(color=color)
-    module = importlib.import_module(_MODULES[fmt])
-    if fmt == "table":
-        return str(module.render(doc, color=color or ctx.color, width=ctx.width))
-    if fmt == "sarif":
-        return str(module.render(doc, root=ctx.root, base=ctx.base))
-    if fmt == "html":
-        return str(module.render(doc, root=ctx.root, base=ctx.base, report_dir=ctx.report_dir))
-    return str(module.render(doc))
+    """The report document rendered as ``fmt`` (a string: :func:`render_to` into memory)."""
+    buf = io.StringIO()
+    render_to(fmt, doc, buf, color=color, context=context)
+    return buf.getvalue()
 
 
 def default_filename(fmt: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
+from typing import Any, TextIO
 
 from reports.common import _HIDDEN, by_status, money_class, reveal
 
@@ -105,10 +105,14 @@ def _json(value: Any) -> str | None:
     return _HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def render(doc: dict[str, Any]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+def write(doc: dict[str, Any], out: TextIO) -> None:
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for finding in by_status(doc.get("findings") or []):
         writer.writerow(row(finding))
+
+
+def render(doc: dict[str, Any]) -> str:
+    buf = io.StringIO()
+    write(doc, buf)
     return buf.getvalue()

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote
 
 from markupsafe import Markup
@@ -32,6 +34,7 @@ from reports.common import (
     SEVERITIES,
     STATUSES,
     counted,
+    lean_sorted,
     live_name,
     location_label,
     money,
@@ -42,9 +45,11 @@ from reports.common import (
     severity_rank,
     suppression_text,
 )
+from reports.compliance_report import html_section
 from reports.paths import repo_relative
 from reports.policy_meta import describe
 from reports.sparkline import sparkline
+from scanner.compliance import finding_controls, short_label
 from scanner.pricing.money import HOURS_PER_MONTH
 
 TEMPLATE = "report.html.j2"
@@ -242,6 +247,32 @@ def data_block(records: list[list[Any]]) -> Markup:
     return Markup(text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
+def _member_key(f: dict[str, Any]) -> tuple[Any, ...]:
+    return (_STATUS_RANK.get(str(f.get("status")), 9), -saving(f), location_label(f),
+            str(f.get("id")))
+
+
+def _ordered(view: dict[str, Any], order: int, group_rem: dict[str, Any]) -> dict[str, Any]:
+    """A finding's view with its place in the group, and whether its remediation is its own
+    (said once a group; a finding whose remediation differs keeps its own)."""
+    view["order"] = order
+    view["own_remediation"] = view["remediation"] != group_rem
+    return view
+
+
+def _rest_block(members: list[dict[str, Any]], links: dict[str, Any],
+                group_rem: dict[str, Any]) -> Iterator[Markup]:
+    """The data block of a group's findings past the first STATIC_ROWS, made a record at a
+    time while the page is written (the same text :func:`data_block` makes of them all)."""
+    yield Markup("[")
+    for i in range(STATIC_ROWS, len(members)):
+        f = members[i]
+        view = _ordered(_finding_view(f, links), i + 1, group_rem)
+        text = data_block([_record(view, f.get("evidence"))])
+        yield Markup(("" if i == STATIC_ROWS else ",") + text[1:-1])
+    yield Markup("]")
+
+
 def _group_money(findings: list[dict[str, Any]], kind: str = "saving") -> float:
     """The saving (or exposure) of a policy group: its FAIL findings' amounts of that kind that
     the summary counts (an amount on capacity counted elsewhere is left out, as there)."""
@@ -256,25 +287,20 @@ def groups(findings: list[dict[str, Any]], links: dict[str, Any]) -> list[dict[s
     for f in findings:
         by_policy.setdefault(str(f.get("policy_id")), []).append(f)
     out = []
-    for pid, members in by_policy.items():
-        members.sort(key=lambda f: (_STATUS_RANK.get(str(f.get("status")), 9), -saving(f),
-                                    location_label(f), str(f.get("id"))))
+    for pid, listed in by_policy.items():
+        members = lean_sorted(listed, _member_key)
         first = members[0]
         meta = describe(pid, title=str(first.get("title") or pid),
                         severity=str(first.get("severity")))
-        views = [_finding_view(f, links) for f in members]
-        group_rem = views[0]["remediation"]
-        for view in views:  # said once a group; a finding whose remediation differs keeps its own
-            view["own_remediation"] = view["remediation"] != group_rem
-        for i, view in enumerate(views, start=1):
-            view["order"] = i
-        for view, f in zip(views[:STATIC_ROWS], members, strict=False):
+        group_rem = _finding_view(first, links)["remediation"]
+        views = [_ordered(_finding_view(f, links), i, group_rem)
+                 for i, f in enumerate(members[:STATIC_ROWS], start=1)]
+        for view, f in zip(views, members, strict=False):
             evidence = dict(f.get("evidence") or {})
             if view["sparkline"]:
                 evidence.pop("utilization_trend", None)  # drawn as the sparkline
             view["evidence"] = evidence_html(evidence) if evidence else ""
-        rest = [_record(v, f.get("evidence")) for v, f in
-                zip(views[STATIC_ROWS:], members[STATIC_ROWS:], strict=True)]
+        rest = max(len(members) - STATIC_ROWS, 0)
         statuses = Counter(str(f.get("status")) for f in members)
         amount = _group_money(members)
         exposure = _group_money(members, "exposure")
@@ -292,10 +318,11 @@ def groups(findings: list[dict[str, Any]], links: dict[str, Any]) -> list[dict[s
             "exposure_value": exposure,
             "exposure": money(exposure) if exposure else "",
             "remediation": group_rem,
-            "findings": views[:STATIC_ROWS],
-            "total": len(views),
-            "rest": len(rest),
-            "data": data_block(rest) if rest else "",
+            "controls": reveal(short_label(finding_controls(first))),
+            "findings": views,
+            "total": len(members),
+            "rest": rest,
+            "data": _rest_block(members, links, group_rem) if rest else (),
             "open": len(members) <= OPEN_UP_TO,
         })
     out.sort(key=lambda g: (g["rank"], -g["saving_value"], g["policy_id"]))
@@ -404,6 +431,8 @@ def context(doc: dict[str, Any], *, root: Path | None = None, base: Path | None 
         },
         "all_label": all_label,
         "unlisted_pass": unlisted,
+        # scan/audit --compliance: each section's HTML, every value escaped by html_section
+        "compliance": [Markup(html_section(c)) for c in doc.get("compliance") or []],
     }
 
 
@@ -422,6 +451,16 @@ def _template() -> Any:
     return env.get_template(TEMPLATE)
 
 
+def write(doc: dict[str, Any], out: TextIO, *, root: Path | None = None,
+          base: Path | None = None, report_dir: Path | None = None) -> None:
+    """The page to ``out`` as the template makes it (a group's data rows a record at a time)."""
+    for chunk in _template().generate(**context(doc, root=root, base=base,
+                                                report_dir=report_dir)):
+        out.write(chunk)
+
+
 def render(doc: dict[str, Any], *, root: Path | None = None, base: Path | None = None,
            report_dir: Path | None = None) -> str:
-    return str(_template().render(**context(doc, root=root, base=base, report_dir=report_dir)))
+    buf = io.StringIO()
+    write(doc, buf, root=root, base=base, report_dir=report_dir)
+    return buf.getvalue()

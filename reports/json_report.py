@@ -9,25 +9,36 @@ invalid file).
 
 from __future__ import annotations
 
+import io
 import json
-from typing import Any
+from typing import Any, TextIO
 
 
 def _dump(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
-def render(doc: dict[str, Any]) -> str:
-    lines = []
+def write(doc: dict[str, Any], out: TextIO) -> None:
+    """The document to ``out``, a finding a line as it goes."""
     keys = sorted(doc)
+    out.write("{\n")
     for i, key in enumerate(keys):
         value = doc[key]
+        out.write(f"  {_dump(key)}: ")
         if key == "findings" and isinstance(value, list) and value:
-            body = ",\n".join("    " + _dump(f) for f in value)
-            text = "[\n" + body + "\n  ]"
+            out.write("[\n")
+            for j, finding in enumerate(value):
+                out.write(("    " if j == 0 else ",\n    ") + _dump(finding))
+            out.write("\n  ]")
         else:
             text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False,
                               allow_nan=False)
-            text = text.replace("\n", "\n  ")
-        lines.append(f"  {_dump(key)}: {text}{',' if i < len(keys) - 1 else ''}")
-    return "{\n" + "\n".join(lines) + "\n}\n"
+            out.write(text.replace("\n", "\n  "))
+        out.write(",\n" if i < len(keys) - 1 else "\n")
+    out.write("}\n")
+
+
+def render(doc: dict[str, Any]) -> str:
+    buf = io.StringIO()
+    write(doc, buf)
+    return buf.getvalue()

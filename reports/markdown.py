@@ -2,35 +2,25 @@
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from typing import Any, TextIO
 
 from reports.common import (
     SEVERITIES,
     STATUSES,
     by_severity,
+    cell,
     counted,
+    lean_sorted,
     location_label,
     money,
     money_class,
     resource_label,
-    reveal,
     saving,
     suppression_text,
 )
+from scanner.compliance import finding_controls, short_label
 
 MAX_ROWS = 100  # GitHub comments are limited to 65536 characters
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
-# @user / @org/team would notify them from a pull-request comment (a tag value, a resource name)
-_MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
-
-
-def cell(value: Any) -> str:
-    """Inline text safe in a table cell: markdown and HTML specials backslash-escaped, ``|`` too,
-    ``&`` as an entity, line breaks as spaces, hidden characters made visible, and mentions
-    broken with a zero-width space (``@&#8203;user``: shown as @user, notifies nobody)."""
-    text = reveal(value, keep_newlines=False).replace("&", "&amp;")
-    return _MENTION.sub("@&#8203;", _SPECIAL.sub(r"\\\1", text))
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -43,6 +33,11 @@ def _capped(total: int) -> list[str]:
     if total <= MAX_ROWS:
         return []
     return ["", f"_… and {total - MAX_ROWS} more; see the full report._"]
+
+
+def write(doc: dict[str, Any], out: TextIO) -> None:
+    """Markdown is bounded (at most MAX_ROWS rows a table): built, then written."""
+    out.write(render(doc))
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -79,10 +74,12 @@ def render(doc: dict[str, Any]) -> str:
                 cell(location_label(f)),
                 cell(f.get("message")),
                 money(saving(f)) if saving(f) else "",
+                cell(short_label(finding_controls(f))),
             ]
             for f in failing[:MAX_ROWS]
         ]
-        out += _table(["Severity", "Policy", "Resource", "Location", "Message", "Saving/mo"], rows)
+        out += _table(["Severity", "Policy", "Resource", "Location", "Message", "Saving/mo",
+                       "Compliance"], rows)
         out += _capped(len(failing))
     else:
         out.append("None.")
@@ -110,8 +107,8 @@ def render(doc: dict[str, Any]) -> str:
         out += _capped(len(others))
 
     for cls, heading in (("saving", "Savings"), ("exposure", "Exposure (worst case)")):
-        savers = sorted((f for f in failing if saving(f) and money_class(f) == cls),
-                        key=lambda f: -saving(f))
+        savers = lean_sorted((f for f in failing if saving(f) and money_class(f) == cls),
+                             key=lambda f: -saving(f))
         if not savers:
             continue
         out += ["", f"### {heading}", ""]
@@ -126,6 +123,11 @@ def render(doc: dict[str, Any]) -> str:
         ]
         out += _table(["$/month", "Policy", "Resource", "Basis"], rows)
         out += _capped(len(savers))
+
+    for section in doc.get("compliance") or []:  # scan/audit --compliance
+        from reports.compliance_report import markdown_section
+
+        out += ["", *markdown_section(section)]
 
     errors = doc.get("errors") or []
     if errors:

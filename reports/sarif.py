@@ -3,26 +3,38 @@
 One run. A rule per policy seen in the findings, with the catalogue's description, a link to the
 policy's page (docs/policies/) and, for security policies only, a ``security-severity``; cost
 policies (SPOT, ASG, RS) are tagged ``cost`` so code scanning does not file them as security
-alerts. Results: FAIL (level from the severity), SUPPRESSED (with ``suppressions``) and UNKNOWN
-(level ``note``, the reason in the message). Input errors, ERROR results and notices are tool
-execution notifications.
+alerts. Results: FAIL (level from the severity) and SUPPRESSED (with ``suppressions``) under
+the policy's rule; UNKNOWN and ERROR under the policy's ``<ID>/undecided`` rule, level
+``note`` and no ``security-severity`` (code scanning gives a result its rule's severity), the
+reason in the message. Input errors, ERROR results and notices are also tool execution
+notifications (an error makes the run unsuccessful).
+
+Each result's ``partialFingerprints`` is gpuaudit's finding id (policy, resource identity,
+attribute path, root module relative to its git work tree): the same when lines move or the
+scan runs from another directory; ``primaryLocationLineHash`` is built from it, not from the
+line.
 
 Code scanning rejects a whole upload when a result has no physical location, and places a
 result by its path relative to the repository root. So every result here has one: the file's
 path relative to ``root`` (no ``file://``, no ``..``), and line 1 when the finding has no line.
-A finding that has no file in the repository (a live-account finding, or a file outside the
-root) is left out of the results, and a notification says how many and why: an alert must point
-at a file and a commit of the repository it is filed in, and a live resource has neither (the
-JSON, HTML and Markdown reports carry those findings).
+No result is dropped for its path: a file outside the root is placed by its path in its own
+repository (see :func:`placed`) and a warning notification names it. A finding of a live
+resource has no file and is left out, with a notification that counts them: an alert must
+point at a file and a commit of the repository it is filed in, and a live resource has
+neither (the JSON, HTML and Markdown reports carry those findings).
 """
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import posixpath
 import re
 from collections import Counter
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PureWindowsPath
+from typing import Any, TextIO
 
 from reports.common import (
     by_severity,
@@ -34,6 +46,7 @@ from reports.common import (
 )
 from reports.paths import repo_relative, uri
 from reports.policy_meta import PROJECT_URL, describe
+from scanner.compliance import finding_controls
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 # GitHub reads a score: over 9.0 critical, 7.0-8.9 high, 4.0-6.9 medium, 0.1-3.9 low.
@@ -41,7 +54,9 @@ SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "
 LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
 PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "note": "recommendation"}
 FINGERPRINT_KEY = "gpuaudit/v1"
-RESULT_STATUSES = ("FAIL", "SUPPRESSED", "UNKNOWN")
+RESULT_STATUSES = ("FAIL", "SUPPRESSED", "UNKNOWN", "ERROR")
+UNDECIDED = ("UNKNOWN", "ERROR")  # results of the policy's "/undecided" rule: level note
+UNDECIDED_RULE = "{}/undecided"
 # GitHub's limits (docs: "SARIF support for code scanning"): over these an upload is rejected.
 MAX_RESULTS = 25_000
 MAX_TEXT = 1024  # shortDescription / fullDescription
@@ -103,6 +118,31 @@ def _rule(finding: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _undecided_rule(finding: dict[str, Any]) -> dict[str, Any]:
+    """The rule of a policy's UNKNOWN and ERROR results: level ``note`` and no
+    ``security-severity`` (code scanning gives every result its rule's severity, and an
+    undecided result is not a high security alert), the policy's page for help."""
+    rule = _rule(finding)
+    pid = rule["id"]
+    title = rule["shortDescription"]["text"]
+    rule["id"] = UNDECIDED_RULE.format(pid)
+    rule["name"] = (rule["name"] + "Undecided")[:MAX_NAME]
+    rule["shortDescription"] = {"text": _cut(f"{title} (not decided)")}
+    rule["fullDescription"] = {"text": _cut(
+        f"Results of {pid} that gpuaudit could not decide: UNKNOWN (a value not known before "
+        "apply, or not read) or ERROR (the resource could not be evaluated). They need "
+        f"review; they are not alerts of the policy's severity. {rule['fullDescription']['text']}")}
+    rule["defaultConfiguration"] = {"level": "note"}
+    rule["properties"] = {"tags": [*rule["properties"]["tags"], "undecided"],
+                          "precision": "low", "problem.severity": PROBLEM_SEVERITY["note"]}
+    return rule
+
+
+def _rule_id(finding: dict[str, Any]) -> str:
+    pid = str(finding.get("policy_id"))
+    return UNDECIDED_RULE.format(pid) if finding.get("status") in UNDECIDED else pid
+
+
 def _logical(finding: dict[str, Any], root: Path | None, base: Path | None) -> dict[str, Any]:
     res = finding.get("resource") or {}
     if (finding.get("location") or {}).get("file"):
@@ -129,10 +169,39 @@ def _root_module(given: Any, root: Path | None, base: Path | None) -> str:
     return "." if rel == "_" else rel[:-2]
 
 
+def placed(path: str, *, root: Path | None = None, base: Path | None = None) -> str:
+    """The repository path a result is filed under: relative to ``root``; for a file outside
+    it, relative to the file's own git work tree (or its directory); at worst the path itself
+    without its drive, leading ``/`` and ``..`` steps. A result is never dropped for its path
+    (code scanning needs one; the run's notification says which were placed so)."""
+    rel = repo_relative(path, root=root, base=base)
+    if rel is not None:
+        return rel
+    from scanner.repo_root import path_root  # no AWS: the parents walked for a .git
+
+    posix = path.replace("\\", "/").replace("\x00", "")
+    drive = PureWindowsPath(posix).drive
+    posix = posix[len(drive):] if drive else posix
+    if not drive:
+        absolute = posix if posix.startswith("/") else os.path.join(base or os.getcwd(), posix)
+        try:
+            rel = repo_relative(absolute, root=path_root(Path(absolute)), base=base)
+        except (OSError, ValueError):
+            rel = None
+        if rel is not None:
+            return rel
+    parts = [p for p in posixpath.normpath("/" + posix).split("/") if p not in ("", ".", "..")]
+    return "/".join(parts) or "unknown"
+
+
 def _physical(path: Any, start: Any, end: Any, root: Path | None,
-              base: Path | None) -> dict[str, Any] | None:
-    """A physical location under %SRCROOT%, or None when ``path`` is not in the repository."""
-    art = artifact_uri(str(path), root=root, base=base) if path else None
+              base: Path | None, *, strict: bool = False) -> dict[str, Any] | None:
+    """A physical location under %SRCROOT% (see :func:`placed`); None without a path, and
+    ``strict``: None when the path is not under the root (a notification's location)."""
+    if not path:
+        return None
+    art = (artifact_uri(str(path), root=root, base=base) if strict
+           else (uri(placed(str(path), root=root, base=base)), "%SRCROOT%"))
     if art is None:
         return None
     first = start if isinstance(start, int) and not isinstance(start, bool) and start >= 1 else 1
@@ -145,6 +214,8 @@ def _message(finding: dict[str, Any]) -> str:
     text = str(finding.get("message") or finding.get("title") or finding.get("policy_id"))
     if finding.get("status") == "UNKNOWN":
         return f"UNKNOWN (not decided, needs review): {text}"
+    if finding.get("status") == "ERROR":
+        return f"ERROR (could not evaluate, needs review): {text}"
     sav = finding.get("savings")
     if sav:
         word = ("Worst-case exposure" if money_class(finding) == "exposure"
@@ -159,9 +230,9 @@ def _result(finding: dict[str, Any], rule_index: int, physical: dict[str, Any],
     status = finding.get("status")
     fid = str(finding.get("id"))
     result: dict[str, Any] = {
-        "ruleId": str(finding.get("policy_id")),
+        "ruleId": _rule_id(finding),
         "ruleIndex": rule_index,
-        "level": "note" if status == "UNKNOWN" else LEVEL.get(sev, "warning"),
+        "level": "note" if status in UNDECIDED else LEVEL.get(sev, "warning"),
         "message": {"text": _message(finding)},
         "locations": [{"physicalLocation": physical,
                        "logicalLocations": [_logical(finding, root, base)]}],
@@ -177,6 +248,9 @@ def _result(finding: dict[str, Any], rule_index: int, physical: dict[str, Any],
     }
     if finding.get("savings"):
         result["properties"]["savings"] = finding["savings"]
+    controls = finding_controls(finding)
+    if controls:  # {framework: [control ids]}, as in the JSON report
+        result["properties"]["compliance"] = controls
     if status == "SUPPRESSED":
         sup = finding.get("suppression") or {}
         justification = str(sup.get("reason") or f"suppressed by {sup.get('by') or 'baseline'}")
@@ -200,7 +274,7 @@ def _notification(level: str, text: str, rule: str,
 
 
 def _where(path: Any, line: Any, root: Path | None, base: Path | None) -> dict[str, Any] | None:
-    physical = _physical(path, line, line, root, base)
+    physical = _physical(path, line, line, root, base, strict=True)
     return {"physicalLocation": physical} if physical else None
 
 
@@ -222,8 +296,9 @@ def _left_out(live: list[dict[str, Any]], outside: list[dict[str, Any]],
         where = f"the repository root {root}" if root else "the repository root"
         notes.append(_notification(
             "warning",
-            f"{len(outside)} finding(s) are not SARIF results because their file is not under "
-            f"{where} (give --repo-root): {', '.join(paths[:LISTED])}{more}",
+            f"{len(outside)} result(s) name a file that is not under {where}: they are placed "
+            f"by the file's path in its own repository (give --repo-root): "
+            f"{', '.join(paths[:LISTED])}{more}",
             "sarif/outside-root"))
     if over:
         notes.append(_notification(
@@ -234,62 +309,119 @@ def _left_out(live: list[dict[str, Any]], outside: list[dict[str, Any]],
     return notes
 
 
-def build(doc: dict[str, Any], *, root: Path | None = None,
-          base: Path | None = None) -> dict[str, Any]:
-    """The SARIF log of ``doc``. File paths in ``doc`` are relative to ``base`` (default: the
-    working directory) or absolute; results carry them relative to ``root`` (default: the
-    paths are taken as relative to the repository root already)."""
+class _Lazy:
+    """A JSON array whose items are made while it is written (results, notifications)."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def _write_json(out: TextIO, value: Any, level: int = 0) -> None:
+    """``value`` as ``json.dumps(value, indent=2)`` would write it at nesting ``level``, byte
+    for byte, with each :class:`_Lazy` array's items made and written one at a time."""
+    pad = "  " * (level + 1)
+    if isinstance(value, _Lazy):
+        first = True
+        for item in value.items:
+            out.write("[\n" + pad if first else ",\n" + pad)
+            first = False
+            _write_json(out, item, level + 1)
+        out.write("[]" if first else "\n" + "  " * level + "]")
+    elif isinstance(value, dict) and value and _has_lazy(value):
+        out.write("{\n")
+        for i, (key, item) in enumerate(value.items()):
+            out.write(("" if i == 0 else ",\n") + pad + json.dumps(key, ensure_ascii=False)
+                      + ": ")
+            _write_json(out, item, level + 1)
+        out.write("\n" + "  " * level + "}")
+    elif isinstance(value, list) and value and any(isinstance(v, _Lazy | dict | list)
+                                                   and _has_lazy(v) for v in value):
+        out.write("[\n")
+        for i, item in enumerate(value):
+            out.write(("" if i == 0 else ",\n") + pad)
+            _write_json(out, item, level + 1)
+        out.write("\n" + "  " * level + "]")
+    else:
+        out.write(_dump(value).replace("\n", "\n" + "  " * level))
+
+
+def _has_lazy(value: Any) -> bool:
+    if isinstance(value, _Lazy):
+        return True
+    if isinstance(value, dict):
+        return any(_has_lazy(v) for v in value.values() if isinstance(v, _Lazy | dict | list))
+    if isinstance(value, list):
+        return any(_has_lazy(v) for v in value if isinstance(v, _Lazy | dict | list))
+    return False
+
+
+def _log(doc: dict[str, Any], root: Path | None, base: Path | None) -> dict[str, Any]:
+    """The SARIF log of ``doc`` with its results and notifications as :class:`_Lazy` arrays:
+    the findings are classified first (which are results, which are left out and why), then
+    each result and notification is made as it is written."""
     findings = by_severity(doc.get("findings") or [])
-    rules: dict[str, dict[str, Any]] = {}
-    for f in sorted(findings, key=lambda f: str(f.get("policy_id"))):
-        rules.setdefault(str(f.get("policy_id")), _rule(f))
+    first: dict[str, dict[str, Any]] = {}  # a rule is made of its policy's first finding
+    for f in findings:
+        first.setdefault(str(f.get("policy_id")), f)
+        if f.get("status") in UNDECIDED and (f.get("location") or {}).get("file"):
+            first.setdefault(_rule_id(f), f)
+    rules = {rid: _rule(first[rid]) if rid == str(first[rid].get("policy_id"))
+             else _undecided_rule(first[rid]) for rid in sorted(first)}
     index = {rule_id: i for i, rule_id in enumerate(rules)}
-    placed: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    placed: list[dict[str, Any]] = []
     live: list[dict[str, Any]] = []
     outside: list[dict[str, Any]] = []
+    over: list[dict[str, Any]] = []
     for f in findings:
         if f.get("status") not in RESULT_STATUSES:
             continue
         loc = f.get("location") or {}
         if not loc.get("file"):
             live.append(f)
-            continue
-        physical = _physical(loc["file"], loc.get("start_line"), loc.get("end_line"), root, base)
-        if physical is None:
-            outside.append(f)
+        elif len(placed) < MAX_RESULTS:  # most severe first (by_severity)
+            placed.append(f)
+            if repo_relative(str(loc["file"]), root=root, base=base) is None:
+                outside.append(f)  # still a result: placed by its own repository's path
         else:
-            placed.append((f, physical))
-    over = [f for f, _ in placed[MAX_RESULTS:]]
-    placed = placed[:MAX_RESULTS]  # most severe first (by_severity)
-    results = [_result(f, index[str(f.get("policy_id"))], p, root, base) for f, p in placed]
-    notes = [
-        _notification(
-            "error",
-            f"[{e.get('kind', 'input')}] {e.get('path')}: {e.get('reason')}",
-            f"input-error/{e.get('kind', 'input')}",
-            _where(e.get("path"), e.get("line"), root, base) if e.get("kind") != "aws" else None,
-        )
-        for e in doc.get("errors") or []
-    ]
-    notes += [
-        _notification(
-            "error",
-            f"{f.get('policy_id')} could not evaluate "
-            f"{resource_label(f.get('resource') or {})}: {f.get('message')}",
-            str(f.get("policy_id")),
-            _where((f.get("location") or {}).get("file"),
-                   (f.get("location") or {}).get("start_line"), root, base),
-        )
-        for f in findings
-        if f.get("status") == "ERROR"
-    ]
-    notes += [
-        _notification("note", f"{n.get('path')}: {n.get('message')}", "notice",
-                      _where(n.get("path"), n.get("line"), root, base) if n.get("line") else None)
-        for n in doc.get("notices") or []
-    ]
-    successful = not any(n["level"] == "error" for n in notes)
-    notes += _left_out(live, outside, over, root)
+            over.append(f)
+
+    def results() -> Iterator[dict[str, Any]]:
+        for f in placed:
+            loc = f.get("location") or {}
+            physical = _physical(loc["file"], loc.get("start_line"), loc.get("end_line"),
+                                 root, base)
+            yield _result(f, index[_rule_id(f)], physical or {}, root, base)
+
+    errors = doc.get("errors") or []
+    failed = any(f.get("status") == "ERROR" for f in findings)
+
+    def notes() -> Iterator[dict[str, Any]]:
+        for e in errors:
+            yield _notification(
+                "error",
+                f"[{e.get('kind', 'input')}] {e.get('path')}: {e.get('reason')}",
+                f"input-error/{e.get('kind', 'input')}",
+                _where(e.get("path"), e.get("line"), root, base)
+                if e.get("kind") != "aws" else None)
+        for f in findings:
+            if f.get("status") == "ERROR":
+                loc = f.get("location") or {}
+                yield _notification(
+                    "error",
+                    f"{f.get('policy_id')} could not evaluate "
+                    f"{resource_label(f.get('resource') or {})}: {f.get('message')}",
+                    str(f.get("policy_id")),
+                    _where(loc.get("file"), loc.get("start_line"), root, base))
+        for n in doc.get("notices") or []:
+            yield _notification(
+                "note", f"{n.get('path')}: {n.get('message')}", "notice",
+                _where(n.get("path"), n.get("line"), root, base) if n.get("line") else None)
+        yield from _left_out(live, outside, over, root)
+
     tool = doc.get("tool") or {}
     version = str(tool.get("version") or "0")
     driver: dict[str, Any] = {
@@ -302,11 +434,11 @@ def build(doc: dict[str, Any], *, root: Path | None = None,
         driver["semanticVersion"] = version
     run: dict[str, Any] = {
         "tool": {"driver": driver},
-        "invocations": [{"executionSuccessful": successful,
-                         "toolExecutionNotifications": notes}],
+        "invocations": [{"executionSuccessful": not (errors or failed),
+                         "toolExecutionNotifications": _Lazy(notes())}],
         "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root"}}},
         "columnKind": "unicodeCodePoints",
-        "results": results,
+        "results": _Lazy(results()),
         "properties": {
             "catalog": doc.get("catalog") or {},
             "summary": doc.get("summary") or {},
@@ -315,6 +447,34 @@ def build(doc: dict[str, Any], *, root: Path | None = None,
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
+def _materialized(value: Any) -> Any:
+    if isinstance(value, _Lazy):
+        return [_materialized(v) for v in value.items]
+    if isinstance(value, dict):
+        return {k: _materialized(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_materialized(v) for v in value]
+    return value
+
+
+def build(doc: dict[str, Any], *, root: Path | None = None,
+          base: Path | None = None) -> dict[str, Any]:
+    """The SARIF log of ``doc`` as one object (for tests and small reports; :func:`write`
+    streams it). File paths in ``doc`` are relative to ``base`` (default: the working
+    directory) or absolute; results carry them relative to ``root`` (default: the paths are
+    taken as relative to the repository root already)."""
+    log: dict[str, Any] = _materialized(_log(doc, root, base))
+    return log
+
+
+def write(doc: dict[str, Any], out: TextIO, *, root: Path | None = None,
+          base: Path | None = None) -> None:
+    """The SARIF log of ``doc`` to ``out``, a result and a notification at a time."""
+    _write_json(out, _log(doc, root, base))
+    out.write("\n")
+
+
 def render(doc: dict[str, Any], *, root: Path | None = None, base: Path | None = None) -> str:
-    return json.dumps(build(doc, root=root, base=base), indent=2, ensure_ascii=False,
-                      allow_nan=False) + "\n"
+    buf = io.StringIO()
+    write(doc, buf, root=root, base=base)
+    return buf.getvalue()

@@ -18,6 +18,24 @@ def load_schema() -> dict[str, Any]:
     return schema
 
 
+def input_keys() -> tuple[str, ...]:
+    """The keys of ``inputs`` the schema types (paths, accounts, regions; lists of strings).
+
+    Unknown keys: refused at the top level of a report and in its records (findings and their
+    resource, location, savings, suppression; errors; notices), which the schema closes; in
+    the objects that describe the run (tool, inputs, catalog, summary, coverage rows) they are
+    tolerated, so that a report of a newer gpuaudit that says more there stays readable, and
+    never read: render, merge and diff use only the keys the schema types."""
+    props = load_schema()["properties"]["inputs"]["properties"]
+    return tuple(k for k, v in props.items() if v == {"$ref": "#/$defs/strings"})
+
+
+def known_inputs(doc: dict[str, Any]) -> dict[str, list[str]]:
+    """The report's ``inputs`` with only the keys :func:`input_keys` names."""
+    inputs = doc.get("inputs") or {}
+    return {k: list(inputs[k]) for k in input_keys() if isinstance(inputs.get(k), list)}
+
+
 def json_path(parts: Any) -> str:
     """``["findings", 0, "severity"]`` -> ``$.findings[0].severity``."""
     out = "$"

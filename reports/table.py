@@ -8,9 +8,11 @@ one-file scan (measured; see the README).
 
 from __future__ import annotations
 
+import io
 import unicodedata
 from collections import Counter
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from reports.common import (
     SEVERITIES,
@@ -144,19 +146,31 @@ def _cells(finding: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def column_widths(rows: list[dict[str, str]], width: int) -> dict[str, int]:
+def _sized_cells(finding: dict[str, Any]) -> dict[str, str]:
+    """The cells :func:`column_widths` reads (the others have fixed widths)."""
+    return {
+        "POLICY": reveal(finding.get("policy_id"), keep_newlines=False),
+        "LOCATION": reveal(location_label(finding), keep_newlines=False),
+        "RESOURCE": reveal(resource_label(finding.get("resource") or {}), keep_newlines=False),
+    }
+
+
+def column_widths(rows: Iterable[dict[str, str]], width: int) -> dict[str, int]:
     """Fixed columns as set; LOCATION and RESOURCE share what is left of ``width``: each its
     longest cell when both fit, else the split that folds the fewest lines (at least MIN_FLEX
-    columns each)."""
+    columns each). ``rows`` is read once (a generator of cells will do)."""
+    sizes: Counter[tuple[int, int]] = Counter()
+    longest = FIXED["POLICY"]
+    for r in rows:
+        sizes[(text_width(r["LOCATION"]), text_width(r["RESOURCE"]))] += 1
+        longest = max(longest, text_width(r["POLICY"]))
     widths = dict(FIXED)
     room = max(width, MIN_WIDTH) - sum(FIXED.values()) - len(GAP) * (len(HEADERS) - 1)
     # a longer policy id (checkov's CKV2_AWS_41 with --with-checkov) widens its column when
     # the width allows, rather than folding the id
-    longest = max([text_width(r["POLICY"]) for r in rows] + [FIXED["POLICY"]])
     extra = max(min(longest - FIXED["POLICY"], room - 2 * MIN_FLEX), 0)
     widths["POLICY"] += extra
     room -= extra
-    sizes = Counter((text_width(r["LOCATION"]), text_width(r["RESOURCE"])) for r in rows)
     want = {"LOCATION": max([a for a, _ in sizes] + [len("LOCATION")]),
             "RESOURCE": max([b for _, b in sizes] + [len("RESOURCE")])}
     if sum(want.values()) <= room:
@@ -220,50 +234,63 @@ def _stacked(cells: dict[str, str], width: int, finding: dict[str, Any],
     return lines
 
 
-def render(doc: dict[str, Any], *, color: bool = False, width: int | None = None) -> str:
-    """The table at ``width`` columns (default 100): paths, addresses and ARNs are folded onto
-    more lines when long, never cut; ``color`` paints severity and status. Narrower than 80
-    columns, each finding's fields are printed one under the other instead of in columns."""
+def write(doc: dict[str, Any], out: TextIO, *, color: bool = False,
+          width: int | None = None, errors: bool = True) -> None:
+    """The table at ``width`` columns (default 100), written as it goes: paths, addresses and
+    ARNs are folded onto more lines when long, never cut; ``color`` paints severity and
+    status. Narrower than 80 columns, each finding's fields are printed one under the other
+    instead of in columns. ``errors``: list the input errors (False where the command said
+    them on stderr). The cells are worked out twice (once for the column widths), so
+    that no list of them is held."""
     narrow = (width or WIDTH) < MIN_WIDTH
     width = max(width or WIDTH, NARROW_MIN if narrow else MIN_WIDTH)
-    out: list[str] = []
     findings = by_severity(not_passing(doc))
+
+    def put(lines: Iterable[str]) -> None:
+        for line in lines:
+            out.write(line + "\n")
+
     if findings:
-        rows = [_cells(f) for f in findings]
-        widths = column_widths(rows, width)
+        widths = column_widths((_sized_cells(f) for f in findings), width)
         header = [" " * (widths[h] - len(h)) + h if h == "SAVING/MO" else pad(h, widths[h])
                   for h in HEADERS]
         if not narrow:
-            out.append(GAP.join(header).rstrip())
-            out.append("-" * min(width, sum(widths.values()) + len(GAP) * (len(HEADERS) - 1)))
-        for f, cells in zip(findings, rows, strict=True):
-            out.extend(_stacked(cells, width, f, color) if narrow
-                       else _row(cells, widths, f, color))
-            out.extend(wrap(reveal(f.get("message")), width=width))
+            put([GAP.join(header).rstrip(),
+                 "-" * min(width, sum(widths.values()) + len(GAP) * (len(HEADERS) - 1))])
+        for f in findings:
+            cells = _cells(f)
+            put(_stacked(cells, width, f, color) if narrow else _row(cells, widths, f, color))
+            put(wrap(reveal(f.get("message")), width=width))
             if f.get("also_reported_by"):
-                out.extend(wrap("also reported by " + reveal(", ".join(f["also_reported_by"])),
-                                width=width))
+                put(wrap("also reported by " + reveal(", ".join(f["also_reported_by"])),
+                         width=width))
             if f.get("status") == "SUPPRESSED":
-                out.extend(wrap("suppressed " + reveal(suppression_text(f.get("suppression"))),
-                                width=width))
+                put(wrap("suppressed " + reveal(suppression_text(f.get("suppression"))),
+                         width=width))
     else:
-        out.append("No failing, unknown, errored or suppressed findings.")
-    errors = doc.get("errors") or []
-    if errors:
-        out += ["", _paint(f"Errors ({len(errors)}):", "FAIL", color)]
-        for e in errors:
+        put(["No failing, unknown, errored or suppressed findings."])
+    listed = doc.get("errors") or [] if errors else []
+    if listed:
+        put(["", _paint(f"Errors ({len(listed)}):", "FAIL", color)])
+        for e in listed:
             where = f"{e.get('path')}:{e['line']}" if e.get("line") else str(e.get("path"))
-            out.extend(wrap(reveal(f"[{e.get('kind', 'input')}] {where}: {e.get('reason')}"),
-                            width=width))
+            put(wrap(reveal(f"[{e.get('kind', 'input')}] {where}: {e.get('reason')}"),
+                     width=width))
     notices = doc.get("notices") or []
     if notices:
-        out += ["", f"Notices ({len(notices)}):"]
+        put(["", f"Notices ({len(notices)}):"])
         for line in notice_lines(notices):
-            out.extend(wrap(reveal(line), width=width))
-    out.append("")
+            put(wrap(reveal(line), width=width))
+    put([""])
     for line in summary_lines(doc):
-        out.extend(wrap(reveal(line), indent="", width=width))
-    return "\n".join(out) + "\n"
+        put(wrap(reveal(line), indent="", width=width))
+
+
+def render(doc: dict[str, Any], *, color: bool = False, width: int | None = None) -> str:
+    """:func:`write` into a string."""
+    buf = io.StringIO()
+    write(doc, buf, color=color, width=width)
+    return buf.getvalue()
 
 
 GROUP_AT = 3  # this many notices with one message (and no line) are said once

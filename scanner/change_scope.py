@@ -46,6 +46,16 @@ TF_FAMILY = (*TF_FILES, *TFVARS_SUFFIXES)
 _LOCAL_SOURCE = re.compile(r'source"?\s*[=:]\s*"(\.\.?(?:/[^"]*)?)"')
 GIT_TIMEOUT = 60
 _FOUND = re.compile(r"^[0-9a-f]{40,64} \w+ \d+$")
+DEFAULT_BASE = "HEAD"
+
+
+class BaseRefError(Exception):
+    """``--diff-base REF`` names no commit: an error (exit 2), never "no base" (which would
+    make every finding new with the change). The message names the ref and why."""
+
+    def __init__(self, ref: str, why: str) -> None:
+        super().__init__(f"--diff-base {ref}: {why}")
+        self.ref = ref
 
 
 def is_terraform(path: str) -> bool:
@@ -85,6 +95,22 @@ class Git:
     def commit(self, ref: str) -> str | None:
         out = _git(self.top, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
         return out.strip() if out else None
+
+    def has_commits(self) -> bool:
+        """False in a repository whose first commit is still to be made (HEAD is unborn)."""
+        return bool((_git(self.top, "rev-list", "-n", "1", "--all") or "").strip())
+
+    def base(self, ref: str) -> str | None:
+        """The commit ``ref`` names; None only for ``HEAD`` before the first commit (no base
+        yet: everything is new). A ref that names no commit is a BaseRefError."""
+        if not ref or ref.startswith("-") or "\x00" in ref:
+            raise BaseRefError(ref, "is not a git revision")
+        commit = self.commit(ref)
+        if commit is not None:
+            return commit
+        if ref == DEFAULT_BASE and not self.has_commits():
+            return None
+        raise BaseRefError(ref, f"names no commit of the repository {self.top}")
 
     def callers(self) -> dict[str, set[str]]:
         """Directory (repository-relative) -> directories whose tracked Terraform files use
@@ -281,7 +307,7 @@ def deleted_since(paths: Sequence[Path], base_ref: str) -> list[Path]:
             continue
         if str(here) not in tops:  # its directory may be gone too: the nearest one that is not
             git = Git.find(here)
-            commit = git.commit(base_ref) if git else None
+            commit = git.base(base_ref) if git else None
             tops[str(here)] = (git, commit) if git and commit else None
         found = tops[str(here)]
         if found is None:
@@ -312,7 +338,7 @@ def prepare(
     *,
     var_files: Sequence[Path] = (),
     variables: dict[str, str] | None = None,
-    base_ref: str = "HEAD",
+    base_ref: str = DEFAULT_BASE,
     config_path: Path | None = None,
     policy_ids: Collection[str] | None = None,
     skip_ids: Collection[str] = (),
@@ -333,8 +359,10 @@ def prepare(
     extra = [_shown(f) for root in scope.roots if root not in named_dirs
              if (f := module_file(Path(root))) is not None]
     if git is None:
+        if base_ref != DEFAULT_BASE:
+            raise BaseRefError(base_ref, f"{_shown(start)} is not in a git repository")
         return Prepared(scope, extra)
-    commit = git.commit(base_ref)
+    commit = git.base(base_ref)
     scope.base = base_ref
     if commit is None:  # no base yet (the first commit): everything in the roots is new
         scope.before = set()

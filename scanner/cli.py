@@ -19,6 +19,7 @@ import click
 
 from scanner import __version__
 from scanner.cli_options import (
+    FORMATS,
     SEVERITIES,
     build_report_options,
     output_options,
@@ -38,6 +39,7 @@ LAZY_COMMANDS = {
     "audit": ("scanner.cli_audit", "audit"),
     "iam-policy": ("scanner.cli_audit", "iam_policy"),
     "catalog": ("scanner.cli_catalog", "catalog"),
+    "compliance": ("scanner.cli_compliance", "compliance"),
 }
 
 
@@ -126,20 +128,27 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
     inputs = {"paths": [p.as_posix() for p in paths]}
     extra: list[Path] = []
     deleted: list[Path] = []
-    if paths and not all(p.exists() for p in paths):
-        from scanner.change_scope import deleted_since
+    from scanner.change_scope import BaseRefError
 
-        deleted = deleted_since(paths, diff_base)  # a pull request's deleted .tf files
-    if paths and all(p.is_file() or p in deleted for p in paths):
-        # files named one by one (pre-commit): their modules are read, and what the change
-        # is answerable for is reported (scanner.change_scope)
-        from scanner.change_scope import prepare
+    try:
+        if paths and not all(p.exists() for p in paths):
+            from scanner.change_scope import deleted_since
 
-        prepared = prepare(list(paths), var_files=var_file, variables=dict(scan_opts.variables),
-                           base_ref=diff_base, config_path=opts.config_path,
-                           policy_ids=opts.policy_ids or None, skip_ids=opts.skip_ids)
-        opts.narrow = prepared.scope.report
-        extra = prepared.extra_inputs
+            deleted = deleted_since(paths, diff_base)  # a pull request's deleted .tf files
+        if paths and all(p.is_file() or p in deleted for p in paths):
+            # files named one by one (pre-commit): their modules are read, and what the change
+            # is answerable for is reported (scanner.change_scope)
+            from scanner.change_scope import prepare
+
+            prepared = prepare(list(paths), var_files=var_file,
+                               variables=dict(scan_opts.variables), base_ref=diff_base,
+                               config_path=opts.config_path,
+                               policy_ids=opts.policy_ids or None, skip_ids=opts.skip_ids)
+            opts.narrow = prepared.scope.report
+            extra = prepared.extra_inputs
+    except BaseRefError as exc:  # never "no base": every finding would be new with the change
+        click.echo(f"gpuaudit: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
     result = scan_paths([*(p for p in paths if p not in deleted), *extra], scan_opts)
     from scanner.rightsizing_inputs import with_utilization
 
@@ -147,6 +156,7 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
     for error in result.errors:
         if error.kind == "config":  # a bad option value (--cfn-param, --var): said, even with -q
             click.echo(f"gpuaudit: error: {error.path}: {error.reason}", err=True)
+    opts.say_errors = True  # errors go to stderr, never into the table on stdout
     sys.exit(_finish(result, inputs, opts))
 
 
@@ -238,7 +248,7 @@ def report() -> None:
 @report.command("render")
 @click.argument("json_report", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--format", "formats", multiple=True, default=("table",),
-              type=click.Choice(["table", "json", "html", "sarif", "junit", "markdown", "csv"]))
+              type=click.Choice(FORMATS))
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the report (one format) to this file (default: stdout).")
 @click.option("--output-dir", type=click.Path(path_type=Path, file_okay=False),
@@ -340,6 +350,16 @@ def report_diff(old: Path, new: Path, fmt: str, output: Path | None, fail_on: st
             sys.exit(EXIT_ERROR)
     if fails_at((f["severity"] for f in diff["new_findings"]), fail_on):
         sys.exit(EXIT_FINDINGS)
+
+
+def _register_report_compliance() -> None:
+    from scanner.cli_compliance import report_compliance, report_send_securityhub
+
+    report.add_command(report_compliance)
+    report.add_command(report_send_securityhub)
+
+
+_register_report_compliance()
 
 
 @cli.command()

@@ -236,6 +236,8 @@ def audit(
             sys.exit(EXIT_ERROR)  # nothing was read: one line, not an ERROR per policy
         opts.quiet = True  # the requested report files are still written, with the error
         progress.enabled = False
+    else:
+        opts.say_errors = True  # errors go to stderr, never into the table on stdout
     progress.start(len(targets))
     with live_progress.listening(progress.listener()):
         result = collect_targets(
@@ -294,9 +296,18 @@ def _die(message: str) -> None:
     help="Only what these policies need (ids or globs, comma-separated or repeated). "
     "Default: every policy, including off-by-default ones.",
 )
-def iam_policy(policy_ids: tuple[str, ...]) -> None:
+@click.option("--send", is_flag=True,
+              help="Print instead the separate write policy of `gpuaudit report "
+              "send-securityhub` (securityhub:BatchImportFindings); the audit never needs it.")
+def iam_policy(policy_ids: tuple[str, ...], send: bool) -> None:
     """Print the minimal read-only IAM policy for `gpuaudit audit`."""
-    from scanner.aws.iam_policy import render
+    from scanner.aws.iam_policy import render, render_send
+
+    if send:
+        if policy_ids:
+            raise click.UsageError("--send takes no --policy: the send policy is one action")
+        click.echo(render_send(), nl=False)
+        return
 
     kinds: frozenset[str] | None = None
     if policy_ids:

@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
+from reports import FORMATS
 from scanner.runner import EXIT_ERROR, ReportOptions
 
-FORMATS = ("table", "json", "html", "sarif", "junit", "markdown", "csv")
 SEVERITIES = ("critical", "high", "medium", "low", "info", "none")
 
 
@@ -81,6 +81,9 @@ def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      type=click.Path(path_type=Path, dir_okay=False),
                      help="Prices from this catalogue (written by `gpuaudit catalog refresh`) "
                           "instead of the shipped one."),
+        click.option("--compliance", "compliance", multiple=True, metavar="FRAMEWORK",
+                     help="Add the per-control status against this framework to the reports "
+                     "(repeatable; gpuaudit compliance list)."),
         click.option("--include-passed", is_flag=True,
                      help="List PASS results as findings too (default: counted in the summary)."),
         click.option("--quiet", "-q", is_flag=True, help="No table or progress output."),
@@ -138,6 +141,7 @@ def build_report_options(kwargs: dict[str, Any]) -> ReportOptions:
     if "policy_dirs" in kwargs:  # scan, audit
         use_policy_dirs(tuple(kwargs.pop("policy_dirs") or ()), kwargs.get("config_path"))
     policy_ids = expand_policy_ids(kwargs.pop("policy_ids", ()) or (), "--policy")
+    compliance = _frameworks(kwargs.pop("compliance", ()) or ())
     skip_ids = expand_policy_ids(kwargs.pop("skip_ids", ()) or (), "--skip-policy")
     return ReportOptions(
         formats=tuple(kwargs.pop("formats", ()) or ("table",)),
@@ -154,4 +158,17 @@ def build_report_options(kwargs: dict[str, Any]) -> ReportOptions:
         fail_on_unknown=bool(kwargs.pop("fail_on_unknown", False)),
         repo_root=kwargs.pop("repo_root", None),
         catalog_path=kwargs.pop("catalog_path", None),
+        compliance=compliance,
     )
+
+
+def _frameworks(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Framework ids of --compliance, checked before anything is scanned."""
+    if not values:
+        return ()
+    from scanner.compliance import UnknownFramework, framework
+
+    try:
+        return tuple(dict.fromkeys(framework(v).id for v in values))
+    except UnknownFramework as exc:
+        raise click.BadParameter(str(exc), param_hint="--compliance") from exc

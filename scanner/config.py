@@ -7,9 +7,11 @@ one mapping are errors naming the line; no error message quotes the file's text.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,14 +90,45 @@ def load_config(path: Path | None, *, search_from: Path | None = None) -> Config
         data = _from_yaml(path, text)
     if data is None:
         data = {}
-    for mute in data.get("mutes") or [] if isinstance(data, dict) else []:
-        if isinstance(mute, dict) and hasattr(mute.get("expires"), "isoformat"):
-            mute["expires"] = mute["expires"].isoformat()  # YAML reads 2027-01-31 as a date
+    for i, mute in enumerate(data.get("mutes") or [] if isinstance(data, dict) else []):
+        if isinstance(mute, dict) and "expires" in mute:
+            mute["expires"] = expiry_date(mute["expires"], str(path), f"mutes.{i}.expires")
     validate_config(data, str(path))
     return Config(path=str(path), policies=data.get("policies", {}) or {},
                   mutes=list(data.get("mutes", []) or []), fail_on=data.get("fail_on"),
                   pricing=dict(data.get("pricing") or {}),
                   policy_dirs=policy_dirs(data, str(path)))
+
+
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def expiry_date(value: Any, where: str, key: str) -> str | None:
+    """An ``expires`` value as ``YYYY-MM-DD`` (None: never expires). A TOML date is taken as
+    one; anything else, an impossible date (``2027-02-30``) or a date and time included, is a
+    ConfigError naming the file and the key."""
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):  # TOML's 2027-01-31T10:00:00 (a subclass of date)
+        raise ConfigError(f"{where}: key '{key}': {value.isoformat()} is a date and time; "
+                          "expires takes a date, YYYY-MM-DD")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: key '{key}': expected a date YYYY-MM-DD, got "
+                          f"{type(value).__name__} {_shown(value)}")
+    if not DATE.fullmatch(value.strip()):
+        raise ConfigError(f"{where}: key '{key}': {_shown(value)} is not a date YYYY-MM-DD")
+    try:
+        return dt.date.fromisoformat(value.strip()).isoformat()
+    except ValueError as exc:  # 2027-02-30, 2027-13-01
+        raise ConfigError(f"{where}: key '{key}': {_shown(value)} is not a date ({exc})") \
+            from None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _from_pyproject(path: Path, text: str) -> Any:
@@ -107,6 +140,8 @@ def _from_pyproject(path: Path, text: str) -> Any:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except ValueError as exc:  # a value tomllib cannot convert (an integer of 5,000 digits)
+        raise ConfigError(f"{path}: not valid TOML: {_value_problem(exc)}") from None
     except RecursionError:
         raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
     tool = doc.get("tool")
@@ -186,6 +221,19 @@ def _unique_key_loader() -> Any:
     import yaml
 
     class Loader(yaml.SafeLoader):
+        def construct_yaml_timestamp(self, node: Any) -> Any:
+            # a date stays the text written: load_config checks the dates it takes (an
+            # impossible one, 2027-02-30, is a ConfigError naming its key, not a ValueError)
+            return self.construct_scalar(node)
+
+        def construct_yaml_int(self, node: Any) -> Any:
+            try:
+                return super().construct_yaml_int(node)
+            except ValueError as exc:  # more digits than Python converts
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"integer value not usable: {_value_problem(exc)}",
+                    node.start_mark) from None
+
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: set[tuple[str, str]] = set()
             for key_node, _ in node.value:  # the keys as written (a merge `<<` may override)
@@ -200,7 +248,14 @@ def _unique_key_loader() -> Any:
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", Loader.construct_yaml_timestamp)
+    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
     return Loader
+
+
+def _value_problem(exc: ValueError) -> str:
+    text = str(exc)
+    return "more digits than can be converted" if "digits" in text else "not convertible"
 
 
 def validate_config(data: Any, where: str) -> None:
@@ -237,16 +292,20 @@ def policy_dirs(data: Mapping[str, Any], where: str) -> list[str]:
 def _unknown_keys(err: Any, where: str) -> str:
     """An unknown key, named with the nearest valid one ("did you mean 'fail_on'?")."""
     import difflib
+    import re
 
     allowed = sorted(err.schema.get("properties") or {})
-    unknown = sorted(str(k) for k in err.instance if k not in allowed)
+    patterns = sorted(err.schema.get("patternProperties") or {})  # pricing.discounts' keys
+    unknown = sorted(str(k) for k in err.instance if k not in allowed
+                     and not any(re.search(p, str(k)) for p in patterns))
     parent = ".".join(str(p) for p in err.absolute_path)
     parts = []
     for key in unknown:
         near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
         hint = f" (did you mean '{near[0]}'?)" if near else ""
         parts.append(f"key '{f'{parent}.' if parent else ''}{key}': unknown{hint}")
-    return f"{where}: {'; '.join(parts)}. Valid keys here: {', '.join(allowed)}"
+    valid = [*allowed, *(f"a key matching {p}" for p in patterns)]
+    return f"{where}: {'; '.join(parts)}. Valid keys here: {', '.join(valid)}"
 
 
 def _check_policy_params(policies: Mapping[str, Any], where: str) -> None:

@@ -6,7 +6,11 @@ notices; keys too) is checked:
 - a value the input marks secret (``SourceResult.sensitive``: Terraform ``sensitive``, a plan's
   ``sensitive_values``, CloudFormation ``NoEcho``) is replaced by ``(sensitive)`` wherever it
   appears in a string. Values shorter than :data:`MIN_SENSITIVE` characters are left alone (a
-  sensitive ``"1"`` or ``"us"`` would erase every digit or word of the report);
+  sensitive ``"1"`` or ``"us"`` would erase every digit or word of the report). A message that
+  quotes a value cut short (``'longsecretvalue-abcd…'``: the first 40 or 60 characters) holds
+  only a head of it: a run of at least :data:`MIN_HEAD` characters that begins a marked value
+  and ends where the text ends or a cut mark (a quote, ``…``, a newline) follows is redacted
+  too;
 - a string that looks like a credential, or the value of a key or tag named like a secret,
   becomes ``[redacted: looks like a credential]`` (:mod:`scanner.credentials`, the same detector
   as the live collectors');
@@ -27,14 +31,23 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from scanner.credentials import redact_named, redact_text, secret_name
+from scanner.credentials import (
+    REDACTED,
+    looks_like_credential,
+    redact_named,
+    redact_text,
+    secret_name,
+)
 from scanner.sizes import bounded, cut_text
 
 SENSITIVE = "(sensitive)"
 MIN_SENSITIVE = 4
+MIN_HEAD = 12  # characters of a marked value's head shown alone (a value cut short)
+_CUT_MARKS = frozenset("'\"…\n`")
 MAX_TEXT = 16 * 1024  # characters of one string of the report
 MAX_EVIDENCE = 256 * 1024  # characters of one finding's evidence (and of its tags) written out
 MAX_ITEMS = 200  # items of one list in evidence
+_EDGE = 512  # characters each side of a cut checked for a credential across it
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
@@ -69,6 +82,13 @@ class Redactor:
         values = sorted({s for s in sensitive if isinstance(s, str) and len(s) >= MIN_SENSITIVE},
                         key=lambda s: (-len(s), s))
         self._marked = (re.compile("|".join(re.escape(v) for v in values)) if values else None)
+        heads: dict[str, list[str]] = {}
+        for v in values:
+            if len(v) > MIN_HEAD:
+                heads.setdefault(v[:MIN_HEAD], []).append(v)
+        self._heads = heads
+        self._head = (re.compile("|".join(re.escape(h) for h in sorted(heads)))
+                      if heads else None)
         self._seen: dict[str, str] = {}
         self._names: dict[str, bool] = {}
         self._remediations: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -79,10 +99,38 @@ class Redactor:
             out = value
             if self._marked is not None and self._marked.search(out):
                 out = self._marked.sub(SENSITIVE, out)
-            out = cut_text(_plain(out), MAX_TEXT)
+            if self._head is not None and self._head.search(out):
+                out = self._cut_heads(out)
+            if len(out) > MAX_TEXT:
+                # cut first (the detector's work is then bounded), unless a credential lies
+                # across the cut (its head would be shown)
+                edge = out[MAX_TEXT - _EDGE:MAX_TEXT + _EDGE]
+                out = REDACTED if looks_like_credential(edge) else cut_text(out, MAX_TEXT)
+            out = _plain(out)
             if len(self._seen) < 500_000:
                 self._seen[value] = out
         return out
+
+    def _cut_heads(self, text: str) -> str:
+        """``text`` with each head of a marked value that was cut short redacted."""
+        assert self._head is not None
+        parts: list[str] = []
+        at = 0
+        for m in self._head.finditer(text):
+            if m.start() < at:
+                continue
+            end = m.start()
+            for value in self._heads[m.group()]:
+                stop = m.start() + MIN_HEAD
+                while stop < len(text) and stop - m.start() < len(value) \
+                        and text[stop] == value[stop - m.start()]:
+                    stop += 1
+                if stop == len(text) or text[stop] in _CUT_MARKS:
+                    end = max(end, stop)
+            if end > m.start():
+                parts += [text[at:m.start()], SENSITIVE]
+                at = end
+        return "".join([*parts, text[at:]]) if parts else text
 
     def named(self, key: str, value: str) -> str:
         """The value of the key (or tag) ``key``."""

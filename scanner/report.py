@@ -6,8 +6,10 @@ mark sensitive become ``(sensitive)``, credential-looking strings are replaced."
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from scanner import __version__
@@ -32,12 +34,17 @@ def build_report(
     unpriced_regions: Sequence[str] = (),
     passed: Counter[str] | None = None,
     sensitive: Iterable[str] = (),
+    root: Path | None = None,
 ) -> dict[str, Any]:
     """The report document. ``passed`` counts PASS results left out of ``findings``;
-    ``sensitive``: values the inputs mark secret (each becomes ``(sensitive)``)."""
+    ``sensitive``: values the inputs mark secret (each becomes ``(sensitive)``); ``root``: the
+    repository root (scanner.repo_root) the findings' paths are made relative to."""
     cat = with_unpriced_regions(catalog.describe(), unpriced_regions)
+    listed = [f.as_dict() for f in findings]
+    if root is not None:
+        inputs = {**inputs, "root": relocate(listed, root, Path.cwd())}
     return assemble(
-        findings=[f.as_dict() for f in findings],
+        findings=listed,
         errors=[e.as_dict() for e in errors],
         notices=[n.as_dict() for n in notices],
         inputs=inputs,
@@ -64,7 +71,11 @@ def assemble(
     sensitive: Iterable[str] = (),
 ) -> dict[str, Any]:
     """The document from its parts, already as JSON values (``findings`` in report order),
-    redacted (:func:`scanner.redact.redact_document`)."""
+    redacted (:func:`scanner.redact.redact_document`). Each finding carries its compliance
+    controls (:func:`scanner.compliance.with_controls`)."""
+    from scanner.compliance import with_controls
+
+    findings = with_controls(findings)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "gpuaudit", "version": __version__},
@@ -80,6 +91,42 @@ def assemble(
     if not deterministic:
         doc["generated_at"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return redact_document(doc, sensitive)
+
+
+def relocate(findings: list[dict[str, Any]], root: Path, cwd: Path) -> str:
+    """Make the findings' file paths (``location.file``, the root module in ``location.root``
+    and ``resource.root``) relative to the repository ``root``, so that every format names a
+    file the same way, wherever the scan ran (a path outside the root is made absolute: SARIF
+    places it in its own repository and says so). Returns the root relative to ``cwd``: the
+    document's ``inputs.root`` (its paths are relative to that directory)."""
+    from pathlib import PureWindowsPath
+
+    from reports.paths import repo_relative
+
+    def outside(path: str) -> str:  # not under the root: absolute, so never misread
+        if PureWindowsPath(path).drive or "\x00" in path:
+            return path
+        return os.path.normpath(os.path.join(cwd, path)).replace(os.sep, "/")
+
+    def moved(path: Any, directory: bool = False) -> Any:
+        if not isinstance(path, str) or not path:
+            return path
+        if directory:  # the root itself is "."
+            rel = repo_relative(f"{path.rstrip('/')}/_", root=root, base=cwd)
+            return outside(path) if rel is None else "." if rel == "_" else rel[:-2]
+        rel = repo_relative(path, root=root, base=cwd)
+        return outside(path) if rel is None else rel
+
+    for f in findings:
+        loc = f.get("location")
+        if isinstance(loc, dict):
+            loc["file"] = moved(loc.get("file"))
+            if "root" in loc:
+                loc["root"] = moved(loc["root"], directory=True)
+        res = f.get("resource")
+        if isinstance(res, dict) and res.get("root"):
+            res["root"] = moved(res["root"], directory=True)
+    return os.path.relpath(root, cwd).replace(os.sep, "/")
 
 
 def with_unpriced_regions(catalog: dict[str, Any], regions: Sequence[str]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from reports.common import reveal
 from reports.markdown import cell
+from reports.schema import known_inputs
 
 FAILING = "FAIL"
 
@@ -39,7 +40,7 @@ def diff_reports(
         elif now != FAILING:
             fixed.append(f)
     warnings = []
-    if old["inputs"] != new["inputs"]:
+    if known_inputs(old) != known_inputs(new):
         warnings.append(
             f"the reports cover different inputs ({_inputs(old)} / {_inputs(new)}): a finding of "
             "an input only the old report read shows as fixed"
@@ -77,7 +78,7 @@ def diff_reports(
 
 
 def _inputs(doc: dict[str, Any]) -> str:
-    return "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in sorted(doc["inputs"].items()))
+    return "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in sorted(known_inputs(doc).items()))
 
 
 def render_diff_table(diff: dict[str, Any]) -> str:

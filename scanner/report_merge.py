@@ -1,7 +1,9 @@
 """`gpuaudit report merge`: one report from the JSON reports of shards (or of several runs).
 
 ``gpuaudit audit --shard K/N`` splits the (account, region) pairs; each shard writes its JSON
-report and this joins them: findings listed once each (by fingerprint) in report order, the
+report and this joins them: findings listed once each (by fingerprint) in report order (where
+two reports give one finding different verdicts, the worse is kept and a note says so: see
+CONFLICT_ORDER), the
 summary recomputed (PASS results that a shard counted without listing them are carried over),
 inputs, errors, notices and coverage combined. An input that cannot be read is an error in the
 merged report (exit 2), and the others are still merged: nothing is dropped silently.
@@ -164,6 +166,7 @@ def merge_reports(
     findings: dict[str, dict[str, Any]] = {}
     first_seen: dict[str, str] = {}
     duplicates: Counter[str] = Counter()
+    conflicts: list[tuple[dict[str, Any], str, dict[str, Any], str]] = []
     passed: Counter[str] = Counter()
     errors: list[dict[str, Any]] = [
         {"kind": "input", "path": path, "reason": reason} for path, reason in unreadable
@@ -186,7 +189,14 @@ def merge_reports(
             if f["status"] == "PASS":
                 listed_pass[f["policy_id"]] += 1
             if f["id"] in findings:
-                duplicates[first_seen[f["id"]] + " and " + part.name] += 1
+                kept = findings[f["id"]]
+                if kept["status"] == f["status"]:
+                    duplicates[first_seen[f["id"]] + " and " + part.name] += 1
+                    continue
+                conflicts.append((kept, first_seen[f["id"]], f, part.name))
+                if worse(f["status"], kept["status"]):
+                    findings[f["id"]] = f
+                    first_seen[f["id"]] = part.name
                 continue
             findings[f["id"]] = f
             first_seen[f["id"]] = part.name
@@ -204,6 +214,10 @@ def merge_reports(
         notices.append({"path": pair, "message": message})
         if warn is not None:
             warn(f"{pair}: {message}")
+    for notice in _conflict_notices(conflicts):
+        notices.append(notice)
+        if warn is not None:
+            warn(f"{notice['path']}: {notice['message']}")
     notices += [{"path": "report merge", "message": m} for m in overlaps]
     catalog = _catalog(parts, notices)
     _versions(parts, notices)
@@ -224,16 +238,61 @@ def merge_reports(
     )
 
 
+# Where two reports give one finding (same fingerprint) different verdicts, the merge keeps
+# the first of these. ERROR first: a run could not read the resource, and the merged report
+# must not claim more than its least sure input (exit 2, the note names the other verdict);
+# then FAIL, a violation seen; UNKNOWN, a verdict nobody could make; SUPPRESSED, a failure
+# that one run's mute list or baseline accepts (another run's mute does not silence a FAIL or
+# an UNKNOWN); PASS last: never kept over anything else, so a conflict is never a false PASS.
+CONFLICT_ORDER = ("ERROR", "FAIL", "UNKNOWN", "SUPPRESSED", "PASS")
+LISTED_CONFLICTS = 5  # conflicts named in the note; the rest counted
+
+
+def worse(status: str, than: str) -> bool:
+    """Whether ``status`` is kept over ``than`` (CONFLICT_ORDER; an unknown word is worst)."""
+    def rank(s: str) -> int:
+        return CONFLICT_ORDER.index(s) if s in CONFLICT_ORDER else -1
+
+    return rank(status) < rank(than)
+
+
+def _conflict_notices(
+    conflicts: Sequence[tuple[dict[str, Any], str, dict[str, Any], str]],
+) -> list[dict[str, Any]]:
+    """One note per pair of reports that disagree: how many findings, which verdict was kept,
+    and the first few by policy and resource."""
+    pairs: dict[str, list[str]] = {}
+    for a, a_name, b, b_name in conflicts:
+        kept = a if not worse(b["status"], a["status"]) else b
+        res = kept.get("resource") or {}
+        what = (f"{kept['policy_id']} {res.get('address') or res.get('id')}: "
+                f"{a['status']} in {a_name}, {b['status']} in {b_name}, kept {kept['status']}")
+        pairs.setdefault(f"{a_name} and {b_name}", []).append(what)
+    notes = []
+    for pair, said in sorted(pairs.items()):
+        more = f" (+{len(said) - LISTED_CONFLICTS} more)" if len(said) > LISTED_CONFLICTS else ""
+        notes.append({"path": pair, "message": (
+            f"{len(said)} finding(s) have different verdicts in the two reports; the merge "
+            f"keeps the worse ({' > '.join(CONFLICT_ORDER)}): "
+            f"{'; '.join(said[:LISTED_CONFLICTS])}{more}")})
+    return notes
+
+
 def _inputs(parts: Sequence[Part]) -> dict[str, Any]:
     """The union of the inputs' ``paths`` / ``accounts`` / ``regions`` (always at least one)."""
+    from reports.schema import known_inputs
+
     merged: dict[str, set[str]] = {}
     for part in parts:
-        for key, values in part.doc["inputs"].items():
-            if isinstance(values, list):
-                merged.setdefault(key, set()).update(str(v) for v in values)
+        for key, values in known_inputs(part.doc).items():
+            merged.setdefault(key, set()).update(str(v) for v in values)
     if not merged:
         return {"paths": []}
-    return {key: sorted(values) for key, values in sorted(merged.items())}
+    out: dict[str, Any] = {key: sorted(values) for key, values in sorted(merged.items())}
+    roots = {part.doc["inputs"].get("root") for part in parts}
+    if len(roots) == 1 and isinstance(next(iter(roots)), str):
+        out["root"] = roots.pop()  # one repository root: its paths stay relative to it
+    return out
 
 
 def _catalog(parts: Sequence[Part], notices: list[dict[str, Any]]) -> dict[str, Any]:

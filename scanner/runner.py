@@ -39,6 +39,9 @@ class ReportOptions:
     # Another tool's run whose findings join the policies' (scan --with-checkov): an object with
     # join(findings, config=, baseline=, deterministic=) -> .findings .errors .notices .summary
     external: Any = None
+    compliance: tuple[str, ...] = ()  # framework ids: per-control sections in the reports
+    say_errors: bool = False  # say the input errors on stderr (scan, audit)
+    errors_said: bool = False  # the input errors were said on stderr (not in the stdout table)
 
 
 class UsageError(Exception):
@@ -123,15 +126,42 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
         errors += joined.errors
         notices += joined.notices
         summary = joined.summary
+    from scanner.repo_root import repo_root
+
+    root = repo_root(inputs["paths"], explicit=opts.repo_root) if inputs.get("paths") else None
     doc = build_report(evaluation.findings, errors=errors, notices=notices, inputs=inputs,
                        catalog=catalog, resources=_counted(result),
                        coverage=result.coverage, deterministic=opts.deterministic,
                        unpriced_regions=_unpriced_regions(result, catalog.regions),
-                       passed=evaluation.passed, sensitive=result.sensitive)
+                       passed=evaluation.passed, sensitive=result.sensitive, root=root)
     doc["summary"].update(summary)
+    if opts.compliance:
+        from reports.compliance_report import evaluate
+
+        doc["compliance"] = [evaluate(doc, fid) for fid in opts.compliance]
     fail_on = opts.fail_on or config.fail_on or "high"
+    if opts.say_errors:
+        say_errors(doc.get("errors") or [])
+        opts.errors_said = True  # the table printed on stdout leaves them out
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on, opts.fail_on_unknown)
+
+
+STDERR_ERRORS = 20  # input errors said on stderr one by one; the rest counted (see the report)
+
+
+def say_errors(errors: list[dict[str, Any]]) -> None:
+    """The input errors of a run on stderr, where errors go (never stdout, where a report or
+    the table may be piped): at most STDERR_ERRORS lines, then how many more. A bad option
+    value (kind ``config``) is said by the command as it reads its options."""
+    errors = [e for e in errors if e.get("kind") != "config"]
+    for e in errors[:STDERR_ERRORS]:
+        where = f"{e.get('path')}:{e['line']}" if e.get("line") else str(e.get("path"))
+        print(f"gpuaudit: error: {where}: {e.get('reason')}",
+              file=sys.stderr)
+    if len(errors) > STDERR_ERRORS:
+        print(f"gpuaudit: error: ... and {len(errors) - STDERR_ERRORS} more input errors "
+              "(the report lists them all)", file=sys.stderr)
 
 
 def _counted(result: SourceResult) -> int:
@@ -173,24 +203,34 @@ def render_context(doc: dict[str, Any], opts: ReportOptions, fmt: str, to_stdout
         if not to_stdout:
             return RenderContext()
         color = color_wanted() if opts.color is None else opts.color
-        return RenderContext(color=color, width=table_width())
+        return RenderContext(color=color, width=table_width(), errors=not opts.errors_said)
     if fmt not in ("sarif", "html"):
         return RenderContext()
     from scanner.repo_root import repo_root
 
-    paths = (doc.get("inputs") or {}).get("paths") or []
+    inputs = doc.get("inputs") or {}
+    paths = inputs.get("paths") or []
     cwd = Path.cwd()
     report_dir = None
     if fmt == "html" and not to_stdout:
         target = opts.output if opts.output is not None else opts.output_dir
         report_dir = (target.parent if opts.output is not None else target) if target else None
         report_dir = cwd / report_dir if report_dir is not None else None
+    if isinstance(inputs.get("root"), str):  # its paths are relative to the repository root
+        base = Path(os.path.realpath(cwd / inputs["root"]))
+        root = Path(os.path.realpath(cwd / opts.repo_root)) if opts.repo_root else base
+        return RenderContext(root=root, base=base, report_dir=report_dir)
+    # an older report (or a merge of reports of several roots): paths as the scan was given
+    # them, relative to the directory it ran in (taken to be this one)
     return RenderContext(root=repo_root(paths, explicit=opts.repo_root, cwd=cwd), base=cwd,
                          report_dir=report_dir)
 
 
 def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
-    from reports import default_filename, render
+    """Each format written into its file (or stdout) as it is rendered (reports.render_to):
+    nothing holds a whole report in memory. With files named, the table is printed too
+    (unless --quiet), whether or not one of the files is the table."""
+    from reports import default_filename, render_to
 
     formats = opts.formats or ("table",)
     if opts.output is not None and len(formats) > 1:
@@ -200,27 +240,36 @@ def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
         to_stdout = opts.output is None and opts.output_dir is None
         if to_stdout and opts.quiet and fmt == "table":
             continue
-        text = render(fmt, doc, context=render_context(doc, opts, fmt, to_stdout))
+        ctx = render_context(doc, opts, fmt, to_stdout)
         try:
             if opts.output is not None:
-                write_file(opts.output, text)
+                write_stream(opts.output, lambda out, f=fmt, c=ctx: render_to(f, doc, out,
+                                                                             context=c))
             elif opts.output_dir is not None:
-                write_file(opts.output_dir / default_filename(fmt), text)
+                write_stream(opts.output_dir / default_filename(fmt),
+                             lambda out, f=fmt, c=ctx: render_to(f, doc, out, context=c))
             else:
-                sys.stdout.write(text if text.endswith("\n") else text + "\n")
+                render_to(fmt, doc, sys.stdout, context=ctx)  # every format ends its last line
         except ReportWriteError as exc:
             unwritten.append(str(exc))  # the other formats are still written
-    if (opts.output or opts.output_dir) and "table" not in formats and not opts.quiet:
-        sys.stdout.write(render("table", doc, context=render_context(doc, opts, "table", True)))
+    if (opts.output or opts.output_dir) and not opts.quiet:
+        render_to("table", doc, sys.stdout, context=render_context(doc, opts, "table", True))
     if unwritten:
         raise ReportWriteError("; ".join(unwritten))
 
 
 def write_file(path: Path, text: str) -> None:
     """Write a report; ReportWriteError (naming the path and why) when that is not possible."""
+    write_stream(path, lambda out: out.write(text))
+
+
+def write_stream(path: Path, fill: Callable[[Any], Any]) -> None:
+    """Open ``path`` and let ``fill`` write the report into it; ReportWriteError (naming the
+    path and why) when that is not possible."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        with path.open("w", encoding="utf-8") as out:
+            fill(out)
     except OSError as exc:
         raise ReportWriteError(f"cannot write {path}: {_why(path, exc)}") from exc
 

@@ -34,6 +34,27 @@ def exceeds(value: Any, limit: int) -> bool:
     return walk(value, 0)
 
 
+def written_size(value: Any, limit: int) -> int:
+    """How many characters ``value`` is written out (as :func:`exceeds` counts them), or
+    ``limit + 1`` once it is known to be more than ``limit``: at most ``limit`` steps."""
+    left = [limit]
+
+    def walk(v: Any, depth: int) -> bool:
+        if depth > MAX_DEPTH:
+            left[0] = -1
+            return True
+        left[0] -= len(v) + 1 if isinstance(v, str) else 1
+        if left[0] < 0:
+            return True
+        if isinstance(v, dict):
+            return any(walk(k, depth + 1) or walk(x, depth + 1) for k, x in v.items())
+        if isinstance(v, list | tuple):
+            return any(walk(x, depth + 1) for x in v)
+        return False
+
+    return limit + 1 if walk(value, 0) else limit - left[0]
+
+
 def cut_text(text: str, limit: int) -> str:
     """``text`` up to ``limit`` characters, saying how much was left out."""
     if len(text) <= limit:

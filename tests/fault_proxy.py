@@ -25,10 +25,13 @@ stall      the request is read and never answered (until ``release()`` or the pr
 An operation is named alone (``ListClusters``: in every service that has it) or with its service
 (``eks:ListClusters``). ``answer(operation, body)`` serves a fixed answer for an operation the
 emulator lacks (moto has no GetEbsDefaultKmsKeyId): a fake only where no real part exists.
-``remember()`` keeps the upstream's successful answers by request (method, path, region,
-target, body) and serves a request seen before from memory: for an estate that is only read
-once seeded, every audit after the first then gets moto's own answers without moto's work
-(a module of 47 audits: 25 s of the moto server's CPU).
+``rewrite(operation, edit)`` passes each successful upstream answer to that operation through
+``edit(request_body, answer) -> answer`` (what a misbehaving paginator, cache or endpoint would
+send: a repeated page, an answer about another region). ``remember()`` keeps the upstream's
+successful answers by request (method, path, region, target, body) and serves a request seen
+before from memory: for an estate that is only read once seeded, every audit after the first
+then gets moto's own answers without moto's work (a module of 47 audits: 25 s of the moto
+server's CPU).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import socket
 import threading
 import urllib.parse
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -103,6 +107,7 @@ class FaultProxy:
         self.injected: Counter[tuple[str, str, str]] = Counter()
         self._faults: dict[tuple[str | None, str], str] = {}
         self._answers: dict[str, tuple[str, bytes]] = {}
+        self._rewrites: dict[str, Callable[[bytes, bytes], bytes]] = {}
         self._memory: dict[tuple[Any, ...], tuple[int, dict[str, str], bytes]] | None = None
         self._lock = threading.Lock()
         self._released = threading.Event()
@@ -146,6 +151,10 @@ class FaultProxy:
         with self._lock:
             self._answers[operation] = (content_type, body)
 
+    def rewrite(self, operation: str, edit: Callable[[bytes, bytes], bytes]) -> None:
+        with self._lock:
+            self._rewrites[operation] = edit
+
     def remember(self) -> None:
         """From now on, answer a request seen before with the upstream's answer to it (only
         for an upstream whose state no longer changes)."""
@@ -155,6 +164,7 @@ class FaultProxy:
     def clear(self) -> None:
         with self._lock:
             self._faults.clear()
+            self._rewrites.clear()
             self.seen.clear()
             self.injected.clear()
         self.release()
@@ -189,6 +199,7 @@ class FaultProxy:
             if fault:
                 self.injected[(region, named, fault)] += 1
             canned = self._answers.get(operation)
+            edit = self._rewrites.get(operation)
             released = self._released
         protocol = PROTOCOLS.get(service, "query")
         if fault in ("deny", "throttle", "500"):
@@ -209,6 +220,8 @@ class FaultProxy:
             status, headers, answer = 200, {"Content-Type": canned[0]}, canned[1]
         else:
             status, headers, answer = self._recall(h, body, region)
+        if edit is not None and status == 200:
+            answer = edit(body, answer)
         if fault == "truncate":
             _send(h, status, headers.get("Content-Type", "text/xml"), answer[: len(answer) // 2],
                   length=len(answer))

@@ -97,6 +97,14 @@ def seed(url: str) -> dict[str, str]:
         AutoScalingGroupName="gpu-public", MinSize=0, MaxSize=4, DesiredCapacity=0,
         VPCZoneIdentifier=public,
         LaunchTemplate={"LaunchTemplateName": "gpu", "Version": "$Default"})
+    # a mixed instances policy over the on-demand template (ASG-004 PASS), sized 0: no split
+    asg.create_auto_scaling_group(
+        AutoScalingGroupName="gpu-mixed", MinSize=0, MaxSize=0, VPCZoneIdentifier=private,
+        MixedInstancesPolicy={
+            "LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateName": "gpu"},
+                               "Overrides": [{"InstanceType": "g5.xlarge"},
+                                             {"InstanceType": "g6.xlarge"}]},
+            "InstancesDistribution": {"OnDemandPercentageAboveBaseCapacity": 30}})
     asg.create_launch_configuration(LaunchConfigurationName="gpu-lc", ImageId=AMI,
                                     InstanceType="g5.xlarge", SpotPrice="0.50")
     asg.create_auto_scaling_group(AutoScalingGroupName="gpu-lc-group", MinSize=0, MaxSize=2,

@@ -186,3 +186,37 @@ def test_a_pull_request_that_deletes_a_directory_or_a_template(
     errors = json.loads(res.stdout)["errors"]
     assert res.exit_code == 2 and {e["path"] for e in errors} == {
         "envs/prod/main.tf", "envs/staging/main.tf"}, errors
+
+
+@pytest.mark.parametrize("ref", ["origin/mian", "0123456789abcdef0123456789abcdef01234567",
+                                 "--output=x", "HEAD~5"])
+@pytest.mark.parametrize("named", ["envs/prod/main.tf", "envs/prod/gone.tf"])
+def test_a_diff_base_that_names_no_commit_is_an_error_naming_it(
+    estate: Path, monkeypatch: pytest.MonkeyPatch, ref: str, named: str
+) -> None:
+    """Never "no base": that would make every finding of the roots new with this change."""
+    (estate / "envs/prod/main.tf").write_text(CALLER.replace("enc = true", "enc = false"))
+    monkeypatch.chdir(estate)
+    res = CliRunner().invoke(cli, ["scan", named, "--diff-base", ref, "--format", "json"])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == ""  # no report of findings that would all be "new"
+    assert f"--diff-base {ref}:" in res.stderr
+    assert "new with this change" not in res.output
+    # the same scan against a ref that exists reports only what the change did
+    res = CliRunner().invoke(cli, ["scan", "envs/prod/main.tf", "--diff-base", "HEAD",
+                                   "--format", "json"])
+    assert res.exit_code == 1 and len(json.loads(res.stdout)["findings"]) == 1
+
+
+def test_an_explicit_diff_base_outside_a_repository_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, {"gpu/main.tf": LEGACY})
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cli, ["scan", "gpu/main.tf", "--diff-base", "main",
+                                   "--format", "json"])
+    assert res.exit_code == 2 and "--diff-base main:" in res.stderr
+    assert "not in a git repository" in res.stderr and res.stdout == ""
+    # the default base outside a repository: every finding of the root, said as "may depend"
+    code, doc = scan(tmp_path, monkeypatch, "gpu/main.tf")
+    assert code == 1 and doc["findings"][0]["resource"]["id"] == "aws_ebs_volume.legacy"

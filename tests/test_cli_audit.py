@@ -74,6 +74,10 @@ def seed(url: str) -> dict[str, str]:
             "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "0.95"}},
         },
     )["LaunchTemplate"]["LaunchTemplateId"]
+    # the group's spot share is its mixed instances policy's: its template requests no spot
+    # (AWS rejects a spot template there)
+    ec2.create_launch_template(LaunchTemplateName="gpu-lt", LaunchTemplateData={
+        "ImageId": AMI, "InstanceType": "g5.xlarge"})
     client("autoscaling", endpoint_url=url).create_auto_scaling_group(
         AutoScalingGroupName="gpu-asg",
         MinSize=0,
@@ -83,7 +87,7 @@ def seed(url: str) -> dict[str, str]:
         MixedInstancesPolicy={
             "LaunchTemplate": {
                 "LaunchTemplateSpecification": {
-                    "LaunchTemplateName": "spot-lt",
+                    "LaunchTemplateName": "gpu-lt",
                     "Version": "$Default",
                 },
                 "Overrides": [{"InstanceType": "g5.xlarge"}],

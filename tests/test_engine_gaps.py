@@ -90,7 +90,7 @@ def test_pass_and_unknown_are_errors_too_and_not_counted_as_passed() -> None:
     assert evaluation.passed["VPC-004"] == 0
     unknown = live("ec2.launch_template", "lt-1",
                    LaunchTemplateData={"InstanceType": "g5.xlarge",
-                                       "NetworkInterfaces": [{"AssociatePublicIpAddress": None}]})
+                                       "NetworkInterfaces": [{"AssociatePublicIpAddress": False}]})
     assert status(verdicts([unknown], [subnets], "VPC-004")) == {("VPC-004", "lt-1"): "ERROR"}
 
 
@@ -107,11 +107,11 @@ def test_a_policy_with_no_result_in_the_region_gets_one_scope_error() -> None:
 
 
 def test_a_missing_kind_the_policy_judges_gets_the_scope_error_beside_its_other_results() -> None:
-    """VPC-004 judges instances and launch templates: when the instances could not be read,
-    its verdict on a template is an ERROR, and the scope ERROR says the instances are not
-    there to be judged."""
-    template = live("ec2.launch_template", "lt-1",
-                    LaunchTemplateData={"InstanceType": "g5.xlarge"})
+    """VPC-004 judges instances and launch templates (that set a public IP flag): when the
+    instances could not be read, its verdict on a template is an ERROR, and the scope ERROR
+    says the instances are not there to be judged."""
+    template = live("ec2.launch_template", "lt-1", LaunchTemplateData={
+        "InstanceType": "g5.xlarge", "NetworkInterfaces": [{"AssociatePublicIpAddress": False}]})
     instances = gap(("ec2.instance",), "ec2:DescribeInstances")
     found = status(verdicts([template], [instances], "VPC-004"))
     assert found == {("VPC-004", "lt-1"): "ERROR", ("VPC-004", f"{ACCOUNT}/{EAST}"): "ERROR"}

@@ -190,3 +190,43 @@ def test_a_templates_capacity_is_its_users_in_its_own_scope() -> None:
     assert capacity_of(other_a, index) == ("a/ec2.instance/i",)
     lonely = ResourceIndex([res("ec2.launch_template", "lt", scope="c")])
     assert capacity_of(lonely.resources[0], lonely) == ("c/ec2.launch_template/lt",)
+
+
+def test_a_consumer_that_may_not_exist_or_counts_vcpus_leaves_the_count_unknown() -> None:
+    from dataclasses import replace
+
+    from scanner.model import Unknown
+
+    lt = spot_template()
+    maybe = res("autoscaling.group", "maybe", DesiredCapacity=2, MinSize=0, MaxSize=4,
+                LaunchTemplate={"LaunchTemplateName": "lt"})
+    maybe = replace(maybe, exists=Unknown("count = var.enabled"))
+    doc = report([lt, maybe, template_group("a", 3, 8)], "SPOT-001")
+    (found,) = [f for f in doc["findings"] if f["savings"]]
+    assert "per instance" in found["savings"]["basis"]
+    assert "maybe may not exist" in found["savings"]["basis"]
+    assert "a: DesiredCapacity 3" in found["savings"]["basis"]
+
+
+def test_an_instance_with_its_own_spot_price_is_not_the_template_s_capacity() -> None:
+    lt = spot_template()
+    own = res("ec2.instance", "own", LaunchTemplate={"LaunchTemplateName": "lt"},
+              InstanceType="g5.xlarge", InstanceMarketOptions={
+                  "MarketType": "spot", "SpotOptions": {"MaxPrice": "1.0"}})
+    doc = report([lt, template_group("a", 2, 4), own], "SPOT-001")
+    # two amounts about different capacity: both counted
+    assert money(doc) == [("SPOT-001", "exposure", round(OVER, 2), True),
+                          ("SPOT-001", "exposure", round(2 * OVER, 2), True)]
+    assert doc["summary"]["exposure_usd_month"] == round(3 * OVER, 2)
+
+
+def test_a_template_with_many_consumers_names_twenty_and_counts_all() -> None:
+    from scanner.compute.extractors.launch_template import MAX_CONSUMERS_LISTED
+
+    groups = [template_group(f"g{i:03}", 1, 2) for i in range(250)]
+    doc = report([spot_template(), *groups], "SPOT-001")
+    (found,) = [f for f in doc["findings"] if f["savings"]]
+    basis = found["savings"]["basis"]
+    assert "x 250 instances" in basis
+    assert f"{250 - MAX_CONSUMERS_LISTED} more" in basis and "g249" not in basis
+    assert found["savings"]["usd_month"] == round(250 * OVER, 2)

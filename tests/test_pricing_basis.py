@@ -99,11 +99,11 @@ def test_a_live_group_is_priced_at_its_account_s_rate() -> None:
     ("pricing:\n  basis: net\n", "pricing.basis"),
     ("pricing:\n  discounts:\n    p4d: 1.38\n", "pricing.discounts.p4d"),
     ("pricing:\n  discounts:\n    p4d: -0.1\n", "pricing.discounts.p4d"),
-    ("pricing:\n  discounts:\n    P4D: 0.1\n", "pricing.discounts"),
+    ("pricing:\n  discounts:\n    P4D: 0.1\n", "pricing.discounts.P4D"),
     ("pricing:\n  discounts:\n    '123456789012': {p4d: two}\n",
      "pricing.discounts.123456789012.p4d"),
     ("pricing:\n  committed: {p5: 1}\n", "pricing.committed.p5"),
-    ("pricing:\n  discount: {p5: 0.1}\n", "pricing"),
+    ("pricing:\n  discount: {p5: 0.1}\n", "pricing.discount"),
 ])
 def test_a_bad_pricing_value_is_exit_2_naming_the_key(tmp_path: Path, text: str,
                                                       key: str) -> None:
@@ -112,6 +112,8 @@ def test_a_bad_pricing_value_is_exit_2_naming_the_key(tmp_path: Path, text: str,
     res = CliRunner().invoke(cli, ["scan", str(CFN), "--config", str(config)])
     assert res.exit_code == 2
     assert f"key '{key}'" in res.stderr and "Traceback" not in res.stderr
+    if key == "pricing.discounts.P4D":  # what a key may be, said
+        assert "a key matching ^[a-z][a-z0-9-]*$" in res.stderr
 
 
 def test_a_good_pricing_config_is_read(tmp_path: Path) -> None:
@@ -122,3 +124,26 @@ def test_a_good_pricing_config_is_read(tmp_path: Path) -> None:
                                    "json", "--policy", "ASG-001"])
     assert res.exit_code == 0, res.stderr  # ASG-001 is medium, below the default --fail-on
     assert "discounted 20 % (pricing.discounts.g5)" in res.stdout
+
+
+def test_right_sizing_money_is_at_the_rate_paid_and_names_it() -> None:
+    """RS-002 on an idle instance: the full price at the rate paid (discounted here), the
+    basis naming the discount."""
+    from scanner.telemetry import COVERAGE, TELEMETRY
+    from tests.model_builders import res
+
+    instance = res("ec2.instance", "i-idle", InstanceType="g5.xlarge",
+                   SubnetId="subnet-0123456789abcdef0")
+    usage = res(TELEMETRY, "telemetry:i-idle", Target="i-idle", Source="history", Hours=336,
+                Members=[{"Id": "i-idle", "Hours": 336, "Gpus": [
+                    {"Index": "0", "Hours": 336, "UtilP50": 0, "UtilP95": 0, "UtilMax": 1,
+                     "MemUsedMaxMiB": 200, "MemTotalMiB": 22888}]}])
+    config = Config(pricing={"basis": "discounted", "discounts": {"g5": 0.25}})
+    evaluation = run([instance, usage, res(COVERAGE, "c")], config=config,
+                     policy_ids=["RS-002"])
+    (found,) = [f for f in evaluation.findings if f.savings is not None]
+    assert found.savings.usd_month == pytest.approx(G5 * 0.75 * 730)
+    assert "discounted 25 % (pricing.discounts.g5)" in found.savings.basis
+    listed = run([instance, usage, res(COVERAGE, "c")], policy_ids=["RS-002"])
+    (found,) = [f for f in listed.findings if f.savings is not None]
+    assert "list price" in found.savings.basis

@@ -399,3 +399,50 @@ resource "aws_autoscaling_group" "reserved" {
             ] == []
     assert any("aws_autoscaling_group.reserved: not judged: reservation-targeted" in n.message
                for n in evaluation.notices)
+
+
+@pytest.mark.parametrize(("attrs", "option"), [
+    ({"InstanceLifecycle": "capacity-block"}, "capacity-block"),
+    ({"InstanceLifecycle": "spot"}, "spot"),
+    ({"CapacityReservationSpecification": {"CapacityReservationTarget": {
+        "CapacityReservationId": "cr-0123"}}, "CapacityReservationId": "cr-0123"},
+     "reservation-targeted"),
+    ({"CapacityReservationSpecification": {"CapacityReservationPreference": "open"},
+      "CapacityReservationId": "cr-0123"}, "reservation-open"),
+    ({"CapacityReservationId": "cr-0123"}, "reservation-open"),
+    ({"CapacityReservationSpecification": {"CapacityReservationPreference": "open"}},
+     "reservation-open"),
+    ({}, "on-demand"),
+])
+def test_a_running_instance_says_its_option(attrs: dict[str, Any], option: str) -> None:
+    """DescribeInstances: InstanceLifecycle, and the reservation it runs in (moto does not
+    return the reservation fields, so the instance is built as AWS answers)."""
+    from tests.model_builders import res
+
+    inst = res("ec2.instance", "i-0123", declared=False, InstanceType="p4d.24xlarge",
+               State="running", **attrs)
+    assert views(ResourceIndex([inst])).of(inst).purchase.option == option
+
+
+def test_the_spot_share_of_a_group_over_a_reservation_is_still_judged() -> None:
+    """On-demand units in a targeted reservation (prepaid: no band, no saving), spot units
+    above them: the spot settings are judged on the spot share."""
+    from tests.model_builders import res
+
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={
+        "InstanceType": "p4d.24xlarge", "CapacityReservationSpecification": {
+            "CapacityReservationTarget": {"CapacityReservationId": "cr-0123"}}})
+    group = res("autoscaling.group", "g", DesiredCapacity=10, MinSize=0, MaxSize=10,
+                MixedInstancesPolicy={
+                    "InstancesDistribution": {"OnDemandBaseCapacity": 4,
+                                              "OnDemandPercentageAboveBaseCapacity": 0,
+                                              "SpotAllocationStrategy": "lowest-price"},
+                    "LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateId": "lt"},
+                                       "Overrides": [{"InstanceType": "p4d.24xlarge"}]}})
+    evaluation = run([lt, group], policy_ids=POLICIES)
+    got = {(f.policy_id, f.resource["id"]): f for f in evaluation.findings}
+    assert ("ASG-001", "g") not in got  # prepaid: a notice
+    assert got[("SPOT-001", "g")].status.value == "FAIL"  # no SpotMaxPrice on the spot share
+    assert "6 spot of DesiredCapacity 10" in got[("SPOT-001", "g")].savings.basis
+    assert got[("ASG-002", "g")].status.value == "FAIL"  # one type, lowest-price
+    assert got[("SPOT-001", "g")].evidence["purchase_option"] == "reservation-targeted"

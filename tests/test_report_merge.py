@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from reports.schema import validate_report
@@ -50,7 +51,8 @@ def test_merge_of_two_scans_is_the_scan_of_both(tmp_path: Path) -> None:
     assert {k: v for k, v in doc.items() if k != "inputs"} == {
         k: v for k, v in whole.items() if k != "inputs"
     }
-    assert doc["inputs"] == {"paths": sorted(whole["inputs"]["paths"])}
+    assert doc["inputs"] == {"paths": sorted(whole["inputs"]["paths"]),
+                             "root": whole["inputs"]["root"]}  # one root: kept
     assert doc["summary"]["by_status"]["PASS"] == whole["summary"]["by_status"]["PASS"] > 0
 
 
@@ -149,3 +151,59 @@ def test_merge_renders_other_formats_and_exit_codes_follow_fail_on(tmp_path: Pat
     res = gpuaudit("report", "merge", str(tmp_path / "tf.json"), "--fail-on", "low")
     assert res.exit_code == 1
     assert "Summary:" in res.stdout
+
+
+def _flip(src: Path, dest: Path, fid: str, status: str) -> None:
+    doc = json.loads(src.read_text())
+    for f in doc["findings"]:
+        if f["id"] == fid:
+            f["status"] = status
+            if status == "SUPPRESSED":
+                f["suppression"] = {"by": "mute list", "reason": "scratch", "expires": None,
+                                    "kind": "external"}
+    dest.write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize(("mine", "theirs", "kept"), [
+    ("PASS", "FAIL", "FAIL"),
+    ("FAIL", "PASS", "FAIL"),
+    ("SUPPRESSED", "FAIL", "FAIL"),
+    ("PASS", "SUPPRESSED", "SUPPRESSED"),
+    ("UNKNOWN", "FAIL", "FAIL"),
+    ("PASS", "UNKNOWN", "UNKNOWN"),
+    ("SUPPRESSED", "UNKNOWN", "UNKNOWN"),
+    ("FAIL", "ERROR", "ERROR"),
+])
+def test_a_conflict_keeps_the_worse_verdict_and_says_so(
+    tmp_path: Path, mine: str, theirs: str, kept: str
+) -> None:
+    """Two runs that disagree on one resource (same fingerprint): never the first one's
+    verdict by default (a PASS first was a false PASS), the worse one, said on stderr and in a
+    note of the merged report."""
+    scan(tmp_path / "scan.json", TF, passed=True)
+    doc = json.loads((tmp_path / "scan.json").read_text())
+    fid = next(f["id"] for f in doc["findings"] if f["status"] == "FAIL"
+               and f["severity"] in ("high", "critical"))
+    _flip(tmp_path / "scan.json", tmp_path / "a.json", fid, mine)
+    _flip(tmp_path / "scan.json", tmp_path / "b.json", fid, theirs)
+    for first, second in (("a", "b"), ("b", "a")):
+        res, merged = merge(tmp_path / "merged.json", tmp_path / f"{first}.json",
+                            tmp_path / f"{second}.json")
+        (got,) = [f for f in merged["findings"] if f["id"] == fid]
+        assert got["status"] == kept
+        assert [f["status"] for f in merged["findings"] if f["id"] == fid] == [kept]
+        notes = [n for n in merged["notices"] if "different verdicts" in n["message"]]
+        assert len(notes) == 1 and f"kept {kept}" in notes[0]["message"]
+        assert "ERROR > FAIL > UNKNOWN > SUPPRESSED > PASS" in notes[0]["message"]
+        assert "different verdicts" in res.stderr and "warning" in res.stderr
+        assert merged["summary"]["by_status"].get(kept, 0) >= 1
+        assert res.exit_code == {"FAIL": 1, "ERROR": 2}.get(kept, res.exit_code)
+        if kept in ("FAIL", "ERROR"):
+            assert res.exit_code != 0  # the gate sees it
+
+
+def test_the_same_verdict_twice_is_an_overlap_not_a_conflict(tmp_path: Path) -> None:
+    scan(tmp_path / "tf.json", TF)
+    res, doc = merge(tmp_path / "merged.json", tmp_path / "tf.json", tmp_path / "tf.json")
+    assert not any("different verdicts" in n["message"] for n in doc["notices"])
+    assert "different verdicts" not in res.stderr

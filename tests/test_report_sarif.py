@@ -94,16 +94,17 @@ def test_repo_root_option_and_files_outside_it(
     code, out, _ = _scan(tmp_path, monkeypatch, str(repo / "envs"), "--format", "sarif",
                          "--repo-root", str(repo / "envs"))
     assert _uris(_log(out)) == ["prod/main.tf", "staging/main.tf"]
-    # a root the files are not under: no result may point outside it; a notification says so
+    # a root the files are not under: no result points outside it, and none is dropped: each
+    # is placed by its path in its own repository, and a notification says so
     other = tmp_path / "other"
     other.mkdir()
     code, out, _ = _scan(tmp_path, monkeypatch, str(repo / "envs"), "--format", "sarif",
                          "--repo-root", str(other))
     log = _log(out)
-    assert log["runs"][0]["results"] == []
+    assert _uris(log) == ["envs/prod/main.tf", "envs/staging/main.tf"]
     notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     outside = [n for n in notes if n["descriptor"]["id"] == "sarif/outside-root"]
-    assert outside and "2 finding(s)" in outside[0]["message"]["text"]
+    assert outside and "2 result(s)" in outside[0]["message"]["text"]
     assert "--repo-root" in outside[0]["message"]["text"]
     assert code == 1  # the gate still judges every finding
 
@@ -130,7 +131,7 @@ def test_unknown_is_a_note_and_fails_only_the_strict_gate(
     (repo / "main.tf").write_text(UNDECIDED, encoding="utf-8")
     code, out, _ = _scan(repo, monkeypatch, ".", "--format", "sarif")
     results = _log(out)["runs"][0]["results"]
-    assert [(r["ruleId"], r["level"]) for r in results] == [("EBS-001", "note")]
+    assert [(r["ruleId"], r["level"]) for r in results] == [("EBS-001/undecided", "note")]
     assert "var.enc" in results[0]["message"]["text"]
     assert code == 0  # UNKNOWN never fails by default
     code, _, _ = _scan(repo, monkeypatch, ".", "--format", "json", "--fail-on-unknown")

@@ -148,6 +148,7 @@ def monorepo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (d / "main.tf").write_text(
             'resource "aws_ebs_volume" "scratch" {\n'
             '  availability_zone = "us-east-1a"\n  size = 10\n  encrypted = false\n}\n')
+    (root / ".git").mkdir()  # a monorepo: paths are named from its root
     return root
 
 

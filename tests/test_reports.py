@@ -171,7 +171,8 @@ def test_every_renderer_on_every_sample(fmt: str, name: str) -> None:
 
 
 def test_formats_and_filenames() -> None:
-    assert FORMATS == ("table", "json", "html", "sarif", "junit", "markdown", "csv")
+    assert FORMATS == ("table", "json", "html", "sarif", "junit", "markdown", "csv", "asff",
+                       "ocsf")
     assert [default_filename(f) for f in FORMATS] == [
         "report.txt",
         "report.json",
@@ -180,6 +181,8 @@ def test_formats_and_filenames() -> None:
         "report.junit.xml",
         "report.md",
         "report.csv",
+        "report.asff.json",
+        "report.ocsf.json",
     ]
     with pytest.raises(ValueError, match="unknown report format 'pdf'"):
         render("pdf", sample("empty"))
@@ -345,7 +348,11 @@ def test_sarif_rules_results_and_locations() -> None:
     driver = run["tool"]["driver"]
     assert driver["informationUri"].startswith("https://")
     rules = driver["rules"]
-    assert [r["id"] for r in rules] == sorted({f["policy_id"] for f in doc["findings"]})
+    undecided = {f["policy_id"] for f in doc["findings"]
+                 if f["status"] in ("UNKNOWN", "ERROR") and (f["location"] or {}).get("file")}
+    assert [r["id"] for r in rules] == sorted(
+        {f["policy_id"] for f in doc["findings"]} | {f"{p}/undecided" for p in undecided})
+    assert undecided  # the sample has UNKNOWN results in files
     by_id = {r["id"]: r for r in rules}
     assert by_id["EBS-001"]["properties"]["security-severity"] == "8.0"
     assert "security" in by_id["EBS-001"]["properties"]["tags"]
@@ -359,12 +366,17 @@ def test_sarif_rules_results_and_locations() -> None:
     assert "Encrypt the volume" in by_id["EBS-001"]["help"]["text"]
     assert "```hcl" in by_id["EBS-001"]["help"]["markdown"]
     for rule in rules:
-        assert rule["helpUri"].endswith(f"/docs/policies/{rule['id']}.md")
+        pid = rule["id"].split("/")[0]
+        assert rule["helpUri"].endswith(f"/docs/policies/{pid}.md")
+        if rule["id"].endswith("/undecided"):  # UNKNOWN and ERROR: never a security alert
+            assert "security-severity" not in rule["properties"]
+            assert rule["defaultConfiguration"]["level"] == "note"
         full, short = rule["fullDescription"]["text"], rule["shortDescription"]["text"]
         assert len(full) > len(short) + 20 and full != short
     results = run["results"]
     expected = {f["id"] for f in doc["findings"]
-                if f["status"] in ("FAIL", "SUPPRESSED", "UNKNOWN")}
+                if f["status"] in ("FAIL", "SUPPRESSED", "UNKNOWN", "ERROR")
+                and (f["location"] or {}).get("file")}
     assert {r["partialFingerprints"]["gpuaudit/v1"] for r in results} == expected
     for r in results:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
@@ -377,7 +389,7 @@ def test_sarif_rules_results_and_locations() -> None:
     assert phys["region"] == {"startLine": 12, "endLine": 20}
     spot = next(r for r in results if r["ruleId"] == "SPOT-001")
     assert spot["level"] == "warning" and "$21,534.60/month" in spot["message"]["text"]
-    unknown = next(r for r in results if r["ruleId"] == "ASG-001")
+    unknown = next(r for r in results if r["ruleId"] == "ASG-001/undecided")
     assert unknown["level"] == "note" and unknown["properties"]["status"] == "UNKNOWN"
     assert "var.workers has no default" in unknown["message"]["text"]
     assert unknown["message"]["text"].startswith("UNKNOWN")
@@ -395,8 +407,9 @@ def test_sarif_leaves_live_findings_out_with_a_notice() -> None:
     notes = run["invocations"][0]["toolExecutionNotifications"]
     left = [n for n in notes if n["descriptor"]["id"] == "sarif/live-findings-left-out"]
     assert len(left) == 1 and left[0]["level"] == "note"
-    # the ERROR is a notification of its own, not a left-out result
-    assert "5 finding(s) of live AWS resources (4 FAIL, 1 SUPPRESSED)" in left[0]["message"]["text"]
+    # the ERROR is a notification of its own too
+    assert "6 finding(s) of live AWS resources (1 ERROR, 4 FAIL, 1 SUPPRESSED)" \
+        in left[0]["message"]["text"]
     spot_error = [n for n in notes if n["descriptor"]["id"] == "SPOT-002"]
     assert spot_error and spot_error[0]["level"] == "error"
     assert "train-workers" in spot_error[0]["message"]["text"]

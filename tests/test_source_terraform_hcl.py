@@ -296,7 +296,7 @@ def test_variable_precedence(tmp_path: Path) -> None:
     v = values(
         tmp_path,
         var_files=[tmp_path / "f1.tfvars", tmp_path / "f2.tfvars.json"],
-        variables={"cli": "cli", "undeclared": "ignored"},
+        variables={"cli": "cli"},  # an undeclared one: tests/test_tf_var_inputs.py
     )
     assert v["aws_vpc.v"]["tags"] == {
         "d": "default",

@@ -128,6 +128,22 @@ def test_an_unterminated_quote_in_an_nvidia_smi_log_is_an_input_error_naming_its
     assert "unterminated quote" in err.value.reason
 
 
+def test_an_unterminated_quote_is_found_whatever_csv_s_field_limit() -> None:
+    """csv's field size limit is process-wide (Terraform's csvdecode raises it): the open
+    quote is still an error, at its line, with a short file and a large limit."""
+    import csv
+
+    text = NVIDIA.replace("{name}", "NVIDIA A10G")
+    text += '2026/01/15 00:00:00.000, 0, "NVIDIA A10G, 3 %, 100 MiB, 23028 MiB\n' + text * 2
+    old = csv.field_size_limit(64 * 1024 * 1024)
+    try:
+        with pytest.raises(TelemetryFileError) as err:
+            parse_nvidia_smi(text, "gpu.csv")
+    finally:
+        csv.field_size_limit(old)
+    assert err.value.line == 26 and "unterminated quote" in err.value.reason
+
+
 @pytest.mark.parametrize(("bom", "codec"), [
     (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"), (b"\xef\xbb\xbf", "utf-8"),
 ])

@@ -10,6 +10,7 @@
 # (they are removed afterwards; .gitignore lists them too).
 #
 # Usage: tools/make_plan_fixtures.sh [CASE...]     (default: every case)
+# A CASE may also be a directory beside tests/fixtures/terraform, written ../tf_x.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,17 +47,18 @@ for case in "${cases[@]}"; do
   dir="$fixtures/$case"
   [ -f "$dir/providers.tf" ] || { echo "not a fixture case: $dir" >&2; exit 2; }
   echo "== $case"
+  log="$work/$(basename "$case")"
   (
     cd "$dir"
     rm -rf .terraform .terraform.lock.hcl
-    terraform init -input=false -no-color -backend=false >"$work/$case.init.log" 2>&1 \
-      || { cat "$work/$case.init.log" >&2; exit 1; }
+    terraform init -input=false -no-color -backend=false >"$log.init.log" 2>&1 \
+      || { cat "$log.init.log" >&2; exit 1; }
     terraform plan -input=false -no-color -refresh=false -lock=false \
-      -out="$work/$case.tfplan" >"$work/$case.plan.log" 2>&1 \
-      || { cat "$work/$case.plan.log" >&2; exit 1; }
-    grep -E '^Plan:' "$work/$case.plan.log" || true
-    terraform show -json "$work/$case.tfplan" >"$work/$case.plan.json"
-    mv "$work/$case.plan.json" plan.json
+      -out="$log.tfplan" >"$log.plan.log" 2>&1 \
+      || { cat "$log.plan.log" >&2; exit 1; }
+    grep -E '^Plan:' "$log.plan.log" || true
+    terraform show -json "$log.tfplan" >"$log.plan.json"
+    mv "$log.plan.json" plan.json
     rm -rf .terraform .terraform.lock.hcl terraform.tfstate terraform.tfstate.backup
   )
 done

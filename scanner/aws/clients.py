@@ -34,7 +34,9 @@ ALWAYS_ALLOWED: frozenset[tuple[str, str]] = frozenset(
     {("sts", "AssumeRole"), ("sts", "GetCallerIdentity")}
 )
 
-# Reads that return secrets or user data. Declaring one is a programming error.
+# Reads that return secrets, credentials or user data by construction. Declaring one is a
+# programming error (``check_declarable``); tests/test_secrets_undeclarable.py checks that each
+# is an operation of botocore's models, so a misspelt entry cannot hide the real one.
 SECRET_READS: frozenset[tuple[str, str]] = frozenset(
     {
         ("ec2", "GetPasswordData"),
@@ -42,7 +44,29 @@ SECRET_READS: frozenset[tuple[str, str]] = frozenset(
         ("ec2", "GetConsoleScreenshot"),
         ("ec2", "GetLaunchTemplateData"),  # returns the instance's user data
         ("ec2", "DescribeInstanceAttribute"),  # userData attribute
-        ("autoscaling", "DescribeLaunchConfigurationAttribute"),
+        ("ec2", "DescribeVpnConnections"),  # the tunnels' pre-shared keys
+        ("ec2", "GetVpnConnectionDeviceSampleConfiguration"),  # the same, as a device config
+        ("ec2", "GetInstanceUefiData"),  # UEFI variables (Secure Boot keys)
+        ("sts", "GetSessionToken"),  # credentials
+        ("sts", "GetFederationToken"),
+        ("sagemaker", "DescribeNotebookInstanceLifecycleConfig"),  # boot scripts: user data
+        ("sagemaker", "DescribeStudioLifecycleConfig"),
+        ("lambda", "GetFunction"),  # environment variables
+        ("lambda", "GetFunctionConfiguration"),
+        ("ecr", "GetAuthorizationToken"),  # a registry password
+        ("ecr-public", "GetAuthorizationToken"),
+        ("codeartifact", "GetAuthorizationToken"),
+        ("redshift", "GetClusterCredentials"),
+        ("redshift", "GetClusterCredentialsWithIAM"),
+        ("redshift-serverless", "GetCredentials"),
+        ("sso", "GetRoleCredentials"),
+        ("cognito-identity", "GetCredentialsForIdentity"),
+        ("cognito-identity", "GetOpenIdToken"),
+        ("appsync", "ListApiKeys"),  # the keys' values
+        ("apigateway", "GetApiKey"),
+        ("apigateway", "GetApiKeys"),
+        ("glue", "GetConnection"),  # connection passwords
+        ("glue", "GetConnections"),
     }
 )
 SECRET_SERVICES: frozenset[str] = frozenset({"ssm", "secretsmanager"})

@@ -9,6 +9,7 @@ rest of the audit goes on.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
@@ -110,8 +111,40 @@ def collect_targets(
     result = SourceResult()
     for key in sorted(parts):
         result.extend(parts[key])
+    _one_region_each(result)
     _sort(result)
     return result
+
+
+# An id EC2 made (vol-0abc…, i-…, lt-…, subnet-…): unique across regions, unlike the names
+# of groups, clusters and environments (the same name in two regions is two resources).
+_AWS_ID = re.compile(r"[a-z]+(?:-[a-z]+)?-[0-9a-f]{8,17}")
+
+
+def _one_region_each(result: SourceResult) -> None:
+    """The same AWS-made id read in two regions of one account: an endpoint answered for
+    another region (a resource without a zone or an ARN, such as a launch template or a VPC,
+    passes ``pages.check_region``). Which region it is in cannot be told: it is dropped from
+    both, each with an error and a gap for its kind there (ERROR, never data)."""
+    where: dict[tuple[str | None, str, str], set[str]] = {}
+    for r in result.resources:
+        prov = r.provenance
+        if prov.region and r.kind.startswith("ec2.") and _AWS_ID.fullmatch(r.id):
+            where.setdefault((prov.account, r.kind, r.id), set()).add(prov.region)
+    doubled = {key: regions for key, regions in where.items() if len(regions) > 1}
+    if not doubled:
+        return
+    result.resources = [r for r in result.resources
+                        if (r.provenance.account, r.kind, r.id) not in doubled]
+    for (account, kind, rid), regions in sorted(doubled.items(), key=str):
+        for region in sorted(regions):
+            others = ", ".join(sorted(regions - {region}))
+            reason = (f"{kind} {rid[:40]} is in the answers of {region} and of {others}: an "
+                      "endpoint answered for another region (not read)")
+            scope = f"{account}/{region}"
+            result.errors.append(InputError(path=f"{scope}/{kind}", reason=reason, kind="aws"))
+            result.gaps.append(Gap(scope=scope, kinds=(kind,), reason=f"{kind}: {reason}",
+                                   account=account, region=region))
 
 
 class RegionRun:

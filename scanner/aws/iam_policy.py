@@ -59,6 +59,14 @@ def render(kinds: Collection[str] | None = None) -> str:
     return json.dumps(policy_document(kinds), indent=2) + "\n"
 
 
+def render_send() -> str:
+    """The policy `gpuaudit report send-securityhub` needs: its one write, kept apart from the
+    audit's read-only policy (never attach it to the audit's role)."""
+    from scanner.compliance.securityhub import write_policy_document
+
+    return json.dumps(write_policy_document(), indent=2) + "\n"
+
+
 def all_actions() -> list[str]:
     """Every IAM action any collector or target discovery declares."""
     calls = [c for col in COLLECTORS for c in col.calls] + list(DISCOVERY_CALLS) + list(

@@ -11,8 +11,8 @@ What a first audit of a GPU team's account typically finds, one of each:
     are unencrypted too (the image's mapping; EBS-001);
   - the ``training`` VPC that hosts all of that, without an S3 gateway endpoint (VPC-001);
   - ``notebook-idle``, a g5.xlarge whose GPU did nothing for 14 days, and ``train-exp-7``, a
-    p3.8xlarge whose 4 V100s peaked at a fraction of one (three never used), both with 14 days of CloudWatch agent
-    GPU metrics (CWAgent ``nvidia_smi_*``, hourly) for the right-sizing policies;
+    p3.8xlarge whose 4 V100s peaked at a fraction of one (three never used), both with 14 days
+    of CloudWatch agent GPU metrics (CWAgent ``nvidia_smi_*``, hourly) for right-sizing;
 - us-west-2, configured well: encryption by default on, an S3 gateway endpoint with a scoped
   policy, an encrypted volume and a spot template with a bid inside the band.
 

@@ -30,6 +30,20 @@ INSTANCE_GROUP = Obj({
     "TrainingPlanArn": Str(),
 })
 
+# The awscc provider's nested objects (attributes, not blocks) and the members policies read
+# in them: a plan leaves out a member known only after apply (it writes the others, null when
+# unset), so an absent one is unknown.
+_TF_VPC = ("security_group_ids", "subnets")
+TERRAFORM_OBJECTS = {
+    "vpc_config": _TF_VPC,
+    "override_vpc_config": _TF_VPC,
+    "instance_groups": ("instance_type", "instance_count", "instance_storage_configs"),
+    "restricted_instance_groups": ("instance_type", "instance_count",
+                                   "instance_storage_configs"),
+    "instance_storage_configs": ("ebs_volume_config",),
+    "ebs_volume_config": ("volume_kms_key_id", "root_volume"),
+}
+
 KINDS = (
     Kind(
         name="sagemaker.cluster",
@@ -43,7 +57,7 @@ KINDS = (
             "NodeRecovery": Str(),
             "ClusterStatus": Str(doc="live"),
         },
-        terraform=(Terraform("awscc_sagemaker_cluster",
+        terraform=(Terraform("awscc_sagemaker_cluster", blocks=TERRAFORM_OBJECTS,
                              note="the awscc provider's spelling of AWS::SageMaker::Cluster: "
                                   "snake_case attributes, nested objects; the AWS provider has "
                                   "no HyperPod resource"),),

@@ -84,6 +84,17 @@ def _users_by_template(index: ResourceIndex) -> dict[int, list[Resource]]:
     return out
 
 
+def _takes_its_market(user: Resource, index: ResourceIndex) -> bool:
+    """Whether a template's user is priced on the template (its spot exposure counts the
+    user's capacity), not on spot settings of its own (its own money, about its own capacity;
+    see ``consumer_capacity`` in scanner.compute.extractors.launch_template)."""
+    from scanner.compute import views
+
+    view = index.memo("overlap_views", lambda: views(index)).of(user)
+    # its own offers, when known; offers not known keep it (never counted twice)
+    return view is None or not (isinstance(view.purchase.spot, tuple) and view.purchase.spot)
+
+
 def capacity_of(resource: Resource, index: ResourceIndex) -> tuple[str, ...]:
     """The capacity keys of the money found on ``resource``."""
     if resource.kind in ("ec2.instance", "autoscaling.group"):
@@ -91,7 +102,7 @@ def capacity_of(resource: Resource, index: ResourceIndex) -> tuple[str, ...]:
 
         return (_key(capacity_owner(resource, index) or resource),)
     if resource.kind == "ec2.launch_template":
-        users = _template_users(resource, index)
+        users = [u for u in _template_users(resource, index) if _takes_its_market(u, index)]
         return tuple(sorted({_key(u) for u in users})) or (_key(resource),)
     return (_key(resource),)
 

@@ -9,8 +9,10 @@ Discounts apply to on-demand rates only: spot is bought at the spot market's pri
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from scanner.pricing.prices import ON_DEMAND, Price
 
 LIST, DISCOUNTED = "list", "discounted"
 LIST_PRICE = "list price"
@@ -78,3 +80,15 @@ def _percent(share: float) -> str:
 
 
 LIST_PRICING = Pricing()
+
+
+def paid(found: Price, pricing: Pricing, account: str | None) -> Price:
+    """``found`` (a catalogue or live price) at the rate paid, its basis naming it: on-demand
+    at ``pricing``'s rate for its family and account; spot at the market's price (no discount
+    applies to it)."""
+    if found.usd_hour is None:
+        return found
+    if found.market != ON_DEMAND:
+        return replace(found, basis=f"{found.basis}, the spot market's price")
+    rate = pricing.on_demand(found.usd_hour, found.instance_type, account)
+    return replace(found, usd_hour=rate.usd_hour, basis=f"{found.basis}, {rate.basis}")

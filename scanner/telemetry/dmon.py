@@ -18,7 +18,7 @@ import datetime as dt
 import math
 
 from scanner.telemetry.aggregate import GpuHours, plausible_time
-from scanner.telemetry.files import Members, TelemetryFileError
+from scanner.telemetry.members import Members, TelemetryFileError
 
 _DAY = 86400
 

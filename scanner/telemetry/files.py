@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanner.telemetry.aggregate import GpuHours, plausible_time
+from scanner.telemetry.members import Members, TelemetryFileError
 
 MAX_FILE_BYTES = 512 * 1024 * 1024  # a budget: a month of 1-minute samples of 8 GPUs is ~30 MB
 NVIDIA_COLUMNS = ("timestamp", "index", "name", "utilization.gpu", "memory.used", "memory.total")
@@ -40,19 +41,6 @@ _MIB = {"b": 1 / 1048576, "kib": 1 / 1024, "kb": 1 / 1024, "mib": 1.0, "mb": 1.0
         "gib": 1024.0, "gb": 1024.0, "tib": 1048576.0, "tb": 1048576.0}
 _UNITS_OF = {"utilization.gpu": {"%": 1.0}, "memory.used": _MIB, "memory.total": _MIB}
 _DEFAULT_UNIT = {"utilization.gpu": "%", "memory.used": "mib", "memory.total": "mib"}
-# member id ("" when the file is one host) -> GPU index -> hourly points
-Members = dict[str, dict[str, GpuHours]]
-
-
-@dataclass
-class TelemetryFileError(Exception):
-    path: str
-    reason: str
-    line: int | None = None
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.reason}"
 
 
 def read_text(path: Path) -> str:
@@ -192,6 +180,12 @@ def parse_nvidia_smi(text: str, path: str) -> Members:
         except csv.Error as exc:  # an unterminated quote swallowing the rest of the file
             raise TelemetryFileError(path, f"not CSV from this line on: {exc} (an unterminated "
                                            "quote?)", start) from None
+        if rows.line_num > start:
+            # nvidia-smi writes one sample a line: a record spanning lines is a quote left open
+            # (whatever csv's process-wide field size limit happens to be)
+            raise TelemetryFileError(path, f"not CSV from this line on: a quoted field runs "
+                                           f"over {rows.line_num - start + 1} lines (an "
+                                           "unterminated quote?)", start)
         _nvidia_row(row, start, path, gpus, counts, header)
     if not gpus:
         raise TelemetryFileError(path, "no nvidia-smi samples")

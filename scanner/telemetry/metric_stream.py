@@ -19,7 +19,7 @@ from typing import Any
 
 from scanner.telemetry.aggregate import GpuHours, plausible_time
 from scanner.telemetry.cloudwatch import CONTAINER_INSIGHTS, CWAGENT, NEURON_INSIGHTS, NODE
-from scanner.telemetry.files import Members, TelemetryFileError
+from scanner.telemetry.members import Members, TelemetryFileError
 
 SOURCES = (CWAGENT, CONTAINER_INSIGHTS, NEURON_INSIGHTS)
 _BY_METRIC = {(s.namespace, m): (s, m) for s in SOURCES for m in s.metrics}

@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from scanner.telemetry.aggregate import GpuHours, plausible_time
-from scanner.telemetry.files import Members, TelemetryFileError
+from scanner.telemetry.members import Members, TelemetryFileError
 
 DEFAULT_PERIOD = 5.0
 MIB = 1048576.0

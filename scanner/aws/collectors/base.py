@@ -19,7 +19,7 @@ import boto3
 from botocore import xform_name
 from botocore.client import BaseClient
 
-from scanner.aws import faults
+from scanner.aws import faults, pages
 from scanner.aws.clients import ClientFactory
 from scanner.model import Gap, InputError, Notice, Resource, SourceResult
 
@@ -227,7 +227,9 @@ class RegionContext:
             return None
         try:
             method = getattr(self.client(service), _snake(operation))
-            return dict(method(**params))
+            answer = dict(method(**params))
+            pages.check_region(answer, self.region, operation)
+            return answer
         except Exception as exc:
             self.fail(service, operation, exc)
             return None
@@ -237,12 +239,17 @@ class RegionContext:
     def list(
         self, service: str, operation: str, key: str, **params: Any
     ) -> list[dict[str, Any]] | None:
-        """Every item of a list call, walking all pages; None when any page fails."""
+        """Every item of a list call, walking all pages, each resource once and all of them of
+        this region (``scanner.aws.pages``); None when any page fails or the answer is not one
+        about this region, or has two different copies of a resource."""
         self._gate(service)
         if self._skipped(service, operation):
             return None
         try:
-            return list(self._pages(service, operation, key, params))
+            items = pages.one_copy_each(key, self._pages(service, operation, key, params))
+            for item in items:
+                pages.check_region(item, self.region, operation)
+            return items
         except Exception as exc:
             self.fail(service, operation, exc)
             return None

@@ -25,6 +25,7 @@ from scanner.compute.view import (
     TemplateUse,
     Types,
 )
+from scanner.graph import doubt
 from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Unknown
 
@@ -94,6 +95,10 @@ def consumer_capacity(uses: list[tuple[ComputeView, TemplateUse]]) -> tuple[int 
         if view.purchase.spot != ():  # its own offers (or their Unknown) are judged on it
             skipped.append(f"{r.id} is judged on its own spot settings")
             continue
+        why = doubt(r)
+        if why is not None:  # never assumed to exist, nor not to
+            unknown.append(why.reason)
+            continue
         if view.capacity is None:
             if not r.declared and (r.get("AutoScalingGroupName") or not view.running):
                 continue  # a group's member (counted at the group), or not running
@@ -101,7 +106,9 @@ def consumer_capacity(uses: list[tuple[ComputeView, TemplateUse]]) -> tuple[int 
             parts.append(f"{r.id}: 1 instance")
             continue
         split = view.purchase.split
-        if isinstance(split, Unknown):
+        if view.capacity.desired.path.endswith("vCpus"):  # AWS Batch: vCPUs, not instances
+            unknown.append(f"{r.id}: capacity in vCPUs, not instances")
+        elif isinstance(split, Unknown):
             unknown.append(f"{r.id}: capacity not known ({split.reason})")
         elif split is None:
             parts.append(f"{r.id}: 0 (MaxSize 0)")
@@ -109,7 +116,16 @@ def consumer_capacity(uses: list[tuple[ComputeView, TemplateUse]]) -> tuple[int 
             total += split.desired
             parts.append(f"{r.id}: {capacity_text(split)}")
     if unknown:
-        return None, "; ".join(unknown + parts + skipped)
+        return None, _listed(unknown + parts + skipped, "; ")
     if not parts:
-        return 0, "; ".join(skipped) or NO_CONSUMER
-    return total, " + ".join(parts)
+        return 0, _listed(skipped, "; ") or NO_CONSUMER
+    return total, _listed(parts, " + ")
+
+
+MAX_CONSUMERS_LISTED = 20  # consumers named in a basis; the count covers them all
+
+
+def _listed(items: list[str], sep: str) -> str:
+    shown = sep.join(items[:MAX_CONSUMERS_LISTED])
+    more = len(items) - MAX_CONSUMERS_LISTED
+    return f"{shown}{sep}{more} more" if more > 0 else shown

@@ -15,6 +15,12 @@ sources hand the values over; this module knows what they mean).
 A text that is not known at all says so in a notice when the resource looks like Karpenter
 (its address names Karpenter, a NodePool or a node class); a text that does not parse is an
 input error naming the resource.
+
+Reading is bounded before it is done: one text longer than :data:`MAX_MANIFEST_TEXT` is not
+parsed, and a :class:`ManifestBudget` (one per root module or plan) stops the texts and objects
+read in all at :data:`MANIFEST_BUDGET` characters, so that ``count`` (or ``for_each``) over a
+``file()`` / ``templatefile()`` / ``yamldecode()`` of a large text is not parsed once per
+instance without end. Past a budget the resource is an input error naming its file and line.
 """
 
 from __future__ import annotations
@@ -34,17 +40,64 @@ from scanner.sources.yaml_documents.holes import HoledText, without_holes, witho
 from scanner.sources.yaml_documents.reader import YamlError, load_documents
 
 TYPES = frozenset({"kubectl_manifest", "kubernetes_manifest", "helm_release"})
+# One manifest text: more than a Kubernetes object can be (etcd takes 1.5 MiB a request; Helm
+# keeps a release, values included, in a Secret of at most 1 MiB). Parsing costs ~4 s a MiB.
+MAX_MANIFEST_TEXT = 2 * 1024 * 1024
+# Manifest text and objects read in all, per root module or plan (count x size): ~15 s of work.
+MANIFEST_BUDGET = 4 * 1024 * 1024
 _HINT = re.compile(r"karpenter|node_?pool|node_?class|nodeclass", re.IGNORECASE)
 CHART = "karpenter-resources"
 
 
+class ManifestBudget:
+    """What the manifests of one root module (or plan) may make this module read in all:
+    characters of text parsed and of objects walked. Each read asks first (:meth:`take`)."""
+
+    def __init__(self, limit: int = MANIFEST_BUDGET) -> None:
+        self.limit = limit
+        self.left = limit
+        self.refused: str | None = None  # the first resource refused, for the root's gap
+        self.refusals = 0
+        self._told: set[tuple[str, int | None, str]] = set()
+
+    def take(self, size: int, address: str) -> bool:
+        if size > self.left:
+            self.refused = self.refused or address
+            self.refusals += 1
+            return False
+        self.left -= size
+        return True
+
+    def first_time(self, where: str, line: int | None, why: str) -> bool:
+        """Whether a refusal is the first of its resource block (count instances share one
+        error: the others are counted in the root module's gap)."""
+        key = (where, line, why)
+        if key in self._told:
+            return False
+        self._told.add(key)
+        return True
+
+    def refusal(self) -> str:
+        return (f"more than {self.limit // (1024 * 1024)} MiB of Kubernetes manifest text to "
+                f"read (instances x text size: count or for_each over a large file?)")
+
+    def gap(self) -> str:
+        """What the root module's (or plan's) gap says: the first refused, how many."""
+        more = f" and {self.refusals - 1} more" if self.refusals > 1 else ""
+        return f"the manifests of {self.refused}{more} were not read (too large, or past the " \
+               f"{self.limit // (1024 * 1024)} MiB budget of manifest text)"
+
+
 def from_terraform(tf_type: str, address: str, values: Any, *, provenance: Provenance,
-                   scope: str, skips: tuple[Skip, ...] = ()
+                   scope: str, skips: tuple[Skip, ...] = (),
+                   budget: ManifestBudget | None = None,
                    ) -> tuple[list[Resource], list[Notice], list[InputError]]:
     """The Karpenter Resources one Terraform resource instance applies, with the notices and
-    errors about it (file and line: the resource block's). Never raises."""
+    errors about it (file and line: the resource block's). Never raises. ``budget``: the one
+    of the root module or plan (without it, this resource has a budget of its own)."""
     try:
-        return _from_terraform(tf_type, address, values, provenance, scope, skips)
+        return _from_terraform(tf_type, address, values, provenance, scope, skips,
+                               budget if budget is not None else ManifestBudget())
     except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         return [], [], [InputError(provenance.file or scope, f"{address}: internal error while "
                                    f"reading the manifest: {type(exc).__name__}: {exc}",
@@ -52,11 +105,12 @@ def from_terraform(tf_type: str, address: str, values: Any, *, provenance: Prove
 
 
 def _from_terraform(tf_type: str, address: str, values: Any, provenance: Provenance,
-                    scope: str, skips: tuple[Skip, ...]
+                    scope: str, skips: tuple[Skip, ...], budget: ManifestBudget
                     ) -> tuple[list[Resource], list[Notice], list[InputError]]:
     where = provenance.file or scope
     problems = Problems(where)
     line = provenance.start_line
+    reader = _Reader(address, problems, line, budget)
     objects: list[tuple[dict[str, Any], Any]] = []  # (object, how to clean it)
     values = values if isinstance(values, dict) else {}
     if tf_type == "kubectl_manifest":
@@ -66,16 +120,16 @@ def _from_terraform(tf_type: str, address: str, values: Any, provenance: Provena
             parsed = values.get("yaml_body_parsed")
             if isinstance(parsed, str):
                 body, attr = parsed, "yaml_body_parsed"
-        objects = _from_text(body, address, attr, problems, line)
+        objects = _from_text(body, address, attr, problems, line, reader)
     elif tf_type == "kubernetes_manifest":
         manifest = values.get("manifest")
         if isinstance(manifest, Unknown):
             _unknown(address, "manifest", manifest, problems, line)
-        else:
+        elif reader.object_fits(manifest, "manifest"):
             objects = [(o, without_placeholders) for o in objects_in(manifest)
                        if karpenter_kind(o) is not None]
     elif tf_type == "helm_release":
-        objects = _from_helm(values, address, problems, line)
+        objects = _from_helm(values, address, problems, line, reader)
     out: list[Resource] = []
     several = len(objects) > 1 or tf_type == "helm_release"
     for obj, clean in objects:
@@ -94,6 +148,41 @@ def _from_terraform(tf_type: str, address: str, values: Any, provenance: Provena
     return out, notices, errors
 
 
+class _Reader:
+    """The budget checks of one resource's manifests, each before the work it allows."""
+
+    def __init__(self, address: str, problems: Problems, line: int | None,
+                 budget: ManifestBudget) -> None:
+        self.address = address
+        self.problems = problems
+        self.line = line
+        self.budget = budget
+
+    def text_fits(self, text: str, attr: str) -> bool:
+        if len(text) > MAX_MANIFEST_TEXT:
+            self.budget.refused = self.budget.refused or self.address
+            self.budget.refusals += 1
+            self._error(f"{attr} not read: {len(text):,} characters, more than the "
+                        f"{MAX_MANIFEST_TEXT // (1024 * 1024)} MiB a Kubernetes object can be")
+            return False
+        return self._take(len(text), attr)
+
+    def object_fits(self, value: Any, attr: str) -> bool:
+        from scanner.sizes import written_size
+
+        return self._take(written_size(value, self.budget.left), attr)
+
+    def _take(self, size: int, attr: str) -> bool:
+        if self.budget.take(size, self.address):
+            return True
+        self._error(f"{attr} not read: {self.budget.refusal()}")
+        return False
+
+    def _error(self, reason: str) -> None:
+        if self.budget.first_time(self.problems.where, self.line, reason):
+            self.problems.error(reason, self.line)
+
+
 def _unknown(address: str, attr: str, why: Unknown, problems: Problems,
              line: int | None) -> None:
     if _HINT.search(address):
@@ -102,7 +191,7 @@ def _unknown(address: str, attr: str, why: Unknown, problems: Problems,
 
 
 def _from_text(value: Any, address: str, attr: str, problems: Problems,
-               line: int | None) -> list[tuple[dict[str, Any], Any]]:
+               line: int | None, reader: _Reader) -> list[tuple[dict[str, Any], Any]]:
     """The Karpenter objects of a YAML text (str or HoledText) or of an encoded object."""
     if value is None:
         return []
@@ -110,6 +199,8 @@ def _from_text(value: Any, address: str, attr: str, problems: Problems,
         _unknown(address, attr, value, problems, line)
         return []
     if isinstance(value, dict | list):  # yamlencode(...) / jsonencode(...) of an object
+        if not reader.object_fits(value, attr):
+            return []
         return [(o, without_placeholders) for o in objects_in(value)
                 if karpenter_kind(o) is not None]
     holed = value if isinstance(value, HoledText) else None
@@ -117,6 +208,8 @@ def _from_text(value: Any, address: str, attr: str, problems: Problems,
     if not isinstance(text, str):
         return []
     if "karpenter." not in text:
+        return []
+    if not reader.text_fits(text, attr):
         return []
     try:
         loaded = load_documents(text)
@@ -138,7 +231,7 @@ def _from_text(value: Any, address: str, attr: str, problems: Problems,
 
 
 def _from_helm(values: dict[str, Any], address: str, problems: Problems,
-               line: int | None) -> list[tuple[dict[str, Any], Any]]:
+               line: int | None, reader: _Reader) -> list[tuple[dict[str, Any], Any]]:
     texts = values.get("values")
     chart = values.get("chart")
     merged: Any = {}
@@ -153,9 +246,13 @@ def _from_helm(values: dict[str, Any], address: str, problems: Problems,
             continue
         doc: Any = None
         if isinstance(text, dict):
+            if not reader.object_fits(text, f"values[{i}]"):
+                return []
             doc = text
         elif isinstance(text, HoledText | str):
             raw = text.text if isinstance(text, HoledText) else text
+            if not reader.text_fits(raw, f"values[{i}]"):
+                return []
             if isinstance(text, HoledText):
                 holes.append(text)
             try:

@@ -1007,15 +1007,17 @@ def translate(
     skips: tuple[Skip, ...] = (),
     notices: list[Notice] | None = None,
     errors: list[InputError] | None = None,
+    manifests: Any = None,
 ) -> list[Resource]:
     """The normalized Resource(s) for one Terraform resource instance; [] for other types.
     ``notices`` / ``errors``: where a translator that reads text (a Kubernetes manifest) says
-    what it could not read."""
+    what it could not read; ``manifests``: the root module's (or plan's)
+    :class:`~scanner.sources.karpenter.terraform.ManifestBudget`."""
     if tf_type in MANIFEST_TYPES:
         from scanner.sources.karpenter.terraform import from_terraform
 
         found, said, wrong = from_terraform(tf_type, address, values, provenance=provenance,
-                                            scope=scope, skips=skips)
+                                            scope=scope, skips=skips, budget=manifests)
         if notices is not None:
             notices.extend(said)
         if errors is not None:

@@ -86,7 +86,10 @@ def _template(e: Template, scope: Scope) -> Any:
     r = _render(parts, scope, out, [0])
     if r is not None:
         return r
-    return "".join(out)
+    text = "".join(out)
+    if SENSITIVE and text not in SENSITIVE and holds_sensitive(out):
+        SENSITIVE.add(text)  # "x-${substr(var.secret, 0, 3)}": derived from a secret
+    return text
 
 
 def _render(parts: list[Any], scope: Scope, out: list[str], size: list[int],
@@ -257,11 +260,30 @@ def _cond(e: Cond, scope: Scope) -> Any:
         return as_unknown(c)
     take = to_bool(c)
     chosen = evaluate(e.then if take else e.other, scope)
+    if SENSITIVE and _secret_condition(e.cond, scope, 0):
+        # var.secret == "x" ? "a" : "b": which branch was taken tells about the secret
+        SENSITIVE.update(s for s in string_leaves(chosen, set()) if s)
     if type(chosen) is list or (
         isinstance(chosen, (int, float)) and not isinstance(chosen, bool)
     ) or isinstance(chosen, bool):
         return _unify(chosen, e.other if take else e.then, scope)
     return chosen
+
+
+def _secret_condition(cond: Expr, scope: Scope, depth: int) -> bool:
+    """Whether a condition reads a sensitive value: its operands (through ``!``, ``&&``,
+    ``==`` …), evaluated again (only in a root module that has secrets)."""
+    if depth > 8:
+        return True
+    if isinstance(cond, Binary):
+        return _secret_condition(cond.left, scope, depth + 1) or \
+            _secret_condition(cond.right, scope, depth + 1)
+    if isinstance(cond, Unary):
+        return _secret_condition(cond.operand, scope, depth + 1)
+    try:
+        return holds_sensitive(evaluate(cond, scope))
+    except EvalError:
+        return False
 
 
 def _unify(chosen: Any, other_expr: Expr, scope: Scope) -> Any:

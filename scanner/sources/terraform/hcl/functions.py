@@ -30,6 +30,7 @@ from scanner.sources.terraform.hcl.values import (
     MAX_DECODE,
     MAX_ITEMS,
     MAX_STRING,
+    ON_RESET,
     BudgetExceeded,
     EvalError,
     Lazy,
@@ -964,12 +965,43 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def _decodable(text: str, fn: str) -> str:
+def _decodable(text: str, fn: str, cost: int) -> str:
+    """The text to decode, its work charged before: ``cost``: characters per unit (PyYAML's
+    pure-Python loader takes about as long per character as one unit of evaluation)."""
     if len(text) > MAX_DECODE:
         raise BudgetExceeded(f"{fn}: input too large ({len(text):,} characters; limit "
                              f"{MAX_DECODE:,})")
-    charge(len(text) >> 6)
+    charge(len(text) // cost)
     return text
+
+
+# Decoded texts of this root module: ``count`` over ``yamldecode(file(...))`` decodes a file
+# once, not once per instance (values are never changed in place: sharing one is safe).
+_DECODED: dict[tuple[str, str], Any] = {}
+_DECODED_CHARS = [0]
+_DECODE_CACHE_CHARS = 4 * MAX_DECODE
+
+
+def _decoded(fn: str, text: str, decode: Callable[[str], Any]) -> Any:
+    key = (fn, text)
+    if key in _DECODED:
+        return _DECODED[key]
+    value = decode(text)
+    if _DECODED_CHARS[0] + len(text) > _DECODE_CACHE_CHARS:
+        _DECODED.clear()
+        _DECODED_CHARS[0] = 0
+    _DECODED[key] = value
+    _DECODED_CHARS[0] += len(text)
+    return value
+
+
+def forget_decoded() -> None:
+    """A new root module: its budget pays for its own decoding."""
+    _DECODED.clear()
+    _DECODED_CHARS[0] = 0
+
+
+ON_RESET.append(forget_decoded)
 
 
 def _count_nodes(v: Any, depth: int = 0) -> None:
@@ -989,8 +1021,12 @@ def _count_nodes(v: Any, depth: int = 0) -> None:
 
 @value_fn("jsondecode")
 def f_jsondecode(s: Any) -> Any:
+    return _decoded("jsondecode", to_str(s), _jsondecode)
+
+
+def _jsondecode(text: str) -> Any:
     try:
-        v = json.loads(_decodable(to_str(s), "jsondecode"))
+        v = json.loads(_decodable(text, "jsondecode", 16))
     except ValueError as exc:
         raise EvalError(f"jsondecode: {exc}") from None
     except RecursionError:
@@ -1001,6 +1037,10 @@ def f_jsondecode(s: Any) -> Any:
 
 @value_fn("yamldecode")
 def f_yamldecode(s: Any) -> Any:
+    return _decoded("yamldecode", to_str(s), _yamldecode)
+
+
+def _yamldecode(text: str) -> Any:
     import yaml  # only when used
 
     class _NoAliases(yaml.SafeLoader):
@@ -1010,7 +1050,7 @@ def f_yamldecode(s: Any) -> Any:
             return super().compose_node(parent, index)
 
     try:
-        v = yaml.load(_decodable(to_str(s), "yamldecode"), Loader=_NoAliases)
+        v = yaml.load(_decodable(text, "yamldecode", 1), Loader=_NoAliases)
     except yaml.YAMLError as exc:
         raise EvalError(f"yamldecode: {exc}") from None
     except RecursionError:
@@ -1026,6 +1066,7 @@ def f_yamlencode(v: Any) -> Any:
     size = [0]
     plain = _json_ready(v, size)
     check_string(size[0])  # YAML indents: allow for it
+    charge(size[0])  # PyYAML's pure-Python dumper: about a unit of work per character
     return yaml.safe_dump(plain, sort_keys=True, default_flow_style=False)
 
 

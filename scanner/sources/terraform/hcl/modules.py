@@ -123,6 +123,15 @@ class RootContext:
             self._seen.add(k)
             self.errors.append(InputError(path, reason, line))
 
+    def first(self, *key: Any) -> bool:
+        """Whether this is the first time ``key`` is seen (one error for the instances of a
+        block that all meet the same exhausted budget, not one per instance)."""
+        k = ("F", *key)
+        if k in self._seen:
+            return False
+        self._seen.add(k)
+        return True
+
 
 def _const_scope() -> Scope:
     return literal_scope()
@@ -845,7 +854,13 @@ class ModuleInstance:
         except EvalError as exc:
             where = self.call.file if self.call is not None else decl.file
             line = self.call.line if self.call is not None else decl.line
-            self.root.notice(where, f"value of var.{name} does not match its type: {exc}", line)
+            if self.call is None and have:
+                # a value given to the root module (tfvars, --var): terraform refuses to plan
+                self.root.lose(where, f"the value given for var.{name} does not match its "
+                                      f"type: {exc}", line)
+            else:
+                self.root.notice(where, f"value of var.{name} does not match its type: {exc}",
+                                 line)
             return Unknown(f"var.{name} does not match its type")
 
     def local(self, name: str) -> Any:
@@ -1073,7 +1088,7 @@ class ModuleInstance:
                 elif exc.reported:  # where it was written (a local, an output)
                     self.root.notice(site[0], f"{site[1]}: {name}: not evaluated: {exc}",
                                      attr.line)
-                else:
+                elif self.root.first(site[0], attr.line, name, str(exc)):
                     self.root.error(site[0], f"{site[1]}: {name}: {exc}", attr.line)
                 v = Unknown(f"not evaluated: {exc}")
             except EvalError as exc:

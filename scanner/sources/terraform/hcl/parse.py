@@ -424,7 +424,7 @@ class _Converter:
                 i += 1
             ops: list[Op] = []
             while i < n and children[i].type in _POSTFIX:
-                ops.append(self.postfix(children[i]))
+                ops.extend(self.postfix_ops(children[i]))
                 i += 1
             if ops:
                 if isinstance(base, Traversal) and t != "(":
@@ -536,6 +536,32 @@ class _Converter:
         full = inner.type == "full_splat"
         ops = tuple(self.postfix(c) for c in inner.children if c.type in _POSTFIX)
         return ("s", full, ops)
+
+    def postfix_ops(self, node: Node) -> list[Op]:
+        """One postfix node as traversal operations. The attribute-only splat ``.*`` carries
+        only attribute steps (and the legacy ``.0`` index) into each element, as hclsyntax
+        parses it: in ``aws_subnet.public.*.id[count.index]`` the ``[count.index]`` indexes
+        the list of ids, it is not applied to each id. The full splat ``[*]`` carries all."""
+        op = self.postfix(node)
+        if op[0] != "s" or op[1]:
+            return [op]
+        inner = node.children[0]
+        steps = [c for c in inner.children if c.type in _POSTFIX]
+        keep = 0
+        for c in steps:
+            if c.type == "get_attr" or (
+                c.type == "index" and c.children[0].type == "legacy_index"
+            ):
+                keep += 1
+            else:
+                break
+        if keep == len(steps):
+            return [op]
+        ops = op[2]
+        rest: list[Op] = []
+        for c in steps[keep:]:
+            rest.extend(self.postfix_ops(c))
+        return [("s", False, ops[:keep]), *rest]
 
     def literal(self, node: Node) -> Expr:
         c = node.children[0]
@@ -1050,10 +1076,29 @@ def parse_expression(text: str) -> Expr:
     return attr.expr
 
 
+_TEMPLATES: dict[str, Expr] = {}  # parsed templates by text: templatefile() once per instance
+_TEMPLATE_CACHE_CHARS = 64 * 1024 * 1024  # characters of template text kept parsed
+_template_chars = [0]
+
+
 def parse_template(text: str) -> Expr:
-    """Parse a string as a template (``.tf.json`` string values): ``"a-${var.x}"``."""
+    """Parse a string as a template (``.tf.json`` string values): ``"a-${var.x}"``. Parsed
+    once per text: ``count`` over a ``templatefile()`` renders the same file per instance."""
     if "${" not in text and "%{" not in text:
         return Lit(text)
+    cached = _TEMPLATES.get(text)
+    if cached is not None:
+        return cached
+    expr = _parse_template(text)
+    if _template_chars[0] + len(text) > _TEMPLATE_CACHE_CHARS:
+        _TEMPLATES.clear()
+        _template_chars[0] = 0
+    _TEMPLATES[text] = expr
+    _template_chars[0] += len(text)
+    return expr
+
+
+def _parse_template(text: str) -> Expr:
     marker = "EOT_GPUAUDIT"
     while marker in text:
         marker += "_"

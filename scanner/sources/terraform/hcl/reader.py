@@ -266,6 +266,22 @@ def _read_vars(
     return {}
 
 
+VarFile = dict[str, Any] | InputError  # a --var-file's values, or why it could not be read
+
+
+def _read_var_files(var_files: Sequence[Path], errors: list[InputError],
+                    files: Any) -> list[VarFile]:
+    """The ``--var-file`` files, in order; one that cannot be read is its error (reported once
+    here): terraform refuses to plan without it, so every root module it was given to gets
+    no verdict (see :func:`_not_read_whole`)."""
+    out: list[VarFile] = []
+    for f in var_files:
+        before = len(errors)
+        values = _read_vars(str(f), errors, files=files, confine=False)
+        out.append(errors[before] if len(errors) > before else values)
+    return out
+
+
 def parse_skips(
     comments: Sequence[Any], file: str, address: str, notices: list[Notice]
 ) -> tuple[Skip, ...]:
@@ -292,7 +308,7 @@ def _root_instance(
     root_dir: str,
     modules: _Modules,
     errors: list[InputError],
-    file_vars: list[dict[str, Any]],
+    file_vars: list[VarFile],
     variables: Mapping[str, str],
 ) -> Any:
     """The root ModuleInstance of root_dir with its variable values."""
@@ -314,8 +330,12 @@ def _root_instance(
     for f in _tfvars_files(root_dir, modules.files.files(root_dir)):
         values.update(_read_vars(f, var_errors, modules.files.exprs, modules.files))
     errors.extend(var_errors)
+    unread: list[InputError] = []
     for fv in file_vars:
-        values.update(fv)
+        if isinstance(fv, InputError):
+            unread.append(fv)
+        else:
+            values.update(fv)
     used: set[str] = set()  # the module directories this root reads
 
     def module_config(directory: str) -> Any:
@@ -333,18 +353,27 @@ def _root_instance(
     )
     ctx.lost.extend(f"{e.path}:{e.line}: {e.reason}" if e.line else f"{e.path}: {e.reason}"
                     for e in var_errors)  # a variable may keep its default instead
+    ctx.lost.extend(f"--var-file {e.path}:{e.line}: {e.reason}" if e.line
+                    else f"--var-file {e.path}: {e.reason}" for e in unread)
     ctx.used = used
     root = ModuleInstance(ctx, module_config(root_dir))
     _mark_sensitive_variables(root, values, variables)
     for name, text in variables.items():
-        if name in root.config.variables:
-            try:
-                values[name] = cli_value(text, root._var_type(name))
-            except (ParseError, EvalError) as exc:
-                reason = exc.reason if isinstance(exc, ParseError) else str(exc)
-                errors.append(
-                    InputError(f"--var {name}", f"invalid value: {reason}", kind="config")
-                )
+        if name not in root.config.variables:
+            # terraform: "Value for undeclared variable" is an error for -var (a warning only
+            # for variables files): it does not plan this root module
+            why = f'no variable "{name}" is declared in the root module'
+            errors.append(InputError(f"--var {name}", why, kind="config"))  # once per name
+            ctx.lost.append(f"--var {name}: {why} {root_dir or '.'}")
+            continue
+        try:
+            values[name] = cli_value(text, root._var_type(name))
+        except (ParseError, EvalError) as exc:
+            reason = exc.reason if isinstance(exc, ParseError) else str(exc)
+            errors.append(
+                InputError(f"--var {name}", f"invalid value: {reason}", kind="config")
+            )
+            ctx.lost.append(f"--var {name}: invalid value: {reason}")
     return root
 
 
@@ -410,12 +439,15 @@ def scan_root(
     root_dir: str,
     modules: _Modules,
     result: SourceResult,
-    file_vars: list[dict[str, Any]],
+    file_vars: list[VarFile],
     variables: Mapping[str, str],
 ) -> None:
+    from scanner.sources.karpenter.terraform import ManifestBudget
     from scanner.sources.terraform.hcl.modules import walk_instances
+    from scanner.sources.terraform.hcl.values import hide_short_secrets
     from scanner.sources.terraform.translate import HOLED_ATTRIBUTES, SUPPORTED_TYPES, translate
 
+    manifests = ManifestBudget()
     root = _root_instance(root_dir, modules, result.errors, file_vars, variables)
     region = _provider_region(root)
     skip_memo: dict[tuple[str, str], tuple[Skip, ...]] = {}
@@ -439,9 +471,10 @@ def scan_root(
         values = rec.values
         if rec.type in HOLED_ATTRIBUTES and rec.instance is not None:
             values = _with_holes(rec, HOLED_ATTRIBUTES[rec.type], result)
+        values = hide_short_secrets(values)
         translated = translate(
             rec.type, rec.address, values, provenance=prov, scope=root_dir, skips=skips,
-            notices=result.notices, errors=result.errors,
+            notices=result.notices, errors=result.errors, manifests=manifests,
         )
         if rec.exists is not True:
             for r in translated:
@@ -458,6 +491,8 @@ def scan_root(
             root_dir,
             "evaluation stopped: too much work (a runaway expression?); values left UNKNOWN",
         )
+    if manifests.refused is not None:
+        root.root.lost.append(manifests.gap())
     _not_read_whole(root.root, modules, result)
     result.errors.extend(root.root.errors)
     result.notices.extend(root.root.notices)
@@ -582,8 +617,7 @@ def instance_values(
     result = SourceResult()
     modules = _Modules()
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    file_vars = [_read_vars(str(f), result.errors, files=modules.files, confine=False)
-                 for f in var_files]
+    file_vars = _read_var_files(var_files, result.errors, modules.files)
     for root_dir in discover_roots(paths, modules, result.errors):
         root = _root_instance(root_dir, modules, result.errors, file_vars, variables)
         for rec in walk_instances(root):
@@ -626,8 +660,7 @@ def _load(
     result = SourceResult()
     modules = _Modules()
     roots = discover_roots(paths, modules, result.errors)
-    file_vars = [_read_vars(str(f), result.errors, files=modules.files, confine=False)
-                 for f in var_files]
+    file_vars = _read_var_files(var_files, result.errors, modules.files)
     for part in _scan_all(roots, modules, file_vars, variables):
         result.extend(part)
     result.errors.extend(modules.errors())
@@ -641,7 +674,7 @@ def _load(
 def _scan_chunk(
     roots: Sequence[str],
     modules: _Modules,
-    file_vars: list[dict[str, Any]],
+    file_vars: list[VarFile],
     variables: Mapping[str, str],
 ) -> list[SourceResult]:
     out = []
@@ -671,7 +704,7 @@ def _take_blocks(
     roots: list[str],
     counter: Any,
     modules: _Modules,
-    file_vars: list[dict[str, Any]],
+    file_vars: list[VarFile],
     variables: Mapping[str, str],
 ) -> dict[int, list[SourceResult]]:
     """Scan blocks of roots until none is left; each block is taken by one process only
@@ -712,7 +745,7 @@ def _workers(n_roots: int) -> int:
 def _scan_all(
     roots: list[str],
     modules: _Modules,
-    file_vars: list[dict[str, Any]],
+    file_vars: list[VarFile],
     variables: Mapping[str, str],
 ) -> list[SourceResult]:
     """Scan roots, in forked worker processes when there are many (the main process takes a

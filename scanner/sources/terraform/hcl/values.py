@@ -60,6 +60,11 @@ def reset_budget(units: int = WORK_BUDGET, strings: int = STRING_BUDGET,
     _STRING_LEFT = strings
     _INSTANCES_LEFT = instances
     SENSITIVE.clear()
+    for forget in ON_RESET:
+        forget()
+
+
+ON_RESET: list[Any] = []  # what else is per root module (the functions' caches): cleared too
 
 
 def mark_sensitive(v: Any, depth: int = 0) -> None:
@@ -87,7 +92,9 @@ def holds_sensitive(v: Any) -> bool:
         if seen > 10_000:
             return True
         if isinstance(x, str):
-            if any(s in x for s in SENSITIVE):
+            # a short secret (a chunk: substr(var.secret, 0, 3)) taints the same string only:
+            # as a part of every other string it would taint most of them
+            if x in SENSITIVE or any(len(s) >= SHORT_SECRET and s in x for s in SENSITIVE):
                 return True
         elif isinstance(x, dict):
             stack.extend(x.keys())
@@ -95,6 +102,35 @@ def holds_sensitive(v: Any) -> bool:
         elif isinstance(x, list):
             stack.extend(x)
     return False
+
+
+SHORT_SECRET = 4  # scanner.redact.MIN_SENSITIVE: shorter secrets are not found in reports
+_SHORT: list[Any] = [0, frozenset()]  # (len(SENSITIVE) when computed, the short ones)
+
+
+def hide_short_secrets(v: Any, depth: int = 0) -> Any:
+    """``v`` with every string that is a sensitive value too short for a report's redaction to
+    find (``substr(var.secret, 0, 3)``: shorter than :data:`SHORT_SECRET`) made UNKNOWN, so
+    that it never reaches a report. ``v`` itself when there is none (no copy)."""
+    if _SHORT[0] != len(SENSITIVE):
+        _SHORT[:] = [len(SENSITIVE), frozenset(s for s in SENSITIVE if len(s) < SHORT_SECRET)]
+    short = _SHORT[1]
+    if not short:
+        return v
+    return _hide(v, short, depth)
+
+
+def _hide(v: Any, short: frozenset[str], depth: int) -> Any:
+    if isinstance(v, str):
+        return Unknown("a sensitive value") if v in short else v
+    if depth > 32:
+        return v
+    if isinstance(v, dict):
+        return {k: _hide(x, short, depth + 1) for k, x in v.items() if k not in short}
+    if isinstance(v, list):
+        return type(v)(_hide(x, short, depth + 1) for x in v) if isinstance(v, TSet) else \
+            [_hide(x, short, depth + 1) for x in v]
+    return v
 
 
 def string_leaves(v: Any, out: set[str], depth: int = 0) -> set[str]:

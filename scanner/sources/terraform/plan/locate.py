@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,14 @@ _CONTENT = re.compile(r"(?:^|\s)content[ \t]*\{")
 _PLAIN_REF = re.compile(r'(?:var|local|module|data|aws_[\w-]+)(?:\.[A-Za-z_][\w-]*'
                         r'|\[(?:"[^"\n]*"|[0-9]+)\])+')
 _SKIP = re.compile(r"gpuaudit:skip=([A-Za-z0-9_.\-]+)(?::(.*?))?(?=gpuaudit:skip=|\*/|$)", re.S)
+_RES = r"([A-Za-z_][\w-]*\.[A-Za-z_][\w-]*)"
+_SPLAT = rf"{_RES}[ \t]*(?:\.\*|\[\*\])[ \t]*\.[ \t]*[A-Za-z_][\w-]*"
+# One element of a splat by a literal index, as 0.11-era code writes it: `aws_subnet.a.*.id[0]`,
+# `aws_subnet.a[*].id[0]`, `element(aws_subnet.a.*.id, 0)` (also inside "${ }"). The plan's
+# references keep only `aws_subnet.a`: the index is read from the source.
+_PICK = re.compile(
+    rf'"?(?:\$\{{)?[ \t]*(?:{_SPLAT}[ \t]*\[[ \t]*([0-9]+)[ \t]*\]'
+    rf'|element[ \t]*\([ \t]*{_SPLAT}[ \t]*,[ \t]*([0-9]+)[ \t]*\))[ \t]*(?:\}})?"?')
 _HEREDOC = re.compile(r"<<-?[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\n")
 
 
@@ -38,6 +46,8 @@ class Block:
     skips: tuple[Skip, ...]
     bad_skips: tuple[tuple[int, str], ...]  # (line, text) of skips without a reason
     dynamic: dict[str, dict[str, Any]]  # dynamic block -> what its content sets (see _body)
+    # top-level attribute -> (resource, index) it picks from a splat (see _picks)
+    picks: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 def _block_end(text: str, pos: int) -> int:
@@ -189,6 +199,27 @@ def _body(text: str, start: int, end: int) -> dict[str, Any]:
             i = max(value_end, m.end())
 
 
+def _picks(text: str, start: int, end: int) -> dict[str, tuple[str, int]]:
+    """Top-level attributes of a block body text[start:end] whose value is one element of a
+    splat by a literal index (see _PICK): {attribute: (resource, index)}."""
+    out: dict[str, tuple[str, int]] = {}
+    i = start
+    while True:
+        m = _MEMBER.search(text, i, end)
+        if m is None:
+            return out
+        if m.group("dyn") or m.group("block"):
+            i = _block_end(text, m.end() - 1)
+            continue
+        value_end = _value_end(text, m.end(), end)
+        pick = _PICK.fullmatch(text[m.end():value_end].strip())
+        if pick is not None:
+            res, idx = (pick.group(1), pick.group(2)) if pick.group(1) else \
+                (pick.group(3), pick.group(4))
+            out[m.group("attr")] = (res, int(idx))
+        i = max(value_end, m.end())
+
+
 def _merge(out: dict[str, Any], name: str, body: dict[str, Any]) -> None:
     prev = out.get(name)
     if isinstance(prev, dict):
@@ -232,7 +263,8 @@ def scan_file(path: Path) -> dict[tuple[str, str], Block]:
         end_line = line_no + text.count("\n", m.start(), end)
         skips, bad = _skips(lines, line_no, end_line, path)
         found.setdefault((m.group(1), m.group(2)), Block(
-            path, line_no, end_line, skips, bad, _dynamic_blocks(text, brace, end)))
+            path, line_no, end_line, skips, bad, _dynamic_blocks(text, brace, end),
+            _picks(text, brace + 1, end - 1)))
     return found
 
 

@@ -50,6 +50,7 @@ from typing import Any
 from scanner.catalog import region_name
 from scanner.kinds import schema
 from scanner.model import (
+    Gap,
     InputError,
     Notice,
     Provenance,
@@ -78,7 +79,8 @@ _ADDRESS = re.compile(r'"address"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _INDEX = r'(?:\[(?:"(?:[^"\\]|\\.)*"|[^\]]*)\])?'
 _RESOURCE_REF = re.compile(
     rf'([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)({_INDEX})(?:\.([A-Za-z_][\w-]*))?')
-_MODULE_REF = re.compile(rf'module\.([A-Za-z_][\w-]*)({_INDEX})(?:\.([A-Za-z_][\w-]*))?')
+_MODULE_REF = re.compile(
+    rf'module\.([A-Za-z_][\w-]*)({_INDEX})(?:\.([A-Za-z_][\w-]*)(?:\[([0-9]+)\])?)?')
 _MODULE_SEGMENT = re.compile(rf'module\.([A-Za-z_][\w-]*)({_INDEX})')
 _VAR_REF = re.compile(r'var\.([A-Za-z_][\w-]*)')
 _WS = re.compile(r"[ \t\r\n]*")
@@ -87,7 +89,7 @@ _WS = re.compile(r"[ \t\r\n]*")
 COLLECTION_ATTRS = frozenset({
     "vpc_zone_identifier", "route_table_ids", "subnet_ids", "security_group_ids",
     "vpc_security_group_ids", "security_groups", "availability_zones", "target_group_arns",
-    "load_balancers", "network_interface_ids",
+    "load_balancers", "network_interface_ids", "subnets",
 })
 # The resource types an id attribute can name: picks one of several referenced resources
 # (an inline route's gateway_id among the references of all the table's routes).
@@ -96,6 +98,9 @@ _KMS = ("aws_kms_key", "aws_kms_alias", "aws_kms_replica_key")
 ATTR_TYPES: dict[str, tuple[str, ...]] = {
     "subnet_id": ("aws_subnet", "aws_default_subnet"),
     "subnet_ids": ("aws_subnet", "aws_default_subnet"),
+    "subnets": ("aws_subnet", "aws_default_subnet"),
+    "security_group_ids": ("aws_security_group", "aws_default_security_group"),
+    "vpc_security_group_ids": ("aws_security_group", "aws_default_security_group"),
     "vpc_zone_identifier": ("aws_subnet", "aws_default_subnet"),
     "vpc_id": ("aws_vpc", "aws_default_vpc"),
     "route_table_id": ("aws_route_table", "aws_default_route_table"),
@@ -111,6 +116,7 @@ ATTR_TYPES: dict[str, tuple[str, ...]] = {
     "launch_template_id": ("aws_launch_template",),
     "launch_configuration": ("aws_launch_configuration",),
     "kms_key_id": _KMS,
+    "volume_kms_key_id": _KMS,
     "key_arn": _KMS,
 }
 _ROUTE_KEYS = ("gateway_id", "nat_gateway_id", "vpc_endpoint_id", "transit_gateway_id",
@@ -242,6 +248,8 @@ class _Refs:
     resources: tuple[tuple[str, str, str | None], ...]  # (base, [idx] or "", attr)
     variables: tuple[str, ...]
     outputs: tuple[tuple[str, str, str | None], ...]  # (call, [idx] or "", output or None)
+    # (call, [idx] or "", output) -> the literal element index taken of it: `module.a.ids[0]`
+    elements: Mapping[tuple[str, str, str], int]
     unresolved: tuple[str, ...]
     count_index: bool
     each_key: bool
@@ -259,6 +267,7 @@ def _parse_refs(refs: tuple[str, ...]) -> _Refs:
     by_base: dict[str, list[tuple[str, str | None]]] = {}
     variables: list[str] = []
     outputs: dict[tuple[str, str], set[str]] = {}
+    elements: dict[tuple[str, str, str], int] = {}
     unresolved: list[str] = []
     count_index = each_key = each_value = False
     each_value_attr: str | None = None
@@ -295,6 +304,9 @@ def _parse_refs(refs: tuple[str, ...]) -> _Refs:
                 outs = outputs.setdefault((m.group(1), m.group(2)), set())
                 if m.group(3):
                     outs.add(m.group(3))
+                    if m.group(4):
+                        elements.setdefault((m.group(1), m.group(2), m.group(3)),
+                                            int(m.group(4)))
         else:
             m = _RESOURCE_REF.match(ref)
             if m:
@@ -315,8 +327,8 @@ def _parse_refs(refs: tuple[str, ...]) -> _Refs:
         out_list.extend((call, idx, n) for n in sorted(names))
         if not names:
             out_list.append((call, idx, None))
-    parsed = _Refs(tuple(resources), tuple(variables), tuple(out_list), tuple(unresolved),
-                   count_index, each_key, each_value, each_value_attr)
+    parsed = _Refs(tuple(resources), tuple(variables), tuple(out_list), elements,
+                   tuple(unresolved), count_index, each_key, each_value, each_value_attr)
     if len(_REFS_CACHE) < 100_000:
         _REFS_CACHE[refs] = parsed
     return parsed
@@ -331,6 +343,7 @@ class _Ctx:
     for_each: Any = None  # the for_each_expression of that resource or module call
     dynamic: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # from the .tf
     tf_type: str = ""
+    picks: Mapping[str, tuple[str, int]] = field(default_factory=dict)  # from the .tf
 
 
 @dataclass
@@ -366,6 +379,19 @@ class _Plan:
     # id(references list of the parsed plan, alive during the load) -> its strings
     strs: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
+    def one_instance(self, ref: Ref, key: str, ctx: _Ctx) -> Any:
+        """A single value naming a resource with count/for_each without saying which instance
+        (`aws_subnet.a.*.id[0]` keeps only `aws_subnet.a` in the plan): the instance the .tf
+        source picks by a literal index, else the reference to every instance (any of them)."""
+        if ref.target in self.addresses:
+            return ref
+        pick = ctx.picks.get(key)
+        if pick is not None and _join(ctx.module, pick[0]) == ref.target:
+            chosen = f"{ref.target}[{pick[1]}]"
+            if chosen in self.addresses:
+                return Ref(chosen, ref.attr)
+        return ref
+
     def targets(self, refs: tuple[str, ...], ctx: _Ctx, depth: int = 0) -> Targets:
         """Resources named by an expression's references, and the references not followed."""
         if depth > MAX_DEPTH:
@@ -379,7 +405,14 @@ class _Plan:
             if output is None:
                 unresolved.append(f"module.{call}{idx}")
             else:
-                self._merge(found, unresolved, self.follow_output(call, idx, output, ctx, depth))
+                got = self.follow_output(call, idx, output, ctx, depth)
+                element = p.elements.get((call, idx, output))
+                if element is None and p.count_index and isinstance(ctx.key, int) \
+                        and len(p.outputs) == 1 and not p.resources:
+                    element = ctx.key  # `element(module.a.ids, count.index)`, `[count.index]`
+                if element is not None:
+                    got = self._element(got, element)
+                self._merge(found, unresolved, got)
         for base, idx, attr in p.resources:
             target = _join(ctx.module, base + idx) if idx else \
                 self._narrow(base, ctx, p.count_index, p.each_key)
@@ -405,6 +438,17 @@ class _Plan:
                       if isinstance(e, list)]
             cached = self.shapes[id(exprs)] = (leaves, blocks)
         return cached
+
+    def _element(self, got: Targets, element: int) -> Targets:
+        """Element N of a module output that lists one counted resource (``aws_subnet.a.*.id``):
+        that resource's instance N, when it exists; else the output as it is."""
+        refs, unresolved = got
+        if len(refs) != 1 or unresolved or refs[0].target in self.addresses:
+            return got
+        chosen = f"{refs[0].target}[{element}]"
+        if chosen not in self.addresses:
+            return got
+        return [Ref(chosen, refs[0].attr)], []
 
     @staticmethod
     def _merge(found: dict[str, str | None], unresolved: list[str], got: Targets) -> None:
@@ -519,7 +563,7 @@ class _Plan:
                 out.append(Unknown(f"depends on {', '.join(unresolved[:3])}"))
             return out
         if len(targets) == 1 and not unresolved:
-            return targets[0]
+            return self.one_instance(targets[0], key, ctx)
         if unresolved:
             return Unknown(f"depends on {', '.join(unresolved[:3])}")
         return Unknown("refers to several resources: " + ", ".join(str(t) for t in targets[:3]))
@@ -546,6 +590,10 @@ class _Plan:
                             for k in OBJECT_KEYS[key]:
                                 if k not in item:
                                     self._set(item, k, self.resolve(e, k, ctx), where)
+                else:
+                    self._fill_object(value, e, key, ctx, where)
+            elif isinstance(value, dict) and value and e.get("references"):
+                self._fill_object(value, e, key, ctx, where)
         for key, cfg_blocks in blocks:
             value = values.get(key)
             if key not in values:
@@ -553,6 +601,60 @@ class _Plan:
             elif isinstance(value, list) and value:
                 self._fill_blocks(value, key, cfg_blocks, ctx, where)
         self._dynamic(values, exprs, ctx, where)
+
+    def _fill_object(self, value: Any, expr: Mapping[str, Any], key: str, ctx: _Ctx,
+                     where: str, depth: int = 0) -> None:
+        """An object (or list of objects) attribute set by one expression, e.g. awscc's
+        ``vpc_config = {security_group_ids = [...], subnets = [...]}``: terraform writes its
+        known leaves and leaves out (objects) or nulls (lists) those known only after apply.
+        Each such leaf is filled on its own, the known ones stay: an id list's unknown
+        elements become the expression's references of a type the member can name
+        (``subnets`` -> aws_subnet), else UNKNOWN."""
+        if depth > MAX_DEPTH:
+            return
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, (dict, list)):
+                    self._fill_object(item, expr, key, ctx, where, depth + 1)
+            return
+        if not isinstance(value, dict):
+            return
+        for k, v in list(value.items()):
+            if isinstance(v, list) and any(x is None for x in v):
+                self._set(value, k, [x for x in v if x is not None]
+                          + self._elements(expr, k, ctx), where)
+            elif isinstance(v, (dict, list)):
+                self._fill_object(v, expr, k, ctx, where, depth + 1)
+        for k in BLOCK_KEYS.get(ctx.tf_type, _NO_BLOCKS).get(key, ()):
+            if k not in value:  # an object member terraform left out: known after apply
+                self._set(value, k, self._elements(expr, k, ctx) if k in COLLECTION_ATTRS
+                          else self._member(expr, k, ctx), where)
+
+    def _member(self, expr: Mapping[str, Any], key: str, ctx: _Ctx) -> Any:
+        """An object member known only after apply: the one resource of a type it can name
+        among the expression's references, else UNKNOWN naming the member."""
+        types = ATTR_TYPES.get(key)
+        refs = expr.get("references")
+        if types and isinstance(refs, list):
+            targets, unresolved = self.targets(_strs(refs), ctx)
+            found = [t for t in targets if _resource_type(t.target) in types]
+            if len(found) == 1 and not unresolved:
+                return found[0]
+        return Unknown(f"{key}: known only after apply")
+
+    def _elements(self, expr: Mapping[str, Any], key: str, ctx: _Ctx) -> list[Any]:
+        """The unknown elements of an id list inside an object: the resources of a type the
+        member can name among the expression's references (any of them), else UNKNOWN."""
+        types = ATTR_TYPES.get(key)
+        refs = expr.get("references")
+        if types and isinstance(refs, list):
+            targets, unresolved = self.targets(_strs(refs), ctx)
+            found: list[Any] = [t for t in targets if _resource_type(t.target) in types]
+            if found:
+                if unresolved:
+                    found.append(Unknown(f"{key}: depends on {', '.join(unresolved[:3])}"))
+                return found
+        return [Unknown(f"{key}: known only after apply")]
 
     def _fill_blocks(self, items: list[Any], key: str, blocks: list[dict[str, Any]], ctx: _Ctx,
                      where: str) -> None:
@@ -915,6 +1017,7 @@ def _sensitive(value: Any, marks: Any, out: set[str]) -> None:
     shape: ``true`` for a sensitive value, objects and lists mirroring the value) marks."""
     if not marks:
         return  # most resources: {} or only empty objects and lists
+    short: set[Any] = set()
     stack = [(value, marks)]
     while stack:
         cur, mark = stack.pop()
@@ -923,12 +1026,47 @@ def _sensitive(value: Any, marks: Any, out: set[str]) -> None:
         elif type(mark) is dict:
             if type(cur) is dict:
                 for k, m in mark.items():
-                    if m:
+                    if m is True and _too_short(cur.get(k)):
+                        short.add(cur[k])
+                        cur[k] = _HIDDEN
+                    elif m:
                         stack.append((cur.get(k), m))
         elif type(mark) is list and type(cur) is list:
-            for v, m in zip(cur, mark, strict=False):
-                if m:
+            for i, (v, m) in enumerate(zip(cur, mark, strict=False)):
+                if m is True and _too_short(v):
+                    short.add(v)
+                    cur[i] = _HIDDEN
+                elif m:
                     stack.append((v, m))
+    if short:
+        _hide_copies(value, short)
+
+
+# A report's redaction finds only secrets of at least this many characters (scanner.redact's
+# MIN_SENSITIVE): a shorter sensitive value (terraform marks a substr() of a secret too) is
+# made UNKNOWN here, so that it never reaches a report.
+_SHORT_SECRET = 4
+_HIDDEN = Unknown("a sensitive value")
+
+
+def _hide_copies(value: Any, short: set[Any], depth: int = 0) -> None:
+    """The same short secrets where terraform does not mark them (the AWS provider's
+    ``tags_all`` repeats ``tags`` unmarked): made UNKNOWN too."""
+    if depth > 32:
+        return
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, list) else ()
+    for k, v in list(items):
+        if isinstance(v, dict | list):
+            _hide_copies(v, short, depth + 1)
+        elif not isinstance(v, bool) and isinstance(v, str | int | float) and v in short:
+            value[k] = _HIDDEN
+
+
+def _too_short(v: Any) -> bool:
+    if isinstance(v, str):
+        return 0 < len(v) < _SHORT_SECRET
+    return isinstance(v, int | float) and not isinstance(v, bool) and len(str(v)) < _SHORT_SECRET
 
 
 def _all_text(value: Any, out: set[str]) -> None:
@@ -1018,7 +1156,10 @@ def _plan_lines(text: str) -> dict[str, int] | None:
 
 def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
           result: SourceResult) -> None:
+    from scanner.sources.karpenter.terraform import ManifestBudget
+
     spath = str(path)
+    manifests = ManifestBudget()
     problems: list[str] = []
     if "planned_values" in doc:
         pv = doc["planned_values"]
@@ -1116,7 +1257,8 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
         if rcfg is not None:
             exprs = rcfg.get("expressions")
             ctx = _Ctx(module, r.get("index"), rcfg.get("for_each_expression"),
-                       block.dynamic if block else {}, tf_type)
+                       block.dynamic if block else {}, tf_type,
+                       block.picks if block else {})
             plan.fill(values, exprs if isinstance(exprs, dict) else _NO_EXPRESSIONS, ctx, address)
             for dyn in ctx.dynamic:
                 # a `dynamic` block missing from the planned values (terraform writes known
@@ -1149,8 +1291,12 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
                                   pricing_region=region, provider=provider)
             skips = ()
         out.extend(translate(tf_type, address, values, provenance=prov, scope=scope,
-                             skips=skips))
+                             skips=skips, notices=result.notices, errors=result.errors,
+                             manifests=manifests))
     result.resources.extend(merge_ebs_defaults(out))
+    if manifests.refused is not None:
+        result.gaps.append(Gap(scope=scope, kinds=("*",), iac=True, reason=(
+            f"the plan {spath} was not read whole: {manifests.gap()}")))
     if plan.unknown:
         result.notices.append(Notice(spath, f"{plan.unknown} value(s) are known only after apply "
                                             f"and stay UNKNOWN, e.g. {plan.example}"))

@@ -1,0 +1,136 @@
+"""OCSF Compliance Finding events (class_uid 2003), built with py-ocsf-models as Prowler does.
+
+One event per report finding, a JSON array. status_id / compliance.status_id: PASS -> Pass,
+FAIL -> Fail, UNKNOWN -> Warning (not decided), ERROR -> Unknown (not evaluated), SUPPRESSED ->
+Fail with status Suppressed. compliance.requirements lists ``framework/control`` from the
+compliance mappings, compliance.standards the frameworks. finding_info.uid is the finding's
+stable fingerprint. Needs the ``ocsf`` extra (``pip install gpuaudit[ocsf]``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from reports.asff import resource_uid
+from reports.common import by_status, location_label, resource_label
+from reports.policy_meta import describe
+from scanner import __version__
+from scanner.compliance import finding_controls, frameworks
+from scanner.runner import UsageError
+
+
+class OcsfUnavailable(UsageError):
+    """py-ocsf-models is not installed (a usage error: exit 2 with how to install it)."""
+
+
+_SEVERITY = {"critical": "Critical", "high": "High", "medium": "Medium", "low": "Low",
+             "info": "Informational"}
+_STATUS = {"PASS": ("Pass", "Resolved"), "FAIL": ("Fail", "New"),
+           "UNKNOWN": ("Warning", "New"), "ERROR": ("Unknown", "New"),
+           "SUPPRESSED": ("Fail", "Suppressed")}
+
+
+def _when(doc: dict[str, Any]) -> dt.datetime:
+    stamp = doc.get("generated_at")
+    if isinstance(stamp, str) and stamp:
+        try:
+            return dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(
+                tzinfo=dt.timezone.utc)
+        except ValueError:
+            pass
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+def events(doc: dict[str, Any]) -> list[Any]:
+    """The report's findings as py-ocsf-models ``ComplianceFinding`` objects."""
+    try:
+        from py_ocsf_models.events.findings.activity_id import ActivityID
+        from py_ocsf_models.events.findings.compliance_finding import ComplianceFinding
+        from py_ocsf_models.events.findings.compliance_finding_type_id import (
+            ComplianceFindingTypeID,
+        )
+        from py_ocsf_models.events.findings.severity_id import SeverityID
+        from py_ocsf_models.events.findings.status_id import StatusID as EventStatusID
+        from py_ocsf_models.objects.compliance import Compliance
+        from py_ocsf_models.objects.compliance_status import StatusID as ComplianceStatusID
+        from py_ocsf_models.objects.finding_info import FindingInformation
+        from py_ocsf_models.objects.metadata import Metadata
+        from py_ocsf_models.objects.product import Product
+        from py_ocsf_models.objects.remediation import Remediation
+        from py_ocsf_models.objects.resource_details import ResourceDetails
+    except ImportError as exc:
+        raise OcsfUnavailable(
+            "the ocsf format needs py-ocsf-models: pip install 'gpuaudit[ocsf]'") from exc
+
+    when = _when(doc)
+    known = frameworks()
+    out = []
+    for f in by_status(doc.get("findings") or []):
+        pid = str(f.get("policy_id"))
+        sev = str(f.get("severity"))
+        status = str(f.get("status"))
+        meta = describe(pid, title=str(f.get("title") or pid), severity=sev)
+        res = f.get("resource") or {}
+        controls = finding_controls(f)
+        comp_status, event_status = _STATUS.get(status, ("Unknown", "New"))
+        rem = f.get("remediation") or {}
+        event = ComplianceFinding(
+            activity_id=ActivityID.Create,
+            activity_name=ActivityID.Create.name,
+            type_uid=ComplianceFindingTypeID.Create,
+            type_name=f"Compliance Finding: {ActivityID.Create.name}",
+            time=int(when.timestamp()),
+            time_dt=when,
+            severity_id=getattr(SeverityID, _SEVERITY.get(sev, "Unknown"), SeverityID.Unknown),
+            severity=_SEVERITY.get(sev, "Unknown"),
+            status=event_status,
+            status_id=getattr(EventStatusID, event_status, EventStatusID.Other),
+            status_code=status,
+            status_detail=str(f.get("message") or ""),
+            message=str(f.get("message") or ""),
+            metadata=Metadata(
+                event_code=pid,
+                product=Product(name="gpuaudit", vendor_name="gpuaudit", version=__version__,
+                                uid="gpuaudit"),
+                profiles=["cloud"],
+            ),
+            finding_info=FindingInformation(
+                uid=str(f.get("id")),
+                title=f"{pid} {f.get('title') or meta.title}",
+                desc=meta.description or str(f.get("title") or pid),
+                created_time=int(when.timestamp()),
+                created_time_dt=when,
+                types=[meta.category],
+                src_url=meta.help_uri,
+            ),
+            compliance=Compliance(
+                control=pid,
+                status_id=getattr(ComplianceStatusID, comp_status),
+                requirements=[f"{fid}/{cid}" for fid, ids in controls.items() for cid in ids],
+                standards=[known[fid].name if fid in known else fid for fid in controls],
+                desc=meta.description or None,
+            ),
+            remediation=Remediation(desc=str(rem.get("text") or f"See {meta.help_uri}"),
+                                    references=[meta.help_uri]),
+            resources=[ResourceDetails(
+                uid=resource_uid(f),
+                name=resource_label(res),
+                type=str(res.get("kind") or ""),
+                region=str(res.get("region") or "") or None,
+                cloud_partition="aws",
+                data={"location": location_label(f)},
+            )],
+            unmapped={"gpuaudit": {"policy_id": pid, "status": status,
+                                   "account": res.get("account"),
+                                   "savings": f.get("savings")}},
+        )
+        out.append(event)
+    return out
+
+
+def render(doc: dict[str, Any]) -> str:
+    payload = [json.loads(e.model_dump_json(exclude_none=True)) for e in events(doc)]
+    return json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False,
+                      allow_nan=False) + "\n"
