@@ -559,8 +559,8 @@ def test_policies_list_and_show_include_user_policies() -> None:
     proc = gpuaudit("policies", "list", "--format", "json", "--policy-dir", str(EXAMPLES))
     listed = {p["id"]: p for p in json.loads(proc.stdout)}
     assert listed["ORG-GPU-002"]["category"] == "operations"
-    assert listed["ORG-GPU-002"]["compliance"] == {"FinOps": ["cost-allocation"],
-                                                   "NIST-800-53": ["CM-8"]}
+    assert listed["ORG-GPU-002"]["compliance"] == {"finops": ["allocation"],
+                                                   "nist-800-53-r5": ["CM-8"]}
     assert listed["ORG-GPU-002"]["origin"].endswith("gpu-required-tags.yaml")
     assert "category" not in listed["VPC-004"]
     proc = gpuaudit("policies", "show", "ORG-GPU-001", "--policy-dir", str(EXAMPLES))
@@ -636,3 +636,11 @@ def test_tags_regions_and_spot_ceiling_on_live_resources(aws: None) -> None:
     assert found[("ORG-GPU-004", dear["SpotInstanceRequestId"])] == "FAIL"
     assert ("ORG-GPU-004", tagged) not in found  # on-demand: not selected
     assert "UNKNOWN" not in {s for (p, _r), s in found.items() if p == "ORG-GPU-003"}
+
+
+def test_findings_carry_the_controls_a_user_policy_maps_to() -> None:
+    _code, doc = scan_json(str(FIXTURES / "ORG-GPU-002" / "fail" / "hcl"), "--policy-dir",
+                           str(EXAMPLES), "--policy", "ORG-GPU-002")
+    (finding,) = doc["findings"]
+    assert finding["compliance"]["finops"] == ["allocation"]
+    assert finding["compliance"]["nist-800-53-r5"] == ["CM-8"]

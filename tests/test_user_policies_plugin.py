@@ -31,7 +31,7 @@ LIMIT = 16
         description="MaxSize x GPUs per instance of the group's type stays within the quota.",
         remediation=Remediation("Lower MaxSize or ask for a larger quota."),
         category="cost", docs_url="https://wiki.example.com/gpu/ACME-001",
-        compliance={"FinOps": ["quota"]})
+        compliance={"finops": ["rate-optimization"]})
 def check(resource, ctx: Context):
     view = ctx.compute.of(resource)
     if view is None or view.types.gpu() is not True:
@@ -160,7 +160,8 @@ def test_a_pip_installed_plugin_is_a_policy_like_the_built_ins(tmp_path: Path) -
     listed = json.loads(_gpuaudit(python, "policies", "list", "--format", "json",
                                   cwd=tmp_path).stdout)
     acme = next(p for p in listed if p["id"] == "ACME-001")
-    assert acme["origin"] == "acme_gpu_policies" and acme["compliance"] == {"FinOps": ["quota"]}
+    assert acme["origin"] == "acme_gpu_policies"
+    assert acme["compliance"] == {"finops": ["rate-optimization"]}
 
     # the project's own environment does not have it: the plugin is what brings it
     plain = subprocess.run([sys.executable, "-m", "scanner.cli", "policies", "show",
