@@ -17,10 +17,18 @@ preview, and send-securityhub always sets the real account. Nothing here calls A
 from __future__ import annotations
 
 import datetime as dt
-import json
-from typing import Any
+import functools
+import io
+from collections.abc import Iterator
+from typing import Any, TextIO
 
-from reports.common import by_status, live_name, location_label, resource_label
+from reports.common import (
+    by_status,
+    live_name,
+    location_label,
+    resource_label,
+    write_json_array,
+)
 from reports.policy_meta import describe
 from scanner.compliance import finding_controls
 
@@ -107,6 +115,12 @@ def _time(doc: dict[str, Any]) -> str:
     stamp = doc.get("generated_at")
     if isinstance(stamp, str) and stamp:
         return stamp
+    return _run_time()
+
+
+@functools.cache
+def _run_time() -> str:
+    """A report without a time (--deterministic) is stamped once per run, not per rendering."""
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -171,14 +185,25 @@ def to_asff(finding: dict[str, Any], *, account: str, region: str,
 
 def build(doc: dict[str, Any], *, account: str | None = None, region: str | None = None,
           force_account: bool = False) -> list[dict[str, Any]]:
+    return list(iter_asff(doc, account=account, region=region, force_account=force_account))
+
+
+def iter_asff(doc: dict[str, Any], *, account: str | None = None, region: str | None = None,
+              force_account: bool = False) -> Iterator[dict[str, Any]]:
     acct, reg = _defaults(doc, account, region)
     when = _time(doc)
-    return [to_asff(f, account=acct or NO_ACCOUNT, region=reg, when=when,
-                    force_account=force_account)
-            for f in by_status(doc.get("findings") or [])]
+    for f in by_status(doc.get("findings") or []):
+        yield to_asff(f, account=acct or NO_ACCOUNT, region=reg, when=when,
+                      force_account=force_account)
+
+
+def write(doc: dict[str, Any], out: TextIO) -> None:
+    """The findings as a JSON array (what BatchImportFindings takes, in batches of 100),
+    written a finding at a time."""
+    write_json_array(iter_asff(doc), out)
 
 
 def render(doc: dict[str, Any]) -> str:
-    """The findings as a JSON array (what BatchImportFindings takes, in batches of 100)."""
-    return json.dumps(build(doc), indent=2, sort_keys=True, ensure_ascii=False,
-                      allow_nan=False) + "\n"
+    buf = io.StringIO()
+    write(doc, buf)
+    return buf.getvalue()

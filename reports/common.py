@@ -208,3 +208,16 @@ def cell(value: Any) -> str:
     broken with a zero-width space (``@&#8203;user``: shown as @user, notifies nobody)."""
     text = reveal(value, keep_newlines=False).replace("&", "&amp;")
     return _MENTION.sub("@&#8203;", _SPECIAL.sub(r"\\\1", text))
+
+
+def write_json_array(items: Iterable[Any], out: Any) -> None:
+    """``json.dumps(list(items), indent=2, sort_keys=True, ensure_ascii=False)`` + a newline,
+    written an item at a time (the whole array is never built as one string)."""
+    import json
+
+    first = True
+    for item in items:
+        text = json.dumps(item, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        out.write(("[\n  " if first else ",\n  ") + text.replace("\n", "\n  "))
+        first = False
+    out.write("[]\n" if first else "\n]\n")

@@ -10,11 +10,14 @@ stable fingerprint. Needs the ``ocsf`` extra (``pip install gpuaudit[ocsf]``).
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import io
 import json
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from reports.asff import resource_uid
-from reports.common import by_status, location_label, resource_label
+from reports.common import by_status, location_label, resource_label, write_json_array
 from reports.policy_meta import describe
 from scanner import __version__
 from scanner.compliance import finding_controls, frameworks
@@ -40,11 +43,22 @@ def _when(doc: dict[str, Any]) -> dt.datetime:
                 tzinfo=dt.timezone.utc)
         except ValueError:
             pass
+    return _run_time()
+
+
+@functools.cache
+def _run_time() -> dt.datetime:
+    """A report without a time (--deterministic) is stamped once per run, not per rendering."""
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
 
 
 def events(doc: dict[str, Any]) -> list[Any]:
     """The report's findings as py-ocsf-models ``ComplianceFinding`` objects."""
+    return list(iter_events(doc))
+
+
+def iter_events(doc: dict[str, Any]) -> Iterator[Any]:
+    """The events one at a time (a report of 200,000 findings is never held as models)."""
     try:
         from py_ocsf_models.events.findings.activity_id import ActivityID
         from py_ocsf_models.events.findings.compliance_finding import ComplianceFinding
@@ -66,7 +80,6 @@ def events(doc: dict[str, Any]) -> list[Any]:
 
     when = _when(doc)
     known = frameworks()
-    out = []
     for f in by_status(doc.get("findings") or []):
         pid = str(f.get("policy_id"))
         sev = str(f.get("severity"))
@@ -126,11 +139,16 @@ def events(doc: dict[str, Any]) -> list[Any]:
                                    "account": res.get("account"),
                                    "savings": f.get("savings")}},
         )
-        out.append(event)
-    return out
+        yield event
+
+
+def write(doc: dict[str, Any], out: TextIO) -> None:
+    """The OCSF events as a JSON array, written an event at a time."""
+    write_json_array((json.loads(e.model_dump_json(exclude_none=True)) for e in iter_events(doc)),
+                     out)
 
 
 def render(doc: dict[str, Any]) -> str:
-    payload = [json.loads(e.model_dump_json(exclude_none=True)) for e in events(doc)]
-    return json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False,
-                      allow_nan=False) + "\n"
+    buf = io.StringIO()
+    write(doc, buf)
+    return buf.getvalue()
