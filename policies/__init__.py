@@ -1,16 +1,10 @@
-"""The policy catalogue. Each module registers its policies with ``policies.base.policy``."""
+"""The policy catalogue. Each module registers its policies with ``policies.base.policy``;
+plugins and YAML policies join them through the one discovery of ``policies.discovery``."""
 
 from __future__ import annotations
 
-import importlib
+from policies.base import Policy
+from policies.discovery import BUILTIN_MODULES as POLICY_MODULES
+from policies.discovery import all_policies
 
-from policies.base import REGISTRY, Policy
-
-POLICY_MODULES = ("policies.ebs", "policies.vpc", "policies.spot", "policies.asg",
-                  "policies.rightsizing")
-
-
-def all_policies() -> dict[str, Policy]:
-    for name in POLICY_MODULES:
-        importlib.import_module(name)
-    return dict(sorted(REGISTRY.items()))
+__all__ = ["POLICY_MODULES", "Policy", "all_policies"]

@@ -26,8 +26,9 @@ CATEGORY_BY_FAMILY = {
     "ASG": "cost",
     "RS": "cost",
 }
-CATEGORIES = ("security", "cost", "compliance")
+CATEGORIES = ("security", "cost", "compliance", "operations")  # operations: user policies
 INDEX = "README.md"
+USER_POLICIES_URL = f"{PROJECT_URL}/blob/main/docs/user-policies.md"
 
 
 @dataclass(frozen=True)
@@ -62,13 +63,20 @@ def help_uri(policy_id: str) -> str:
     return f"{DOCS_URL}/{page_name(policy_id)}"
 
 
-@lru_cache(maxsize=1)
 def catalogue() -> dict[str, PolicyMeta]:
-    """Every registered policy's metadata (empty if the catalogue cannot be loaded)."""
+    """Every registered policy's metadata (empty if the catalogue cannot be loaded), built-in,
+    plugin and YAML alike (a policy not built in names its own documentation, ``docs_url``)."""
     try:
-        from policies import all_policies
+        from policies.discovery import generation
     except ImportError:  # pragma: no cover - the package always ships policies
         return {}
+    return _catalogue(generation())
+
+
+@lru_cache(maxsize=1)
+def _catalogue(_generation: int) -> dict[str, PolicyMeta]:
+    from policies import all_policies
+
     out: dict[str, PolicyMeta] = {}
     for pid, pol in all_policies().items():
         out[pid] = PolicyMeta(
@@ -77,9 +85,17 @@ def catalogue() -> dict[str, PolicyMeta]:
             severity=pol.severity.value,
             category=category(pid, getattr(pol, "category", None)),
             description=pol.description,
-            help_uri=help_uri(pid),
+            help_uri=_own_help_uri(pol) or help_uri(pid),
         )
     return out
+
+
+def _own_help_uri(pol: Any) -> str:
+    """A policy not built in (``origin``: its file or module): its ``docs_url``, else the page
+    on policies written by users."""
+    if not getattr(pol, "origin", ""):
+        return ""
+    return str(getattr(pol, "docs_url", "") or USER_POLICIES_URL)
 
 
 def describe(policy_id: str, *, title: str, severity: str) -> PolicyMeta:

@@ -26,6 +26,13 @@ from scanner.cli_options import (
     repo_root_option,
     report_options,
 )
+from scanner.cli_user_policies import (
+    load_or_exit,
+    policies_paths,
+    policies_test,
+    policy_dir_option,
+    user_policy_lines,
+)
 from scanner.runner import EXIT_ERROR, EXIT_FINDINGS, UsageError, finish
 
 LAZY_COMMANDS = {
@@ -178,27 +185,32 @@ def policies() -> None:
 
 @policies.command("list")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
-def policies_list(fmt: str) -> None:
+@policy_dir_option()
+def policies_list(fmt: str, policy_dirs: tuple[Path, ...]) -> None:
     """List every policy with severity, default state and sources."""
     from policies import all_policies
 
+    load_or_exit(policy_dirs)
     catalogue = all_policies()
     if fmt == "json":
         click.echo(json.dumps([p.describe() for p in catalogue.values()], indent=2))
         return
-    click.echo(f"{'ID':<9} {'SEVERITY':<8} {'DEFAULT':<7} {'SOURCES':<7} TITLE")
+    width = max([9, *(len(pid) for pid in catalogue)])
+    click.echo(f"{'ID':<{width}} {'SEVERITY':<8} {'DEFAULT':<7} {'SOURCES':<7} TITLE")
     for p in catalogue.values():
         state = "on" if p.enabled_by_default else "off"
-        click.echo(f"{p.id:<9} {p.severity.value:<8} {state:<7} {p.sources:<7} {p.title}")
+        click.echo(f"{p.id:<{width}} {p.severity.value:<8} {state:<7} {p.sources:<7} {p.title}")
     click.echo("\nSOURCES: H = Terraform HCL, P = plan JSON, C = CloudFormation, L = live AWS")
 
 
 @policies.command("show")
 @click.argument("policy_id")
-def policies_show(policy_id: str) -> None:
+@policy_dir_option()
+def policies_show(policy_id: str, policy_dirs: tuple[Path, ...]) -> None:
     """Show one policy: description, parameters and defaults, remediation."""
     from policies import all_policies
 
+    load_or_exit(policy_dirs)
     catalogue = all_policies()
     pol = catalogue.get(policy_id.upper())
     if pol is None:
@@ -209,6 +221,8 @@ def policies_show(policy_id: str) -> None:
     click.echo(f"severity: {pol.severity.value}   enabled by default: "
                f"{'yes' if pol.enabled_by_default else 'no'}   sources: {pol.sources}")
     click.echo(f"applies to: {', '.join(pol.kinds)}\n")
+    for line in user_policy_lines(pol):
+        click.echo(line)
     click.echo(pol.description + "\n")
     if pol.params:
         click.echo("parameters (set under policies.<ID> in .gpuaudit.yaml):")
@@ -220,6 +234,10 @@ def policies_show(policy_id: str) -> None:
         click.echo("\nTerraform:\n" + pol.remediation.terraform)
     if pol.remediation.cloudformation:
         click.echo("\nCloudFormation:\n" + pol.remediation.cloudformation)
+
+
+policies.add_command(policies_test)
+policies.add_command(policies_paths)
 
 
 @cli.group()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import click
 
 from reports import FORMATS
-from scanner.runner import ReportOptions
+from scanner.runner import EXIT_ERROR, ReportOptions
 
 SEVERITIES = ("critical", "high", "medium", "low", "info", "none")
 
@@ -68,6 +69,10 @@ def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--skip-policy", "skip_ids", multiple=True, metavar="ID[,ID...]",
                      help="Do not run these policies: ids or globs, comma-separated or "
                      "repeated."),
+        click.option("--policy-dir", "policy_dirs", multiple=True,
+                     type=click.Path(path_type=Path, file_okay=False),
+                     help="A directory of declarative policies (YAML, docs/user-policies.md); "
+                     "repeatable. Every file is validated before anything is scanned."),
         click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False),
                      help="A previous JSON report: only new failing findings fail."),
         click.option("--deterministic", is_flag=True,
@@ -109,10 +114,32 @@ def expand_policy_ids(values: tuple[str, ...] | list[str], option: str) -> tuple
     return tuple(pid for pid in catalogue if pid in chosen)
 
 
+def use_policy_dirs(dirs: tuple[Path, ...], config_path: Path | None) -> None:
+    """The declarative policies of ``--policy-dir`` and of the config's ``policy_dirs``, all
+    validated before anything is scanned: a file that is not valid is exit 2 naming it."""
+    from policies.discovery import PolicyLoadError
+    from policies.discovery import use_policy_dirs as use
+    from scanner.config import ConfigError, PolicyDirError, load_config
+
+    try:
+        use(dirs)
+        try:  # its policy_dirs join them; another config error is said where it is used
+            load_config(config_path)
+        except PolicyDirError:
+            raise
+        except ConfigError:
+            pass
+    except (PolicyLoadError, PolicyDirError) as exc:
+        click.echo(f"gpuaudit: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
 def build_report_options(kwargs: dict[str, Any]) -> ReportOptions:
     formats = tuple(kwargs.get("formats", ()) or ())
     if kwargs.get("output") is not None and len(formats) > 1:  # checked before any scanning
         raise click.UsageError("--output takes one --format; use --output-dir for several")
+    if "policy_dirs" in kwargs:  # scan, audit
+        use_policy_dirs(tuple(kwargs.pop("policy_dirs") or ()), kwargs.get("config_path"))
     policy_ids = expand_policy_ids(kwargs.pop("policy_ids", ()) or (), "--policy")
     compliance = _frameworks(kwargs.pop("compliance", ()) or ())
     skip_ids = expand_policy_ids(kwargs.pop("skip_ids", ()) or (), "--skip-policy")

@@ -28,6 +28,10 @@ class ConfigError(Exception):
     """A config file that cannot be used; the message names the file and the key."""
 
 
+class PolicyDirError(ConfigError):
+    """A policy file of the config's ``policy_dirs`` that cannot be used (file and line)."""
+
+
 @dataclass
 class Config:
     path: str | None = None
@@ -35,6 +39,7 @@ class Config:
     mutes: list[dict[str, Any]] = field(default_factory=list)
     fail_on: str | None = None
     pricing: dict[str, Any] = field(default_factory=dict)  # scanner.pricing.rates.Pricing
+    policy_dirs: list[str] = field(default_factory=list)  # resolved against the config's dir
 
     def enabled(self, policy_id: str) -> bool | None:
         entry = self.policies.get(policy_id, {})
@@ -91,7 +96,8 @@ def load_config(path: Path | None, *, search_from: Path | None = None) -> Config
     validate_config(data, str(path))
     return Config(path=str(path), policies=data.get("policies", {}) or {},
                   mutes=list(data.get("mutes", []) or []), fail_on=data.get("fail_on"),
-                  pricing=dict(data.get("pricing") or {}))
+                  pricing=dict(data.get("pricing") or {}),
+                  policy_dirs=policy_dirs(data, str(path)))
 
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -266,7 +272,21 @@ def validate_config(data: Any, where: str) -> None:
             raise ConfigError(_unknown_keys(err, where))
         key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         raise ConfigError(f"{where}: key '{key}': {err.message}")
+    dirs = policy_dirs(data, where)
+    if dirs:  # their policies are known before the policies' parameters are checked
+        from policies.discovery import PolicyLoadError, add_policy_dirs
+
+        try:
+            add_policy_dirs(dirs)
+        except PolicyLoadError as exc:
+            raise PolicyDirError(str(exc)) from None
     _check_policy_params(data.get("policies") or {}, where)
+
+
+def policy_dirs(data: Mapping[str, Any], where: str) -> list[str]:
+    """``policy_dirs:`` of a config, each relative to the config file's directory."""
+    base = Path(where).parent
+    return [str(base / d) for d in data.get("policy_dirs") or []]
 
 
 def _unknown_keys(err: Any, where: str) -> str:

@@ -143,6 +143,9 @@ class Resource:
     skips: tuple[Skip, ...] = ()
     declared: bool = True
     exists: bool | Unknown = True
+    # Why tags absent from ``tags`` may still be set (a tags map, or a tag's value, known only
+    # at apply); None when the tags are known. Sources that can tell set it.
+    tags_unknown: Unknown | None = None
 
     def get(self, path: str, default: Any = None) -> Any:
         """Dotted lookup, e.g. ``get("LaunchTemplateData.InstanceMarketOptions.MarketType")``."""

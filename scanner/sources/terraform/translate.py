@@ -1042,7 +1042,25 @@ def translate(
             aliases.append(candidate)
     return [Resource(kind=kind, id=address, attrs=attrs, provenance=provenance, scope=scope,
                      name=name, tags=tags, aliases=tuple(aliases), skips=tuple(skips),
-                     declared=True)]
+                     declared=True, tags_unknown=_tags_unknown(values))]
+
+
+def _tags_unknown(values: Mapping[str, Any]) -> Unknown | None:
+    """Why some tags are not known: the tags map, or a tag's key or value, is known only at
+    apply (``tags = var.tags``, ``Owner = var.owner``); None when every tag is known."""
+    for key in ("tags", "tags_all"):
+        raw = values.get(key)
+        if isinstance(raw, Unknown):
+            return Unknown(f"{key} is not known ({raw.reason or 'known only at apply'})")
+        items = raw.items() if _is_map(raw) else ()
+        if isinstance(raw, list):  # awscc: [{key = …, value = …}]
+            items = [(i.get("key"), i.get("value")) for i in raw if _is_map(i)]
+        for k, v in items:
+            if not isinstance(k, str) or not isinstance(v, str):
+                what = f"tag {k}" if isinstance(k, str) else "a tag's key"
+                reason = v.reason if isinstance(v, Unknown) and v.reason else "not known"
+                return Unknown(f"{what} in {key} is not known ({reason})")
+    return None
 
 
 def merge_ebs_defaults(resources: list[Resource]) -> list[Resource]:
