@@ -40,11 +40,18 @@ def path_root(path: Path) -> Path:
 
 
 def repo_root(paths: Sequence[str | Path] = (), *, explicit: Path | None = None,
-              cwd: Path | None = None) -> Path:
+              cwd: Path | None = None, files: Sequence[str | Path] = ()) -> Path:
+    """``files``: the files the findings point at. Where a scanned path is in no repository, its
+    root also holds those files (a local module outside the scanned directory, `source =
+    "../../modules/disk"`), so that every path stays relative to the root."""
     cwd = cwd or Path.cwd()
     if explicit is not None:
         return Path(os.path.realpath(cwd / explicit))
-    roots = {str(path_root(cwd / Path(p))) for p in paths if str(p)}
+    scanned = [cwd / Path(p) for p in paths if str(p)]
+    roots = {str(path_root(p)) for p in scanned}
     if not roots:
         return git_work_tree(cwd) or Path(os.path.realpath(cwd))
+    if files and any(git_work_tree(p) is None for p in scanned):
+        outside = {os.path.dirname(os.path.realpath(cwd / Path(f))) for f in files if str(f)}
+        roots |= {d for d in outside if git_work_tree(Path(d)) is None}
     return Path(os.path.commonpath(sorted(roots)))

@@ -128,7 +128,10 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
         summary = joined.summary
     from scanner.repo_root import repo_root
 
-    root = repo_root(inputs["paths"], explicit=opts.repo_root) if inputs.get("paths") else None
+    files = sorted({str(f.location["file"]) for f in evaluation.findings
+                    if f.location and f.location.get("file")})
+    root = (repo_root(inputs["paths"], explicit=opts.repo_root, files=files)
+            if inputs.get("paths") else None)
     doc = build_report(evaluation.findings, errors=errors, notices=notices, inputs=inputs,
                        catalog=catalog, resources=_counted(result),
                        coverage=result.coverage, deterministic=opts.deterministic,

@@ -162,7 +162,10 @@ def test_live(aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     b64 = base64.b64encode(USER_DATA.encode()).decode()
     ec2.create_launch_template(
         LaunchTemplateName="gpu-lt",
+        # a spot template, so that SPOT-001 reports it (and its tags) whatever else changes
         LaunchTemplateData={"InstanceType": "g5.xlarge", "ImageId": AMI, "UserData": b64,
+                            "InstanceMarketOptions": {"MarketType": "spot",
+                                                      "SpotOptions": {"MaxPrice": "0.5"}},
                             "TagSpecifications": [{"ResourceType": "instance", "Tags": tags}]},
         TagSpecifications=[{"ResourceType": "launch-template", "Tags": tags}])
     ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="g5.xlarge",
