@@ -7,7 +7,7 @@ import importlib
 from policies.base import REGISTRY, Policy
 
 POLICY_MODULES = ("policies.ebs", "policies.vpc", "policies.spot", "policies.asg",
-                  "policies.rightsizing")
+                  "policies.rightsizing", "policies.unread_modules")
 
 
 def all_policies() -> dict[str, Policy]:

@@ -102,6 +102,11 @@ class RootContext:
     # instances past the budget): the root module is then not judged (a Gap, see reader)
     lost: list[str] = field(default_factory=list)
     used: set[str] = field(default_factory=set)  # the module directories it read
+    # remote module calls not read (not installed, not fetched), by module address
+    unread: dict[str, UnreadModule] = field(default_factory=dict)
+    # --fetch-modules: (source, version constraint, where) → a module directory, or raises
+    # FetchError; None: remote modules are read from .terraform/modules only
+    fetch: Callable[[str, str | None, str], str] | None = None
 
     def lose(self, path: str, reason: str, line: int | None = None) -> None:
         """An input error that leaves part of the configuration unread."""
@@ -131,6 +136,21 @@ class RootContext:
             return False
         self._seen.add(k)
         return True
+
+
+@dataclass(frozen=True)
+class UnreadModule:
+    """A module call whose module was not read: reported as a ``terraform.module_call``
+    resource (policy TF-001), at the call."""
+
+    address: str  # module address without instance keys: module.a.module.b
+    source: str  # as shown: credentials removed
+    version: str | None
+    file: str
+    line: int
+    reason: str
+    fix: str
+    module_path: str  # the calling module's address ("" for the root)
 
 
 def _const_scope() -> Scope:
@@ -1056,13 +1076,36 @@ class ModuleInstance:
         installed = self.root.installed.get(key)
         if installed is not None and os.path.isdir(installed):
             return installed
-        self.root.notice(
-            call.file,
-            f"{address}: remote module source {src!r} is not fetched (run terraform init to "
-            "scan it); its resources are not scanned and its outputs are UNKNOWN",
-            call.line,
-        )
-        return Unknown(f"output of remote module {address} ({src})")
+        return self._remote_dir(call, address, src)
+
+    def _remote_dir(self, call: ModuleCallConfig, address: str, src: str) -> str | Unknown:
+        """A remote module: fetched (``--fetch-modules``), else not read, reported at the
+        call (TF-001) with what would read it."""
+        from scanner.sources.terraform.module_sources import display_source
+
+        version = _literal(call.body.attrs.get("version"))
+        shown = display_source(src)
+        root_dir = self.root.root_dir or "."
+        if self.root.fetch is not None:
+            from scanner.sources.terraform.fetch import FetchError
+
+            try:
+                return self.root.fetch(src, version, f"{call.file}:{call.line}")
+            except FetchError as exc:
+                reason = f"it could not be fetched: {exc}"
+                self.root.error(call.file, f"{address}: module source {shown!r} could not be "
+                                f"fetched: {exc}", call.line)
+                fix = ("make the source reachable (network, credentials of git or the ssh "
+                       f"agent) and scan again, or run terraform init in {root_dir}")
+        else:
+            reason = "its remote source is not installed in .terraform/modules"
+            fix = f"run terraform init in {root_dir}, or scan with --fetch-modules"
+        where = _INDEX.sub("", address)
+        if where not in self.root.unread:
+            self.root.unread[where] = UnreadModule(
+                where, shown, version, call.file, call.line, reason, fix,
+                _INDEX.sub("", self.path))
+        return Unknown(f"output of remote module {where} ({shown}), which was not read")
 
     # -- values --------------------------------------------------------------------------------
 
@@ -1147,6 +1190,16 @@ class ModuleInstance:
                 self.body_values(content.body, scope.child({it: {"key": k, "value": v}}), site)
             )
         return out
+
+
+def _literal(attr: Any) -> str | None:
+    """A module call argument that is a literal string (``version``), else None."""
+    from scanner.sources.terraform.hcl.parse import Lit
+
+    expr = getattr(attr, "expr", None)
+    if isinstance(expr, Lit) and isinstance(expr.value, str):
+        return expr.value
+    return None
 
 
 def _relative(directory: str, root_dir: str) -> str:

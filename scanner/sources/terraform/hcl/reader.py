@@ -483,6 +483,7 @@ def scan_root(
             _bound_attributes(r, result)
         resources.extend(translated)
     _mark_rendered_manifests(resources)
+    resources.extend(unread_module_calls(root.root))
     result.resources.extend(resources)
     from scanner.sources.terraform.hcl.values import budget_exhausted
 
@@ -500,6 +501,25 @@ def scan_root(
 
     result.sensitive.update(SENSITIVE)
     _finish(root)
+
+
+UNREAD_MODULE_KIND = "terraform.module_call"
+
+
+def unread_module_calls(ctx: Any) -> list[Resource]:
+    """A ``terraform.module_call`` resource per module call not read (policy TF-001 reports
+    it UNKNOWN at the call): a scan that read none of a platform's modules is never a silent
+    pass."""
+    out = []
+    for u in ctx.unread.values():
+        attrs: dict[str, Any] = {"Source": u.source, "Reason": u.reason, "Fix": u.fix}
+        if u.version is not None:
+            attrs["Version"] = u.version
+        prov = Provenance(SourceKind.TERRAFORM_HCL, file=u.file, start_line=u.line,
+                          end_line=u.line, module=u.module_path)
+        out.append(Resource(kind=UNREAD_MODULE_KIND, id=u.address, attrs=attrs,
+                            provenance=prov, scope=ctx.scope))
+    return out
 
 
 def _not_read_whole(ctx: Any, modules: _Modules, result: SourceResult) -> None:
