@@ -27,8 +27,9 @@ MODULE_CALL = "terraform.module_call"
     remediation=Remediation(
         text="Run `terraform init` in the root module (gpuaudit reads `.terraform/modules`), "
              "or scan with `--fetch-modules` (git and registry sources, cached under "
-             "`--cache-dir`). To accept a module that is not read, mute TF-001 for it.",
-        terraform="terraform init -backend=false   # installs the modules, needs no state"),
+             "`--cache-dir`). To accept modules that are not read, skip TF-001 "
+             "(`--skip-policy TF-001`). `terraform init -backend=false` installs the "
+             "modules without touching any state."),
     sources="H",
 )
 def tf_001(call: Resource, ctx: Context) -> Iterator[Result]:
