@@ -114,3 +114,25 @@ def test_a_credential_in_a_source_never_reaches_the_report(tmp_path: Path) -> No
     text = out.read_text()
     assert "s3cr3tTOKEN" not in text and "deploy:" not in text and "ghp_abc" not in text
     assert "git.example.com/m.git?ref=v1" in text and "REDACTED@" in text
+
+
+@pytest.mark.parametrize(("old", "new", "address", "says"), [
+    ('version = "~> 20.0"', 'version = "~> 21.0"', "module.eks", "at version 20.8.5"),
+    ("?ref=v1.4.0", "?ref=v1.5.0", "module.scratch", "from another source"),
+])
+def test_a_module_installed_for_another_source_or_version_is_not_read(
+        root: Path, old: str, new: str, address: str, says: str) -> None:
+    """terraform refuses to plan until init runs again: the old module is not judged as the
+    new one."""
+    main = root / "main.tf"
+    main.write_text(main.read_text().replace(old, new))
+    found = _findings(root)
+    call = found[("TF-001", address)]
+    assert call.status is Status.UNKNOWN
+    assert says in call.message and "terraform init again" in call.message
+    assert not [k for k, f in found.items() if k[1].startswith(address + ".") or
+                k[1].startswith(address + "[")]
+    # the other installed calls are still read
+    others = {"module.eks": "module.scratch[0].aws_ebs_volume.this",
+              "module.scratch": NODE_LT.format("gpu")}
+    assert found[("EBS-001", others[address])].status is Status.FAIL

@@ -96,7 +96,7 @@ class RootContext:
     errors: list[InputError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     _seen: set[tuple[str, str, int | None]] = field(default_factory=set)
-    installed: dict[str, str] = field(default_factory=dict)  # modules.json: key → dir
+    installed: dict[str, Installed] = field(default_factory=dict)  # modules.json, by key
     workspace: str = "default"  # .terraform/environment, else terraform's default
     # Why part of the configuration was not read (a module not found or nested too deeply,
     # instances past the budget): the root module is then not judged (a Gap, see reader)
@@ -136,6 +136,15 @@ class RootContext:
             return False
         self._seen.add(k)
         return True
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A module ``terraform init`` installed (an entry of ``.terraform/modules/modules.json``)."""
+
+    dir: str
+    source: str | None = None  # as terraform records it (registry.terraform.io/…, git::…)
+    version: str | None = None  # the registry version it chose
 
 
 @dataclass(frozen=True)
@@ -1074,19 +1083,27 @@ class ModuleInstance:
             return d
         key = f"{self.install_key}.{call.name}" if self.install_key else call.name
         installed = self.root.installed.get(key)
-        if installed is not None and os.path.isdir(installed):
-            return installed
-        return self._remote_dir(call, address, src)
+        version = _literal(call.body.attrs.get("version"))
+        stale = None
+        if installed is not None and os.path.isdir(installed.dir):
+            stale = _stale(installed, src, version)
+            if stale is None:
+                return installed.dir
+        return self._remote_dir(call, address, src, version, stale)
 
-    def _remote_dir(self, call: ModuleCallConfig, address: str, src: str) -> str | Unknown:
+    def _remote_dir(self, call: ModuleCallConfig, address: str, src: str,
+                    version: str | None, stale: str | None) -> str | Unknown:
         """A remote module: fetched (``--fetch-modules``), else not read, reported at the
-        call (TF-001) with what would read it."""
+        call (TF-001) with what would read it. stale: why the module terraform init installed
+        for this call is not the one it names now."""
         from scanner.sources.terraform.module_sources import display_source
 
-        version = _literal(call.body.attrs.get("version"))
         shown = display_source(src)
         root_dir = self.root.root_dir or "."
-        if self.root.fetch is not None:
+        if stale is not None and self.root.fetch is None:
+            reason = f".terraform/modules holds it {stale}"
+            fix = f"run terraform init again in {root_dir}, or scan with --fetch-modules"
+        elif self.root.fetch is not None:
             from scanner.sources.terraform.fetch import FetchError
 
             try:
@@ -1190,6 +1207,37 @@ class ModuleInstance:
                 self.body_values(content.body, scope.child({it: {"key": k, "value": v}}), site)
             )
         return out
+
+
+def _stale(installed: Installed, source: str, version: str | None) -> str | None:
+    """Why the module terraform init installed for a call is not the one the call names now
+    (its source or version changed since: terraform refuses to plan until init runs again);
+    None when it is, or when the record does not say (an older modules.json)."""
+    from scanner.sources.terraform.module_sources import (
+        OtherSource,
+        RegistrySource,
+        display_source,
+        parse_source,
+    )
+    from scanner.sources.terraform.versions import VersionError, allows
+
+    if installed.source:
+        now, then = parse_source(source), parse_source(installed.source)
+        if isinstance(now, OtherSource) or isinstance(then, OtherSource):
+            same = source.strip() == installed.source.strip()
+        elif isinstance(now, RegistrySource) and isinstance(then, RegistrySource):
+            same = (now.package.lower(), now.subdir) == (then.package.lower(), then.subdir)
+        else:
+            same = now == then
+        if not same:
+            return f"from another source ({display_source(installed.source)!r})"
+    if version and installed.version:
+        try:
+            if not allows(version, installed.version):
+                return f"at version {installed.version}, which {version!r} does not allow"
+        except VersionError:
+            return None
+    return None
 
 
 def _literal(attr: Any) -> str | None:
@@ -1370,7 +1418,7 @@ def read_workspace(root_dir: str) -> str:
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
 
-def read_modules_json(root_dir: str) -> dict[str, str]:
+def read_modules_json(root_dir: str) -> dict[str, Installed]:
     from scanner.safe_read import ReadError, read_regular
 
     path = os.path.join(root_dir or ".", ".terraform", "modules", "modules.json")
@@ -1380,14 +1428,18 @@ def read_modules_json(root_dir: str) -> dict[str, str]:
         doc = json.loads(read_regular(path, limit=MAX_MANIFEST_BYTES).decode("utf-8"))
     except (ReadError, OSError, ValueError, RecursionError):
         return {}
-    out: dict[str, str] = {}
+    out: dict[str, Installed] = {}
     base = (root_dir or ".").replace(os.sep, "/")
     for m in doc.get("Modules", []) if isinstance(doc, dict) else []:
         if not isinstance(m, dict):
             continue
         key, d = m.get("Key"), m.get("Dir")
         if isinstance(key, str) and key and isinstance(d, str):
-            out[key] = d if os.path.isabs(d) else posixpath.normpath(posixpath.join(base, d))
+            src, ver = m.get("Source"), m.get("Version")
+            out[key] = Installed(
+                d if os.path.isabs(d) else posixpath.normpath(posixpath.join(base, d)),
+                src if isinstance(src, str) and src else None,
+                ver if isinstance(ver, str) and ver else None)
     return out
 
 
