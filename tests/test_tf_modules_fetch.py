@@ -338,3 +338,22 @@ def test_a_git_tree_over_the_budget_is_not_checked_out(tmp_path: Path, repo: Pat
     with pytest.raises(FetchError, match="more than 1 files"):
         fetcher(f"git::file://{repo}?ref=v1.0.0", None)
     assert not (tmp_path / "cache" / "git").exists()
+
+
+def test_a_fetched_module_cannot_reach_out_of_its_package(tmp_path: Path) -> None:
+    """A local source inside a fetched package that climbs out of it (terraform: "Local
+    module path escapes module package") is not read; the root is not judged as if whole."""
+    outside = tmp_path / "secret-stack"
+    outside.mkdir()
+    (outside / "main.tf").write_text(TEMPLATE.format(itype="p5.48xlarge", encrypted="false"))
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    _git(hostile, "init", "-q", "-b", "main")
+    _commit(hostile, {"main.tf": 'module "x" {\n  source = "../../../../secret-stack"\n}\n'},
+            "v1")
+    cache = tmp_path / "c" / "d"
+    root = _root(tmp_path, f'module "h" {{\n  source = "git::file://{hostile}?ref=v1"\n}}\n')
+    result, _ = _scan(root, cache)
+    assert [r for r in result.resources if r.kind == "ec2.launch_template"] == []
+    assert any("leads out of the fetched package" in e.reason for e in result.errors)
+    assert result.gaps  # the root is not read whole: no verdict leans on what is missing

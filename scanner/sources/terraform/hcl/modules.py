@@ -1080,6 +1080,12 @@ class ModuleInstance:
                     call.line,
                 )
                 return Unknown(f"module {address}: source not found")
+            package = _fetched_package(base, self.root.fetch)
+            if package is not None and not _within(d, package):
+                # terraform: "Local module path escapes module package"
+                self.root.lose(call.file, f"{address}: local module source {src!r} leads out "
+                               "of the fetched package it is in: not read", call.line)
+                return Unknown(f"module {address}: source out of its package")
             return d
         key = f"{self.install_key}.{call.name}" if self.install_key else call.name
         installed = self.root.installed.get(key)
@@ -1207,6 +1213,25 @@ class ModuleInstance:
                 self.body_values(content.body, scope.child({it: {"key": k, "value": v}}), site)
             )
         return out
+
+
+def _fetched_package(directory: str, fetch: Any) -> str | None:
+    """The fetched package (a cache entry, ``CACHE/KIND/KEY``) a module directory lies in,
+    else None."""
+    cache = getattr(fetch, "cache_dir", None)
+    if cache is None:
+        return None
+    top = os.path.realpath(cache)
+    rel = os.path.relpath(os.path.realpath(directory or "."), top)
+    parts = rel.split(os.sep)
+    if rel.startswith("..") or len(parts) < 2:
+        return None
+    return os.path.join(top, parts[0], parts[1])
+
+
+def _within(path: str, top: str) -> bool:
+    real = os.path.realpath(path)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def _stale(installed: Installed, source: str, version: str | None) -> str | None:
