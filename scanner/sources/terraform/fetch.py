@@ -13,10 +13,11 @@ machine; every other host over https.
 Cache: ``CACHE/git/KEY``, ``CACHE/archive/KEY``, KEY a hash of the source and the resolved
 commit (git) or URL (archives: a registry version's download URL names its version). A
 directory there is complete (written beside it, then renamed). Git is run without prompts
-(``GIT_TERMINAL_PROMPT=0``, ssh ``BatchMode``), without the ``ext`` transport, with a
-timeout. What an archive holds is checked before anything is written: every member inside
-the target (no absolute path, no ``..``, no link out), a budget of files and bytes; a git
-tree is checked the same way before it is checked out. No message names a credential.
+(``GIT_TERMINAL_PROMPT=0``, ssh ``BatchMode``; the user's credential helpers and ssh agent
+serve private repositories), with only the https, ssh, git and file transports, without
+hooks, with a timeout. What an archive holds is checked before anything is written: every
+member inside the target (no absolute path, no ``..``, no link out), a budget of files and
+bytes; a git tree is checked the same way before it is checked out. No message names a credential.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ MAX_MODULE_FILES = 20_000  # a module's files and directories
 MAX_JSON_BYTES = 4 * 1024 * 1024  # a registry answer
 MAX_FETCHES = 200  # distinct sources fetched in one run
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+_GIT_REPOSITORY_ENV = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE",
+                                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+                                 "GIT_NAMESPACE", "GIT_COMMON_DIR"})
 
 
 class FetchError(Exception):
@@ -237,10 +241,12 @@ class ModuleFetcher:
         return _subdir(str(final), src.subdir)
 
     def _run_git(self, args: list[str], cwd: str | None, url: str) -> str:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="/bin/false", SSH_ASKPASS="/bin/false",
-                   GIT_SSH_COMMAND="ssh -o BatchMode=yes -o ConnectTimeout=20",
-                   GIT_CONFIG_NOSYSTEM="1", GIT_PROTOCOL_FROM_USER="0")
+        # the user's git configuration and credential helpers stay (private repositories);
+        # what would point git at another repository, or let it prompt, does not
+        env = {k: v for k, v in os.environ.items() if k not in _GIT_REPOSITORY_ENV}
+        ssh = env.get("GIT_SSH_COMMAND") or "ssh"
+        env.update(GIT_TERMINAL_PROMPT="0", GIT_PROTOCOL_FROM_USER="0",
+                   GIT_SSH_COMMAND=f"{ssh} -o BatchMode=yes -o ConnectTimeout=20")
         command = ["git", "-c", "protocol.ext.allow=never", "-c", "protocol.file.allow=always",
                    "-c", "core.hooksPath=/dev/null", "-c", "core.symlinks=false", *args]
         try:
