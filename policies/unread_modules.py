@@ -37,7 +37,7 @@ def tf_001(call: Resource, ctx: Context) -> Iterator[Result]:
     reason = call.get("Reason") or "it was not read"
     fix = call.get("Fix") or "run terraform init, or scan with --fetch-modules"
     version = call.get("Version")
-    what = f"{source!s}" + (f" (version {version})" if isinstance(version, str) else "")
+    what = f"source {source!s}" + (f", version {version}" if isinstance(version, str) else "")
     yield ctx.result(
         call, Status.UNKNOWN,
         f"{call.id} ({what}) was not read: {reason}; its resources are not judged. Fix: {fix}",

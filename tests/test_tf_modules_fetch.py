@@ -357,3 +357,16 @@ def test_a_fetched_module_cannot_reach_out_of_its_package(tmp_path: Path) -> Non
     assert [r for r in result.resources if r.kind == "ec2.launch_template"] == []
     assert any("leads out of the fetched package" in e.reason for e in result.errors)
     assert result.gaps  # the root is not read whole: no verdict leans on what is missing
+
+
+def test_a_version_that_is_not_a_literal_is_not_guessed(tmp_path: Path,
+                                                        registry: tuple[str, Any]) -> None:
+    host, handler = registry
+    handler.versions = ["1.0.0"]
+    root = _root(tmp_path, 'variable "v" {\n  default = "1.0.0"\n}\n\n'
+                           f'module "gpu" {{\n  source  = "{host}/acme/gpu/aws"\n'
+                           '  version = var.v\n}\n')
+    _, found = _scan(root, tmp_path / "cache")
+    call = found[("TF-001", "module.gpu")]
+    assert call.status is Status.UNKNOWN and "not a literal" in call.message
+    assert handler.seen == []  # nothing was fetched at a guessed version

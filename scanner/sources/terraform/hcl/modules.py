@@ -1106,7 +1106,10 @@ class ModuleInstance:
 
         shown = display_source(src)
         root_dir = self.root.root_dir or "."
-        if stale is not None and self.root.fetch is None:
+        if self.root.fetch is not None and version is None and "version" in call.body.attrs:
+            reason = "its version constraint is not a literal string (terraform requires one)"
+            fix = "write the version constraint as a literal string"
+        elif stale is not None and self.root.fetch is None:
             reason = f".terraform/modules holds it {stale}"
             fix = f"run terraform init again in {root_dir}, or scan with --fetch-modules"
         elif self.root.fetch is not None:
