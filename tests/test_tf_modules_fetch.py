@@ -370,3 +370,21 @@ def test_a_version_that_is_not_a_literal_is_not_guessed(tmp_path: Path,
     call = found[("TF-001", "module.gpu")]
     assert call.status is Status.UNKNOWN and "not a literal" in call.message
     assert handler.seen == []  # nothing was fetched at a guessed version
+
+
+@pytest.mark.parametrize(("ref", "itype"), [("?ref=main", "p5.48xlarge"), ("", "p5.48xlarge"),
+                                            ("?ref=v1.0.0", "g5.xlarge")])
+def test_branches_tags_and_head(tmp_path: Path, repo: Path, ref: str, itype: str) -> None:
+    root = _root(tmp_path, f'module "gpu" {{\n  source = "git::file://{repo}{ref}"\n}}\n')
+    result, _ = _scan(root, tmp_path / "cache")
+    assert result.errors == []
+    assert _types(result) == {"module.gpu.aws_launch_template.this": itype}
+
+
+def test_a_ref_that_does_not_exist_is_not_replaced_by_another(tmp_path: Path,
+                                                              repo: Path) -> None:
+    root = _root(tmp_path, f'module "gpu" {{\n  source = "git::file://{repo}?ref=v9.9.9"\n}}\n')
+    result, found = _scan(root, tmp_path / "cache")
+    assert _types(result) == {}
+    assert [e.line for e in result.errors] == [5]
+    assert found[("TF-001", "module.gpu")].status is Status.UNKNOWN

@@ -237,7 +237,9 @@ class ModuleFetcher:
         key = _key("git", src.url, commit or src.ref or "HEAD")
         final = self.cache_dir / "git" / key
         if not (commit and final.is_dir()):
-            final = self._clone(src, final)
+            # a tag or branch (or HEAD) is cloned alone; a commit id needs the history
+            named = commit is not None and (src.ref is None or commit != src.ref.lower())
+            final = self._clone(src, final, shallow=named)
         return _subdir(str(final), src.subdir)
 
     def _run_git(self, args: list[str], cwd: str | None, url: str) -> str:
@@ -282,13 +284,15 @@ class ModuleFetcher:
                 return found[name]
         return None  # a short commit id: known once cloned
 
-    def _clone(self, src: GitSource, final: Path) -> Path:
+    def _clone(self, src: GitSource, final: Path, *, shallow: bool = False) -> Path:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=self.cache_dir))
         try:
             repo = work / "repo"
-            self._run_git(["clone", "--quiet", "--no-checkout", "--", src.url, str(repo)],
-                          None, src.url)
+            only = ["--depth", "1", *(["--branch", src.ref] if src.ref else [])] \
+                if shallow else []
+            self._run_git(["clone", "--quiet", "--no-checkout", *only, "--", src.url,
+                           str(repo)], None, src.url)
             if src.ref:
                 commit = self._rev(repo, src)
             else:
