@@ -21,7 +21,7 @@ from pathlib import Path
 from policies.base import REGISTRY, Policy
 
 BUILTIN_MODULES = ("policies.ebs", "policies.vpc", "policies.spot", "policies.asg",
-                   "policies.rightsizing")
+                   "policies.rightsizing", "policies.unread_modules")
 ENTRY_POINT_GROUP = "gpuaudit.policies"
 
 

@@ -101,11 +101,19 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
               help="With files named one by one (pre-commit, a pull request's changed files): "
               "also report findings elsewhere in their root modules that are new since this "
               "git commit.")
+@click.option("--fetch-modules", is_flag=True,
+              help="Fetch remote Terraform modules that .terraform/modules lacks (git, "
+                   "archives, registry modules with their version constraint) into "
+                   "--cache-dir, and scan them. Without it such a call is UNKNOWN (TF-001).")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Where --fetch-modules keeps fetched modules (default: "
+                   "$GPUAUDIT_CACHE_DIR/modules, else the user cache dir's gpuaudit/modules).")
 @report_options
 def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None,
          account_id: str | None, source_dir: Path | None, var_file: tuple[Path, ...],
          tf_vars: tuple[str, ...], utilization: tuple[str, ...], prometheus_url: str | None,
-         with_checkov: bool, diff_base: str, **kwargs: Any) -> None:
+         with_checkov: bool, diff_base: str, fetch_modules: bool, cache_dir: Path | None,
+         **kwargs: Any) -> None:
     """Scan IaC: directories, .tf, .tf.json, plan JSON, CloudFormation templates.
 
     Files named one by one (the pre-commit hook) are evaluated with their whole module; the
@@ -124,7 +132,8 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
             sys.exit(EXIT_ERROR)
     scan_opts = ScanOptions(cfn_params=_pairs(cfn_param, "--cfn-param"), region=region,
                             account_id=account_id, source_dir=source_dir,
-                            var_files=var_file, variables=_pairs(tf_vars, "--var"))
+                            var_files=var_file, variables=_pairs(tf_vars, "--var"),
+                            module_cache=_module_cache(fetch_modules, cache_dir))
     inputs = {"paths": [p.as_posix() for p in paths]}
     extra: list[Path] = []
     deleted: list[Path] = []
@@ -158,6 +167,16 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
             click.echo(f"gpuaudit: error: {error.path}: {error.reason}", err=True)
     opts.say_errors = True  # errors go to stderr, never into the table on stdout
     sys.exit(_finish(result, inputs, opts))
+
+
+def _module_cache(fetch: bool, cache_dir: Path | None) -> Path | None:
+    if cache_dir is not None and not fetch:
+        raise click.UsageError("--cache-dir is for --fetch-modules")
+    if not fetch:
+        return None
+    from scanner.sources.terraform.fetch import default_cache_dir
+
+    return cache_dir if cache_dir is not None else default_cache_dir()
 
 
 def _finish(result: Any, inputs: dict[str, Any], opts: Any) -> int:

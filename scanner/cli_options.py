@@ -25,9 +25,9 @@ def _output_options() -> list[Callable[..., Any]]:
                      help="Write report.<ext> for every format into this directory."),
         click.option("--fail-on", type=click.Choice(SEVERITIES, case_sensitive=False),
                      help="Exit 1 on a FAIL at or above this severity (default: high)."),
-        click.option("--fail-on-unknown", is_flag=True,
-                     help="Strict gate: an UNKNOWN at or above --fail-on fails too (exit 1); "
-                     "an ERROR always exits 2."),
+        click.option("--strict", "--fail-on-unknown", "fail_on_unknown", is_flag=True,
+                     help="Strict gate: an UNKNOWN at or above --fail-on fails too (exit 1), "
+                     "a module not read (TF-001) among them; an ERROR always exits 2."),
         repo_root_option(),
     ]
 

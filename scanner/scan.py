@@ -34,6 +34,9 @@ class ScanOptions:
     source_dir: Path | None = None
     var_files: Sequence[Path] = ()
     variables: Mapping[str, str] = field(default_factory=dict)
+    # Terraform: fetch remote module sources not in .terraform/modules into this cache
+    # (scanner.sources.terraform.fetch); None: not fetched (a TF-001 UNKNOWN at each call)
+    module_cache: Path | None = None
 
 
 def _walk(root: Path, errors: list[InputError]) -> Iterator[tuple[str, str]]:
@@ -290,4 +293,10 @@ def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | 
 def _read_terraform(inputs: list[Path], opts: ScanOptions) -> SourceResult:
     from scanner.sources.terraform.hcl.reader import load_terraform_dir
 
-    return load_terraform_dir(inputs, var_files=opts.var_files, variables=opts.variables)
+    fetcher = None
+    if opts.module_cache is not None:
+        from scanner.sources.terraform.fetch import ModuleFetcher
+
+        fetcher = ModuleFetcher(opts.module_cache)
+    return load_terraform_dir(inputs, var_files=opts.var_files, variables=opts.variables,
+                              fetch_modules=fetcher)

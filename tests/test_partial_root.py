@@ -95,8 +95,9 @@ def test_negatives_a_whole_root_and_an_unfetched_remote_module_keep_their_verdic
     remote = _write(tmp_path / "remote", {"main.tf": VOLUME + (
         'module "vpc" {\n  source  = "terraform-aws-modules/vpc/aws"\n  version = "5.0.0"\n}\n')})
     result = scan_paths([remote])
-    assert result.gaps == [] and result.notices  # "not fetched (run terraform init ...)"
+    assert result.gaps == []
     found = {(f.policy_id, f.resource["id"]): f for f in evaluate(result.resources)}
+    assert found[("TF-001", "module.vpc")].status is Status.UNKNOWN  # "run terraform init"
     assert found[("EBS-001", "aws_ebs_volume.data")].status is Status.FAIL
 
 

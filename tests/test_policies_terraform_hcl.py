@@ -193,7 +193,8 @@ def test_policy_results(
 
 def test_every_policy_has_a_failing_and_a_passing_case() -> None:
     supported = {pid for pid, pol in all_policies().items() if "H" in pol.sources
-                 and pid not in UTILIZATION_POLICIES}  # tests/test_rightsizing_sources.py
+                 and pid not in UTILIZATION_POLICIES  # tests/test_rightsizing_sources.py
+                 and pid != "TF-001"}  # only ever UNKNOWN: tests/test_tf_modules_*.py
     failing = {pid for _, _, exp in CASES for pid, _, status in exp if status is F}
     passing = {pid for _, _, exp in CASES for pid, _, status in exp if status is P}
     assert supported <= failing and supported <= passing

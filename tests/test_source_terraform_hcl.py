@@ -459,6 +459,7 @@ def test_local_modules_with_count_and_for_each(tmp_path: Path) -> None:
         "module.net.aws_subnet.this[0]",
         "module.net.aws_subnet.this[1]",
         "module.net.aws_vpc.this",
+        "module.remote",  # the call not read (terraform.module_call, TF-001)
         "module.scratch[0].aws_autoscaling_group.this",
         "module.scratch[0].module.disk.aws_ebs_volume.d",
         "module.scratch[1].aws_autoscaling_group.this",
@@ -477,8 +478,11 @@ def test_local_modules_with_count_and_for_each(tmp_path: Path) -> None:
     assert res["module.net.aws_subnet.this[1]"].attrs["CidrBlock"] == "10.1.1.0/24"
     subnet = res["aws_instance.uses_remote"].attrs["SubnetId"]
     assert isinstance(subnet, Unknown) and "remote module module.remote" in subnet.reason
-    assert [(Path(n.path).name, n.line) for n in result.notices] == [("main.tf", 27)]
-    assert "terraform init" in result.notices[0].message
+    assert result.notices == []  # the call not read is a resource, judged UNKNOWN (TF-001)
+    unread = [r for r in result.resources if r.kind == "terraform.module_call"]
+    assert [(r.id, Path(r.provenance.file or "").name, r.provenance.start_line)
+            for r in unread] == [("module.remote", "main.tf", 27)]
+    assert "terraform init" in unread[0].attrs["Fix"]
 
 
 def test_installed_remote_modules_are_scanned(tmp_path: Path) -> None:

@@ -96,12 +96,17 @@ class RootContext:
     errors: list[InputError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     _seen: set[tuple[str, str, int | None]] = field(default_factory=set)
-    installed: dict[str, str] = field(default_factory=dict)  # modules.json: key → dir
+    installed: dict[str, Installed] = field(default_factory=dict)  # modules.json, by key
     workspace: str = "default"  # .terraform/environment, else terraform's default
     # Why part of the configuration was not read (a module not found or nested too deeply,
     # instances past the budget): the root module is then not judged (a Gap, see reader)
     lost: list[str] = field(default_factory=list)
     used: set[str] = field(default_factory=set)  # the module directories it read
+    # remote module calls not read (not installed, not fetched), by module address
+    unread: dict[str, UnreadModule] = field(default_factory=dict)
+    # --fetch-modules: (source, version constraint, where) → a module directory, or raises
+    # FetchError; None: remote modules are read from .terraform/modules only
+    fetch: Callable[[str, str | None, str], str] | None = None
 
     def lose(self, path: str, reason: str, line: int | None = None) -> None:
         """An input error that leaves part of the configuration unread."""
@@ -131,6 +136,30 @@ class RootContext:
             return False
         self._seen.add(k)
         return True
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A module ``terraform init`` installed (an entry of ``.terraform/modules/modules.json``)."""
+
+    dir: str
+    source: str | None = None  # as terraform records it (registry.terraform.io/…, git::…)
+    version: str | None = None  # the registry version it chose
+
+
+@dataclass(frozen=True)
+class UnreadModule:
+    """A module call whose module was not read: reported as a ``terraform.module_call``
+    resource (policy TF-001), at the call."""
+
+    address: str  # module address without instance keys: module.a.module.b
+    source: str  # as shown: credentials removed
+    version: str | None
+    file: str
+    line: int
+    reason: str
+    fix: str
+    module_path: str  # the calling module's address ("" for the root)
 
 
 def _const_scope() -> Scope:
@@ -1051,18 +1080,58 @@ class ModuleInstance:
                     call.line,
                 )
                 return Unknown(f"module {address}: source not found")
+            package = _fetched_package(base, self.root.fetch)
+            if package is not None and not _within(d, package):
+                # terraform: "Local module path escapes module package"
+                self.root.lose(call.file, f"{address}: local module source {src!r} leads out "
+                               "of the fetched package it is in: not read", call.line)
+                return Unknown(f"module {address}: source out of its package")
             return d
         key = f"{self.install_key}.{call.name}" if self.install_key else call.name
         installed = self.root.installed.get(key)
-        if installed is not None and os.path.isdir(installed):
-            return installed
-        self.root.notice(
-            call.file,
-            f"{address}: remote module source {src!r} is not fetched (run terraform init to "
-            "scan it); its resources are not scanned and its outputs are UNKNOWN",
-            call.line,
-        )
-        return Unknown(f"output of remote module {address} ({src})")
+        version = _literal(call.body.attrs.get("version"))
+        stale = None
+        if installed is not None and os.path.isdir(installed.dir):
+            stale = _stale(installed, src, version)
+            if stale is None:
+                return installed.dir
+        return self._remote_dir(call, address, src, version, stale)
+
+    def _remote_dir(self, call: ModuleCallConfig, address: str, src: str,
+                    version: str | None, stale: str | None) -> str | Unknown:
+        """A remote module: fetched (``--fetch-modules``), else not read, reported at the
+        call (TF-001) with what would read it. stale: why the module terraform init installed
+        for this call is not the one it names now."""
+        from scanner.sources.terraform.module_sources import display_source
+
+        shown = display_source(src)
+        root_dir = self.root.root_dir or "."
+        if self.root.fetch is not None and version is None and "version" in call.body.attrs:
+            reason = "its version constraint is not a literal string (terraform requires one)"
+            fix = "write the version constraint as a literal string"
+        elif stale is not None and self.root.fetch is None:
+            reason = f".terraform/modules holds it {stale}"
+            fix = f"run terraform init again in {root_dir}, or scan with --fetch-modules"
+        elif self.root.fetch is not None:
+            from scanner.sources.terraform.fetch import FetchError
+
+            try:
+                return self.root.fetch(src, version, f"{call.file}:{call.line}")
+            except FetchError as exc:
+                reason = f"it could not be fetched: {exc}"
+                self.root.error(call.file, f"{address}: module source {shown!r} could not be "
+                                f"fetched: {exc}", call.line)
+                fix = ("make the source reachable (network, credentials of git or the ssh "
+                       f"agent) and scan again, or run terraform init in {root_dir}")
+        else:
+            reason = "its remote source is not installed in .terraform/modules"
+            fix = f"run terraform init in {root_dir}, or scan with --fetch-modules"
+        where = _INDEX.sub("", address)
+        if where not in self.root.unread:
+            self.root.unread[where] = UnreadModule(
+                where, shown, version, call.file, call.line, reason, fix,
+                _INDEX.sub("", self.path))
+        return Unknown(f"output of remote module {where} ({shown}), which was not read")
 
     # -- values --------------------------------------------------------------------------------
 
@@ -1147,6 +1216,66 @@ class ModuleInstance:
                 self.body_values(content.body, scope.child({it: {"key": k, "value": v}}), site)
             )
         return out
+
+
+def _fetched_package(directory: str, fetch: Any) -> str | None:
+    """The fetched package (a cache entry, ``CACHE/KIND/KEY``) a module directory lies in,
+    else None."""
+    cache = getattr(fetch, "cache_dir", None)
+    if cache is None:
+        return None
+    top = os.path.realpath(cache)
+    rel = os.path.relpath(os.path.realpath(directory or "."), top)
+    parts = rel.split(os.sep)
+    if rel.startswith("..") or len(parts) < 2:
+        return None
+    return os.path.join(top, parts[0], parts[1])
+
+
+def _within(path: str, top: str) -> bool:
+    real = os.path.realpath(path)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _stale(installed: Installed, source: str, version: str | None) -> str | None:
+    """Why the module terraform init installed for a call is not the one the call names now
+    (its source or version changed since: terraform refuses to plan until init runs again);
+    None when it is, or when the record does not say (an older modules.json)."""
+    from scanner.sources.terraform.module_sources import (
+        OtherSource,
+        RegistrySource,
+        display_source,
+        parse_source,
+    )
+    from scanner.sources.terraform.versions import VersionError, allows
+
+    if installed.source:
+        now, then = parse_source(source), parse_source(installed.source)
+        if isinstance(now, OtherSource) or isinstance(then, OtherSource):
+            same = source.strip() == installed.source.strip()
+        elif isinstance(now, RegistrySource) and isinstance(then, RegistrySource):
+            same = (now.package.lower(), now.subdir) == (then.package.lower(), then.subdir)
+        else:
+            same = now == then
+        if not same:
+            return f"from another source ({display_source(installed.source)!r})"
+    if version and installed.version:
+        try:
+            if not allows(version, installed.version):
+                return f"at version {installed.version}, which {version!r} does not allow"
+        except VersionError:
+            return None
+    return None
+
+
+def _literal(attr: Any) -> str | None:
+    """A module call argument that is a literal string (``version``), else None."""
+    from scanner.sources.terraform.hcl.parse import Lit
+
+    expr = getattr(attr, "expr", None)
+    if isinstance(expr, Lit) and isinstance(expr.value, str):
+        return expr.value
+    return None
 
 
 def _relative(directory: str, root_dir: str) -> str:
@@ -1317,7 +1446,7 @@ def read_workspace(root_dir: str) -> str:
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
 
-def read_modules_json(root_dir: str) -> dict[str, str]:
+def read_modules_json(root_dir: str) -> dict[str, Installed]:
     from scanner.safe_read import ReadError, read_regular
 
     path = os.path.join(root_dir or ".", ".terraform", "modules", "modules.json")
@@ -1327,14 +1456,18 @@ def read_modules_json(root_dir: str) -> dict[str, str]:
         doc = json.loads(read_regular(path, limit=MAX_MANIFEST_BYTES).decode("utf-8"))
     except (ReadError, OSError, ValueError, RecursionError):
         return {}
-    out: dict[str, str] = {}
+    out: dict[str, Installed] = {}
     base = (root_dir or ".").replace(os.sep, "/")
     for m in doc.get("Modules", []) if isinstance(doc, dict) else []:
         if not isinstance(m, dict):
             continue
         key, d = m.get("Key"), m.get("Dir")
         if isinstance(key, str) and key and isinstance(d, str):
-            out[key] = d if os.path.isabs(d) else posixpath.normpath(posixpath.join(base, d))
+            src, ver = m.get("Source"), m.get("Version")
+            out[key] = Installed(
+                d if os.path.isabs(d) else posixpath.normpath(posixpath.join(base, d)),
+                src if isinstance(src, str) and src else None,
+                ver if isinstance(ver, str) and ver else None)
     return out
 
 

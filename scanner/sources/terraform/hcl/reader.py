@@ -106,6 +106,8 @@ class _Modules:
         self._cache: dict[str, ModuleConfig] = {}
         self._refs: dict[str, list[str]] = {}
         self.extra_errors: list[InputError] = []  # module file errors found by workers
+        # --fetch-modules: (source, version, where) → a module directory (raises FetchError)
+        self.fetch: Callable[[str, str | None, str], str] | None = None
         self.files = ParseCache()
 
     def get(self, directory: str) -> Any:
@@ -350,6 +352,7 @@ def _root_instance(
         modules=module_config,
         installed=read_modules_json(root_dir),
         workspace=read_workspace(root_dir),
+        fetch=modules.fetch,
     )
     ctx.lost.extend(f"{e.path}:{e.line}: {e.reason}" if e.line else f"{e.path}: {e.reason}"
                     for e in var_errors)  # a variable may keep its default instead
@@ -483,6 +486,7 @@ def scan_root(
             _bound_attributes(r, result)
         resources.extend(translated)
     _mark_rendered_manifests(resources)
+    resources.extend(unread_module_calls(root.root))
     result.resources.extend(resources)
     from scanner.sources.terraform.hcl.values import budget_exhausted
 
@@ -500,6 +504,25 @@ def scan_root(
 
     result.sensitive.update(SENSITIVE)
     _finish(root)
+
+
+UNREAD_MODULE_KIND = "terraform.module_call"
+
+
+def unread_module_calls(ctx: Any) -> list[Resource]:
+    """A ``terraform.module_call`` resource per module call not read (policy TF-001 reports
+    it UNKNOWN at the call): a scan that read none of a platform's modules is never a silent
+    pass."""
+    out = []
+    for u in ctx.unread.values():
+        attrs: dict[str, Any] = {"Source": u.source, "Reason": u.reason, "Fix": u.fix}
+        if u.version is not None:
+            attrs["Version"] = u.version
+        prov = Provenance(SourceKind.TERRAFORM_HCL, file=u.file, start_line=u.line,
+                          end_line=u.line, module=u.module_path)
+        out.append(Resource(kind=UNREAD_MODULE_KIND, id=u.address, attrs=attrs,
+                            provenance=prov, scope=ctx.scope))
+    return out
 
 
 def _not_read_whole(ctx: Any, modules: _Modules, result: SourceResult) -> None:
@@ -638,27 +661,33 @@ def load_terraform_dir(
     *,
     var_files: Sequence[Path] = (),
     variables: Mapping[str, str] = {},
+    fetch_modules: Callable[[str, str | None, str], str] | None = None,
 ) -> SourceResult:
-    """Scan Terraform source: directories and/or ``.tf`` / ``.tf.json`` files."""
+    """Scan Terraform source: directories and/or ``.tf`` / ``.tf.json`` files.
+    ``fetch_modules``: fetches a remote module source that ``.terraform/modules`` lacks
+    (:class:`scanner.sources.terraform.fetch.ModuleFetcher`); None: such a call is not
+    read (a ``terraform.module_call`` resource, TF-001)."""
     # The loader allocates many small long-lived objects and frees them all at once: the cyclic
     # GC would walk them again and again (a third of the run time on large trees).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load(paths, var_files, variables)
+        return _load(paths, var_files, variables, fetch_modules)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _load(
-    paths: Sequence[Path], var_files: Sequence[Path], variables: Mapping[str, str]
+    paths: Sequence[Path], var_files: Sequence[Path], variables: Mapping[str, str],
+    fetch_modules: Callable[[str, str | None, str], str] | None = None,
 ) -> SourceResult:
     from scanner.sources.terraform.hcl.values import reset_budget
 
     reset_budget()
     result = SourceResult()
     modules = _Modules()
+    modules.fetch = fetch_modules
     roots = discover_roots(paths, modules, result.errors)
     file_vars = _read_var_files(var_files, result.errors, modules.files)
     for part in _scan_all(roots, modules, file_vars, variables):
