@@ -65,6 +65,7 @@ CASES: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("ASG-002", "helm_release.karpenter_resources_g5/NodePool/g5-gpu-karpenter", F),
         ("VPC-004", "helm_release.karpenter_resources_g5/NodePool/g5-gpu-karpenter", P),
         ("VPC-001", "aws_vpc.this", F),  # GPU pools in its subnet, no S3 gateway endpoint
+        ("TF-001", "module.eks", U),  # a registry module, not installed: said, not guessed
     ]),
 ]
 
