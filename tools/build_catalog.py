@@ -746,8 +746,10 @@ def build(csv_path: Path, karpenter: Path | None, moto: Path | None = None,
         }
     doc: dict[str, Any] = {
         "source": "gpuaudit built-in catalogue (AWS Linux on-demand prices from "
-                  "karpenter-provider-aws's generated price list; specs from AWS/moto instance "
-                  "data)",
+                  "karpenter-provider-aws's generated price list"
+                  + (" (us-east-1) and instances.vantage.sh data via tsaol/aws-gpu (other "
+                     "regions)" if any(REGIONAL_REPO in n for n in notes) else "")
+                  + "; specs from AWS/moto instance data)",
         "price_source": price_source,
         "as_of": as_of,
         "region": "us-east-1",
