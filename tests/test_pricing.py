@@ -124,6 +124,11 @@ def test_refresh_reads_the_recorded_price_list_answers() -> None:
     again = catalog_from_doc(json.loads(json.dumps(updated.to_doc())), "x")
     p = price("p3.8xlarge", "eu-west-1", catalog=again)
     assert (p.usd_hour, p.estimated) == (13.22, False)
+    # each refreshed price carries its publication date; the others keep theirs
+    assert again.price_date("p3.8xlarge", "eu-west-1") == "2026-11-20"
+    assert "(price of 2026-11-20)" in p.basis
+    assert again.price_date("p3.8xlarge", "us-east-1") == "2026-07-20"
+    assert again.price_date("p5.48xlarge", "eu-west-1") is None
 
 
 def test_refresh_filters_are_the_documented_ones() -> None:

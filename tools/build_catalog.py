@@ -378,6 +378,11 @@ def _js_sources(source: Path) -> tuple[list[tuple[str, str]], str]:
         commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True,
                                 text=True).stdout.strip()
         wanted = [n for n in names if Path(n).match(REGIONAL_GLOB)]
+        for name in wanted:  # the budget before the read
+            size = int(subprocess.run([*git, "cat-file", "-s", f"HEAD:{name}"], check=True,
+                                      capture_output=True, text=True).stdout)
+            if size > MAX_REGIONAL_BYTES:
+                raise ValueError(f"{source}:{name}: over {MAX_REGIONAL_BYTES} bytes")
         return [(n, subprocess.run([*git, "show", f"HEAD:{n}"], check=True,
                                    capture_output=True, text=True).stdout) for n in wanted], commit
     files = sorted(source.glob("*_instances.js")) if source.is_dir() else [source]
@@ -395,6 +400,8 @@ def read_regional_prices(source: Path, types: Iterable[str]) -> RegionalPrices:
     ``write_regional_prices``). Dated by the oldest "Last updated" line of the files read."""
     wanted = set(types)
     if source.suffix == ".json":
+        if source.stat().st_size > MAX_REGIONAL_BYTES:
+            raise ValueError(f"{source}: over {MAX_REGIONAL_BYTES} bytes")
         doc = json.loads(source.read_text(encoding="utf-8"))
         if not isinstance(doc, dict) or doc.get("format") != REGIONAL_FORMAT:
             raise ValueError(f"{source}: not a regional price extract ('format' is not "
@@ -403,7 +410,11 @@ def read_regional_prices(source: Path, types: Iterable[str]) -> RegionalPrices:
                 for t, by_region in (doc.get("prices") or {}).items()]
         out: Offers = {}
         _regional_rows(rows, str(source), wanted, out)
-        return RegionalPrices(out, str(doc["updated"]), str(doc["note"]), str(doc["commit"]))
+        try:
+            return RegionalPrices(out, str(doc["updated"]), str(doc["note"]),
+                                  str(doc["commit"]))
+        except KeyError as exc:
+            raise ValueError(f"{source}: key {exc.args[0]!r} missing") from None
     files, commit = _js_sources(source)
     if not files:
         raise ValueError(f"{source}: no {REGIONAL_GLOB} files")
