@@ -39,9 +39,10 @@ def test_on_demand_in_the_region_else_us_east_1_said_so() -> None:
     cat = default_catalog()
     here = price("g5.xlarge", "us-east-1", catalog=cat)
     assert (here.usd_hour, here.estimated) == (1.006, False)
-    away = price("g5.xlarge", "eu-west-1", catalog=cat)
+    away = price("g5.xlarge", "ap-southeast-4", catalog=cat)  # a region the catalogue lacks
     assert away.usd_hour == 1.006 and away.estimated
-    assert "no eu-west-1 price" in away.basis and "catalog refresh --region eu-west-1" in away.basis
+    assert "no ap-southeast-4 price" in away.basis
+    assert "catalog refresh --region ap-southeast-4" in away.basis
     assert price("p5e.48xlarge", "us-east-1", catalog=cat).usd_hour is None  # none published
     assert "no catalogue price" in price("x9.huge", "us-east-1", catalog=cat).basis
 
@@ -123,6 +124,11 @@ def test_refresh_reads_the_recorded_price_list_answers() -> None:
     again = catalog_from_doc(json.loads(json.dumps(updated.to_doc())), "x")
     p = price("p3.8xlarge", "eu-west-1", catalog=again)
     assert (p.usd_hour, p.estimated) == (13.22, False)
+    # each refreshed price carries its publication date; the others keep theirs
+    assert again.price_date("p3.8xlarge", "eu-west-1") == "2026-11-20"
+    assert "(price of 2026-11-20)" in p.basis
+    assert again.price_date("p3.8xlarge", "us-east-1") == "2026-07-20"
+    assert again.price_date("p5.48xlarge", "eu-west-1") is None
 
 
 def test_refresh_filters_are_the_documented_ones() -> None:

@@ -21,7 +21,15 @@ from scanner.pricing.prices import region_of
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "terraform"
 EU = "eu-west-1"
-EU_PRICE = 1.5  # g5.xlarge, made up: the shipped catalogue has us-east-1 prices only
+EU_PRICE = 1.5  # g5.xlarge, made up (the shipped catalogue's is 1.123)
+
+
+def no_eu_catalog() -> Catalog:
+    """The shipped catalogue without its eu-west-1 prices (a region it lacks)."""
+    cat = default_catalog()
+    instances = {name: replace(spec, prices={r: p for r, p in spec.prices.items() if r != EU})
+                 for name, spec in cat.instances.items()}
+    return replace(cat, instances=instances, regions=tuple(r for r in cat.regions if r != EU))
 
 
 def eu_catalog() -> Catalog:
@@ -63,7 +71,7 @@ def test_cloudformation_priced_in_its_region(tmp_path: Path) -> None:
     path.write_text(TEMPLATE)
     unknown = asg001(load_template(path).resources)
     assert "(region not known)" in unknown.savings.basis
-    no_price = asg001(load_template(path, region=EU).resources)
+    no_price = asg001(load_template(path, region=EU).resources, no_eu_catalog())
     assert "(region not known)" not in no_price.savings.basis
     assert f"the catalogue has no {EU} price" in no_price.savings.basis
     priced = asg001(load_template(path, region=EU).resources, eu_catalog())
@@ -159,7 +167,8 @@ def test_terraform_plan_provider_region(tmp_path: Path, expression: dict[str, An
 
     result = load_plan(plan_with_region(tmp_path, expression, variables))
     assert {region_of(r) for r in result.resources} == {expected}
-    fail = next(f for f in evaluate(result.resources, policy_ids=["ASG-001"])
+    fail = next(f for f in evaluate(result.resources, policy_ids=["ASG-001"],
+                                    catalog=no_eu_catalog())
                 if f.savings is not None)
     if expected is None:
         assert "(region not known)" in fail.savings.basis
@@ -230,8 +239,9 @@ Resources:
 
     here = spot001(None)  # 1.4 > 0.7 x 1.006 (us-east-1)
     assert here.status.value == "FAIL" and "(region not known)" in here.savings.basis
-    assert spot001(EU).status.value == "FAIL"  # no eu-west-1 price: us-east-1's, said so
-    assert f"the catalogue has no {EU} price" in spot001(EU).savings.basis
+    no_eu = spot001(EU, no_eu_catalog())  # no eu-west-1 price: us-east-1's, said so
+    assert no_eu.status.value == "FAIL"
+    assert f"the catalogue has no {EU} price" in no_eu.savings.basis
     eu = spot001(EU, eu_catalog())  # 1.4 > 0.7 x 1.5 (eu-west-1)
     assert eu.status.value == "FAIL" and f"on-demand g5.xlarge {EU}" in eu.savings.basis
     assert eu.savings.usd_month == pytest.approx((1.4 - 0.7 * EU_PRICE) * 730)

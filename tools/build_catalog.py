@@ -3,6 +3,7 @@
 Usage:
     python tools/build_catalog.py [--csv ../shared/reference/gpu_instances.csv]
                                   [--karpenter GIT_DIR_OR_GO_FILE] [--moto MOTO_EC2_RESOURCES]
+                                  [--regional-prices tools/regional_prices_2026-01-21.json]
 
 Every figure group of an entry names its source and date in ``figure_sources``:
 
@@ -18,8 +19,14 @@ Every figure group of an entry names its source and date in ``figure_sources``:
 
 The karpenter file publishes us-east-1 only (it has since its first version in 2022; the
 cn-north-1 and us-gov-west-1 lists live in other files and are not commercial regions). Other
-regions are priced by ``gpuaudit catalog refresh --region R`` from the AWS Price List API; a
-report says when it priced a region with us-east-1 prices. The shipped JSON never needs the CSV.
+commercial regions come from ``--regional-prices``: tsaol/aws-gpu's ``data/*_instances.js``
+(instances.vantage.sh data, dated by their "Last updated" line; a bare git dir, a folder, the
+files, or the extract of them vendored under tools/ and written by ``--write-regional-prices``);
+karpenter's newer us-east-1 price is kept where both have one, and a disagreement over 10 %
+between the two is printed. ``--offers`` (AWS Price List files) win over both; ``gpuaudit
+catalog refresh --region R`` reads the live Price List API; a report says when it priced a
+region with us-east-1 prices. Every region's price carries its date (``price_dates``). The
+shipped JSON never needs the CSV.
 """
 
 from __future__ import annotations
@@ -285,7 +292,8 @@ def read_offers(path: Path, types: Iterable[str]) -> tuple[Offers, str | None]:
     return _offers_json(json.loads(path.read_text(encoding="utf-8")), wanted)
 
 
-def apply_offers(instances: dict[str, dict[str, Any]], offers: Offers, source: str) -> list[str]:
+def apply_offers(instances: dict[str, dict[str, Any]], offers: Offers, source: str,
+                 published: str | None = None) -> list[str]:
     """Set the offers' regional prices on ``instances``; the regions they priced."""
     for region, prices in offers.items():
         for name, usd in prices.items():
@@ -293,7 +301,166 @@ def apply_offers(instances: dict[str, dict[str, Any]], offers: Offers, source: s
             if entry is not None:
                 entry["prices"][region] = usd
                 entry.setdefault("_price_sources", {})[region] = source
+                if published:
+                    entry.setdefault("_price_dates", {})[region] = published
     return sorted(offers)
+
+
+# -- regional on-demand prices: tsaol/aws-gpu's data/*_instances.js (instances.vantage.sh) ------
+
+REGIONAL_REPO = "tsaol/aws-gpu"
+REGIONAL_GLOB = "data/*_instances.js"
+REGIONAL_FORMAT = "gpuaudit regional on-demand prices v1"
+MAX_REGIONAL_BYTES = 8 * 1024 * 1024  # the largest file (all_gpu_instances.js) is 150 kB
+DISAGREEMENT = 0.10  # us-east-1: karpenter's price against the regional source's
+_UPDATED = re.compile(r"^//\s*Last updated:\s*(\d{4}-\d{2}-\d{2})\s*$", re.M)
+_JS_ARRAY = re.compile(r"^\s*(?:var|let|const)\s+[A-Za-z_$][\w$]*\s*=\s*(\[.*\])\s*;?\s*$",
+                       re.S | re.M)
+# A commercial region: two letters, one word, a number (eu-west-1, il-central-1); not a Local
+# Zone or Wavelength Zone (us-west-2-lax-1, eu-west-3-wl1-cmn1), GovCloud or China.
+_COMMERCIAL_REGION = re.compile(r"[a-z]{2}-[a-z]+-\d{1,2}")
+
+
+class RegionalPrices:
+    """{region: {type: USD/h}} of one regional source, its date and the text naming it."""
+
+    def __init__(self, prices: Offers, updated: str, note: str, commit: str) -> None:
+        self.prices, self.updated, self.note, self.commit = prices, updated, note, commit
+
+
+def _js_array(text: str, where: str) -> tuple[list[Any], str]:
+    """(the array, its "Last updated" date) of a ``var instanceData = [...];`` file, read as
+    JSON (never evaluated)."""
+    updated = _UPDATED.search(text)
+    if updated is None:
+        raise ValueError(f"{where}: no '// Last updated: YYYY-MM-DD' line: its prices cannot "
+                         "be dated")
+    found = _JS_ARRAY.search(text)
+    if found is None:
+        raise ValueError(f"{where}: no 'var NAME = [...];' array")
+    try:
+        rows = json.loads(found.group(1))
+    except ValueError as exc:
+        raise ValueError(f"{where}: the array is not JSON: {exc}") from None
+    if not isinstance(rows, list):
+        raise ValueError(f"{where}: expected an array of instance objects")
+    return rows, updated.group(1)
+
+
+def _regional_rows(rows: list[Any], where: str, types: set[str], out: Offers) -> None:
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: item {i}: expected an object")
+        name = row.get("apiName")  # UltraServers (u-p6e-gb200x36) have none, and no price
+        pricing = row.get("pricing") or {}
+        if not isinstance(name, str) or name not in types or not isinstance(pricing, dict):
+            continue
+        for region, terms in pricing.items():
+            if not (_COMMERCIAL_REGION.fullmatch(region) and not _NOT_COMMERCIAL.match(region)):
+                continue
+            usd = terms.get("onDemand") if isinstance(terms, dict) else None
+            if isinstance(usd, bool) or not isinstance(usd, int | float) \
+                    or not 0 < usd < 1e6:
+                continue  # no on-demand price there (null, 0, text)
+            prices = out.setdefault(region, {})
+            if name in prices and prices[name] != usd:
+                raise ValueError(f"{where}: {name} {region}: {usd} against {prices[name]} in "
+                                 "another file: which is right is not known")
+            prices[name] = float(usd)
+
+
+def _js_sources(source: Path) -> tuple[list[tuple[str, str]], str]:
+    """([(name, text)], commit) of the data files in a bare git dir, a folder or one file."""
+    if source.is_dir() and (source / "HEAD").is_file() and (source / "objects").is_dir():
+        git = ["git", f"--git-dir={source}"]
+        names = subprocess.run([*git, "ls-tree", "-r", "--name-only", "HEAD", "data/"],
+                               check=True, capture_output=True, text=True).stdout.split()
+        commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True,
+                                text=True).stdout.strip()
+        wanted = [n for n in names if Path(n).match(REGIONAL_GLOB)]
+        for name in wanted:  # the budget before the read
+            size = int(subprocess.run([*git, "cat-file", "-s", f"HEAD:{name}"], check=True,
+                                      capture_output=True, text=True).stdout)
+            if size > MAX_REGIONAL_BYTES:
+                raise ValueError(f"{source}:{name}: over {MAX_REGIONAL_BYTES} bytes")
+        return [(n, subprocess.run([*git, "show", f"HEAD:{n}"], check=True,
+                                   capture_output=True, text=True).stdout) for n in wanted], commit
+    files = sorted(source.glob("*_instances.js")) if source.is_dir() else [source]
+    out = []
+    for path in files:
+        if path.stat().st_size > MAX_REGIONAL_BYTES:
+            raise ValueError(f"{path}: over {MAX_REGIONAL_BYTES} bytes")
+        out.append((path.name, path.read_text(encoding="utf-8")))
+    return out, "unknown"
+
+
+def read_regional_prices(source: Path, types: Iterable[str]) -> RegionalPrices:
+    """The on-demand prices of ``types`` in commercial regions from tsaol/aws-gpu's data files
+    (a bare git dir, a folder, one ``*_instances.js``) or their extract (``.json``, written by
+    ``write_regional_prices``). Dated by the oldest "Last updated" line of the files read."""
+    wanted = set(types)
+    if source.suffix == ".json":
+        if source.stat().st_size > MAX_REGIONAL_BYTES:
+            raise ValueError(f"{source}: over {MAX_REGIONAL_BYTES} bytes")
+        doc = json.loads(source.read_text(encoding="utf-8"))
+        if not isinstance(doc, dict) or doc.get("format") != REGIONAL_FORMAT:
+            raise ValueError(f"{source}: not a regional price extract ('format' is not "
+                             f"{REGIONAL_FORMAT!r})")
+        rows = [{"apiName": t, "pricing": {r: {"onDemand": p} for r, p in by_region.items()}}
+                for t, by_region in (doc.get("prices") or {}).items()]
+        out: Offers = {}
+        _regional_rows(rows, str(source), wanted, out)
+        try:
+            return RegionalPrices(out, str(doc["updated"]), str(doc["note"]),
+                                  str(doc["commit"]))
+        except KeyError as exc:
+            raise ValueError(f"{source}: key {exc.args[0]!r} missing") from None
+    files, commit = _js_sources(source)
+    if not files:
+        raise ValueError(f"{source}: no {REGIONAL_GLOB} files")
+    out = {}
+    dates = []
+    for name, text in files:
+        rows, updated = _js_array(text, f"{source}:{name}")
+        _regional_rows(rows, f"{source}:{name}", wanted, out)
+        dates.append(updated)
+    updated = min(dates)
+    note = (f"{REGIONAL_REPO}@{commit[:12]} {REGIONAL_GLOB} (instances.vantage.sh data, "
+            f"updated {updated})")
+    return RegionalPrices(out, updated, note, commit)
+
+
+def write_regional_prices(found: RegionalPrices, path: Path) -> None:
+    """The extract the build needs: {type: {region: USD/h}}, its source, commit and date."""
+    by_type: dict[str, dict[str, float]] = {}
+    for region, prices in found.prices.items():
+        for name, usd in prices.items():
+            by_type.setdefault(name, {})[region] = usd
+    doc = {"format": REGIONAL_FORMAT, "note": found.note, "commit": found.commit,
+           "updated": found.updated,
+           "prices": {t: dict(sorted(r.items())) for t, r in sorted(by_type.items())}}
+    path.write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")
+
+
+def apply_regional(instances: dict[str, dict[str, Any]], found: RegionalPrices
+                   ) -> list[str]:
+    """Set the regional prices the entries have none for (karpenter's newer us-east-1 price
+    stays); the disagreements over 10 % with a price already there, as log lines."""
+    disagree = []
+    for region, prices in sorted(found.prices.items()):
+        for name, usd in sorted(prices.items()):
+            entry = instances.get(name)
+            if entry is None:
+                continue
+            have = entry["prices"].get(region)
+            if have is None:
+                entry["prices"][region] = usd
+                entry.setdefault("_price_sources", {})[region] = found.note
+                entry.setdefault("_price_dates", {})[region] = found.updated
+            elif abs(usd - have) > DISAGREEMENT * have:
+                disagree.append(f"{name} {region}: {have:g} $/h kept, {found.note} says "
+                                f"{usd:g} $/h ({(usd - have) / have:+.0%})")
+    return disagree
 
 
 # -- offerings (moto's DescribeInstanceTypeOfferings dumps) -------------------------------------
@@ -499,9 +666,12 @@ def _device_memory(entry: dict[str, Any], models: dict[str, dict[str, Any]]) -> 
 
 
 def build(csv_path: Path, karpenter: Path | None, moto: Path | None = None,
-          built: str = "2026-12-03", offers: Iterable[Path] = ()
+          built: str = "2026-12-03", offers: Iterable[Path] = (),
+          regional: Iterable[Path] = (), log: list[str] | None = None
           ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """(catalogue document, per-zone offerings document or None)."""
+    """(catalogue document, per-zone offerings document or None); ``log`` gets the build's
+    notes (the us-east-1 disagreements between karpenter and a regional source)."""
+    log = log if log is not None else []
     instances = read_csv(csv_path)
     models = load_models()
     excluded = load_exclusions()
@@ -546,35 +716,51 @@ def build(csv_path: Path, karpenter: Path | None, moto: Path | None = None,
             prices = {r: by_region[r][name] for r in regions if name in by_region[r]}
             entry["prices"] = prices
             entry["price_usd_hour"] = prices.get("us-east-1")
-    base_source = price_source
+    base_source, base_date = price_source, as_of
     dates = [as_of]
+    notes = [base_source]  # each price source once, for "none: ..." texts
+    for path in regional:
+        got = read_regional_prices(path, instances)
+        disagree = apply_regional(instances, got)
+        log.extend(f"us-east-1 disagreement over {DISAGREEMENT:.0%}: {line}" for line in disagree)
+        log.append(f"{got.note}: {sum(map(len, got.prices.values()))} prices in "
+                   f"{len(got.prices)} regions")
+        regions = sorted({*regions, *got.prices})
+        price_source = f"{price_source}; {', '.join(sorted(got.prices))} from {got.note}"
+        dates.append(got.updated)
+        notes.append(got.note)
     for path in offers:
         found, published = read_offers(path, instances)
         if published is None:
             raise ValueError(f"{path}: no publication date: its prices cannot be dated")
         note = f"AWS Price List {path.name} (published {published})"
-        regions = sorted({*regions, *apply_offers(instances, found, note)})
+        regions = sorted({*regions, *apply_offers(instances, found, note, published)})
         price_source = f"{price_source}; {', '.join(sorted(found))} from {note}"
         dates.append(published)
+        notes.append(note)
     as_of = min(dates)  # every price is at least this new
     for name, entry in instances.items():
         if name in added:
             entry["source"] = f"spec:{added[name]}; price:{price_source}"
         entry["price_usd_hour"] = entry["prices"].get("us-east-1")
+        own = entry.pop("_price_dates", {})
+        entry["price_dates"] = {r: own.get(r, base_date) for r in sorted(entry["prices"])}
         facts, model_source = model_facts(models, entry["gpu_model"], entry["gpu_mem_gib"])
         entry.update(facts)
         entry["interconnect"] = link_of(name, entry["gpu_vendor"], entry["gpu_count"])
         entry["figure_sources"] = {
             "spec": _csv_part(entry["source"], "spec"),
             "price": _price_text(entry, base_source) if entry["prices"] else
-            f"none: {price_source} has no price for {name}",
+            f"none: no price for {name} in {'; '.join(notes)}",
             "model": model_source or f"none: {entry['gpu_model']} is not in gpu_models.json",
             "interconnect": f"{LINK_RULE} (recorded {built})",
         }
     doc: dict[str, Any] = {
         "source": "gpuaudit built-in catalogue (AWS Linux on-demand prices from "
-                  "karpenter-provider-aws's generated price list; specs from AWS/moto instance "
-                  "data)",
+                  "karpenter-provider-aws's generated price list"
+                  + (" (us-east-1) and instances.vantage.sh data via tsaol/aws-gpu (other "
+                     "regions)" if any(REGIONAL_REPO in n for n in notes) else "")
+                  + "; specs from AWS/moto instance data)",
         "price_source": price_source,
         "as_of": as_of,
         "region": "us-east-1",
@@ -611,10 +797,29 @@ def main() -> None:
                         help="AWS Price List bulk offer file (AmazonEC2 index.json or "
                              "index.csv, one region or all) or saved `aws pricing get-products` "
                              "output; repeatable; its prices win over karpenter's")
+    parser.add_argument("--regional-prices", type=Path, action="append", default=[],
+                        help="tsaol/aws-gpu's data/*_instances.js (a bare git dir, a folder or "
+                             "the files) or their extract (tools/regional_prices_*.json); "
+                             "repeatable; karpenter's us-east-1 price is kept where both have it")
+    parser.add_argument("--write-regional-prices", type=Path, default=None, metavar="JSON",
+                        help="write the extract of the --regional-prices the catalogue's types "
+                             "need (for vendoring under tools/)")
     parser.add_argument("--output", type=Path, default=OUT)
     parser.add_argument("--az-output", type=Path, default=AZ_OUT)
     args = parser.parse_args()
-    doc, az_doc = build(args.csv, args.karpenter, args.moto, offers=args.offers)
+    log: list[str] = []
+    if args.write_regional_prices is not None:
+        if len(args.regional_prices) != 1:
+            parser.error("--write-regional-prices takes exactly one --regional-prices")
+        types = build(args.csv, args.karpenter, args.moto)[0]["instances"]
+        write_regional_prices(read_regional_prices(args.regional_prices[0], types),
+                              args.write_regional_prices)
+        print(f"wrote {args.write_regional_prices}")
+        return
+    doc, az_doc = build(args.csv, args.karpenter, args.moto, offers=args.offers,
+                        regional=args.regional_prices, log=log)
+    for line in log:
+        print(line)
     args.output.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     if az_doc is not None:
         args.az_output.write_text(json.dumps(az_doc, separators=(",", ":"), sort_keys=True)

@@ -2,7 +2,8 @@
 
 ``gpu_instances.json`` is built by ``tools/build_catalog.py``; ``gpuaudit catalog refresh`` writes
 a file of the same shape with the regions it read from the AWS Price List API (``--catalog``
-uses it). ``price_usd_hour`` is the us-east-1 price; ``prices`` holds every region's.
+uses it). ``price_usd_hour`` is the us-east-1 price; ``prices`` holds every region's and
+``price_dates`` the date of each (``Catalog.price_date``).
 
 Each type also carries what its accelerator model is (``gpu_mem_bandwidth_gbs`` per device,
 ``bf16``, ``fp8``, ``tensor_core_gen``, from ``gpu_models.json``), how its devices are joined
@@ -122,6 +123,7 @@ class InstanceSpec:
     source: str
     gpu_vendor: str = "nvidia"
     prices: dict[str, float] = field(default_factory=dict)
+    price_dates: dict[str, str] = field(default_factory=dict)  # region -> date of its price
     # per accelerator model (None: not known)
     gpu_mem_bandwidth_gbs: float | None = None  # per device, GB/s
     bf16: bool | None = None
@@ -182,6 +184,15 @@ class Catalog:
             return spec.price_usd_hour
         return spec.prices.get(region)
 
+    def price_date(self, instance_type: object, region: str) -> str | None:
+        """The date of the on-demand price in ``region`` (a catalogue written without
+        per-region dates: its ``as_of``, the oldest date its prices rest on); None when the
+        catalogue has no price there."""
+        if self.regional_price(instance_type, region) is None:
+            return None
+        spec = self.spec(instance_type)
+        return (spec.price_dates.get(region) if spec else None) or self.as_of
+
     def offered(self, instance_type: object, region: str, az: str | None = None) -> bool | None:
         """``InstanceSpec.offered`` of a type; None for a type the catalogue lacks."""
         spec = self.spec(instance_type)
@@ -200,6 +211,7 @@ class Catalog:
             entry = {k: v for k, v in spec.__dict__.items()
                      if k not in ("instance_type", "offerings")}
             entry["prices"] = dict(sorted(spec.prices.items()))
+            entry["price_dates"] = dict(sorted(spec.price_dates.items()))
             if spec.offered_regions is not None:
                 entry["offered_regions"] = list(spec.offered_regions)
             instances[name] = entry
@@ -243,6 +255,12 @@ def _check_entry(kwargs: dict[str, Any]) -> None:
         if not isinstance(regions, list) or not all(isinstance(r, str) for r in regions):
             raise TypeError("'offered_regions' must be a list of region names")
         kwargs["offered_regions"] = tuple(regions)
+    dates = kwargs.get("price_dates")
+    if dates is None:
+        kwargs.pop("price_dates", None)
+    elif dates is not None and not (isinstance(dates, dict)
+                                  and all(isinstance(v, str) for v in dates.values())):
+        raise TypeError("'price_dates' must map regions to dates")
     sources = kwargs.get("figure_sources")
     if sources is not None and not (isinstance(sources, dict)
                                     and all(isinstance(v, str) for v in sources.values())):

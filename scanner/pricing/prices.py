@@ -43,15 +43,22 @@ def on_demand(instance_type: str, region: str | None, catalog: Catalog) -> Price
     value = catalog.regional_price(instance_type, where)
     if value is not None:
         return Price(instance_type, region, ON_DEMAND, value,
-                     f"on-demand {instance_type} {where}"
+                     f"on-demand {instance_type} {where}{_dated(catalog, instance_type, where)}"
                      + ("" if region else " (region not known)"))
     base = catalog.regional_price(instance_type, BASE_REGION)
     if base is not None:
         return Price(instance_type, region, ON_DEMAND, base,
-                     f"on-demand {instance_type} us-east-1; the catalogue has no {where} price "
-                     "(gpuaudit catalog refresh --region " + where + ")", estimated=True)
+                     f"on-demand {instance_type} us-east-1"
+                     f"{_dated(catalog, instance_type, BASE_REGION)}; the catalogue has no "
+                     f"{where} price (gpuaudit catalog refresh --region {where})", estimated=True)
     return Price(instance_type, region, ON_DEMAND, None,
                  f"no catalogue price for {instance_type}")
+
+
+def _dated(catalog: Catalog, instance_type: str, region: str) -> str:
+    """`` (price of 2026-07-20)``: the date of the catalogue's price in ``region``."""
+    date = catalog.price_date(instance_type, region)
+    return f" (price of {date})" if date else ""
 
 
 def _spot_value(value: Any) -> float | None:

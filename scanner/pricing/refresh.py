@@ -90,12 +90,17 @@ def refresh(catalog: Catalog, regions: Iterable[str], pages: Pages,
                      page.get("PriceList") or []]
             usd, published = on_demand_price(items, name)
             prices = {r: p for r, p in spec.prices.items() if r != region}
+            # the region's old price goes, and its date with it
+            price_dates = {r: d for r, d in spec.price_dates.items() if r != region}
             if usd is not None:
                 prices[region] = usd
+                price_dates[region] = str(published)[:10] if published else \
+                    dt.date.today().isoformat()
             if published:
                 dates.append(str(published)[:10])
             us_east_1 = prices.get(BASE_REGION) if region == BASE_REGION else spec.price_usd_hour
-            instances[name] = replace(spec, prices=prices, price_usd_hour=us_east_1)
+            instances[name] = replace(spec, prices=prices, price_usd_hour=us_east_1,
+                                      price_dates=price_dates)
     as_of = max(dates) if dates else dt.date.today().isoformat()
     all_regions = tuple(sorted({*catalog.regions, *done}))
     note = f"{', '.join(done)} from the {source} ({as_of})"
