@@ -60,6 +60,7 @@ class RenderContext:
     base: Path | None = None
     report_dir: Path | None = None
     errors: bool = True  # the table lists the input errors (False: they were said on stderr)
+    warn_on: str | None = None  # the table lists failing findings at or above it (None: all)
 
 
 def render_to(
@@ -77,7 +78,8 @@ def render_to(
     ctx = context or RenderContext(color=color)
     module = importlib.import_module(_MODULES[fmt])
     if fmt == "table":
-        module.write(doc, out, color=color or ctx.color, width=ctx.width, errors=ctx.errors)
+        module.write(doc, out, color=color or ctx.color, width=ctx.width, errors=ctx.errors,
+                     warn_on=ctx.warn_on)
     elif fmt == "sarif":
         module.write(doc, out, root=ctx.root, base=ctx.base)
     elif fmt == "html":

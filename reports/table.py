@@ -27,6 +27,7 @@ from reports.common import (
     resource_label,
     reveal,
     saving,
+    severity_rank,
     suppression_text,
 )
 
@@ -235,7 +236,7 @@ def _stacked(cells: dict[str, str], width: int, finding: dict[str, Any],
 
 
 def write(doc: dict[str, Any], out: TextIO, *, color: bool = False,
-          width: int | None = None, errors: bool = True) -> None:
+          width: int | None = None, errors: bool = True, warn_on: str | None = None) -> None:
     """The table at ``width`` columns (default 100), written as it goes: paths, addresses and
     ARNs are folded onto more lines when long, never cut; ``color`` paints severity and
     status. Narrower than 80 columns, each finding's fields are printed one under the other
@@ -245,6 +246,14 @@ def write(doc: dict[str, Any], out: TextIO, *, color: bool = False,
     narrow = (width or WIDTH) < MIN_WIDTH
     width = max(width or WIDTH, NARROW_MIN if narrow else MIN_WIDTH)
     findings = by_severity(not_passing(doc))
+    below: Counter[str] = Counter()
+    if warn_on is not None and warn_on in SEVERITIES:
+        # an ERROR is always listed: something could not be read, whatever the severity
+        limit = SEVERITIES.index(warn_on)
+        kept = [f for f in findings
+                if f.get("status") == "ERROR" or severity_rank(f) <= limit]
+        below = Counter(str(f.get("severity")) for f in findings if f not in kept)
+        findings = kept
 
     def put(lines: Iterable[str]) -> None:
         for line in lines:
@@ -267,8 +276,12 @@ def write(doc: dict[str, Any], out: TextIO, *, color: bool = False,
             if f.get("status") == "SUPPRESSED":
                 put(wrap("suppressed " + reveal(suppression_text(f.get("suppression"))),
                          width=width))
-    else:
+    elif not below:
         put(["No failing, unknown, errored or suppressed findings."])
+    if below:
+        counts = ", ".join(f"{below[s]} {s}" for s in SEVERITIES if below[s])
+        put(wrap(f"Not listed, below --warn-on {warn_on}: {counts} (in the summary and the "
+                 "report files; --warn-on info lists them)", indent="", width=width))
     listed = doc.get("errors") or [] if errors else []
     if listed:
         put(["", _paint(f"Errors ({len(listed)}):", "FAIL", color)])

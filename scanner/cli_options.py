@@ -84,6 +84,11 @@ def report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--compliance", "compliance", multiple=True, metavar="FRAMEWORK",
                      help="Add the per-control status against this framework to the reports "
                      "(repeatable; gpuaudit compliance list)."),
+        click.option("--warn-on", type=click.Choice(SEVERITIES[:-1], case_sensitive=False),
+                     default=None,
+                     help="The terminal table lists failing findings at or above this severity "
+                     "(default: all); the rest are counted. Report files keep everything; the "
+                     "exit code is --fail-on's."),
         click.option("--include-passed", is_flag=True,
                      help="List PASS results as findings too (default: counted in the summary)."),
         click.option("--quiet", "-q", is_flag=True, help="No table or progress output."),
@@ -155,6 +160,7 @@ def build_report_options(kwargs: dict[str, Any]) -> ReportOptions:
         deterministic=bool(kwargs.pop("deterministic", False)),
         quiet=bool(kwargs.pop("quiet", False)),
         include_passed=bool(kwargs.pop("include_passed", False)),
+        warn_on=(kwargs.pop("warn_on", None) or None),
         fail_on_unknown=bool(kwargs.pop("fail_on_unknown", False)),
         repo_root=kwargs.pop("repo_root", None),
         catalog_path=kwargs.pop("catalog_path", None),

@@ -28,6 +28,7 @@ class ReportOptions:
     deterministic: bool = False
     quiet: bool = False
     include_passed: bool = False
+    warn_on: str | None = None  # the terminal table lists failing findings at or above it
     only_files: tuple[str, ...] | None = None  # report only findings declared in these files
     color: bool | None = None  # None: on a terminal, unless NO_COLOR is set
     fail_on_unknown: bool = False  # UNKNOWN at or above fail_on fails too (exit 1)
@@ -206,7 +207,8 @@ def render_context(doc: dict[str, Any], opts: ReportOptions, fmt: str, to_stdout
         if not to_stdout:
             return RenderContext()
         color = color_wanted() if opts.color is None else opts.color
-        return RenderContext(color=color, width=table_width(), errors=not opts.errors_said)
+        return RenderContext(color=color, width=table_width(), errors=not opts.errors_said,
+                             warn_on=opts.warn_on)
     if fmt not in ("sarif", "html"):
         return RenderContext()
     from scanner.repo_root import repo_root
