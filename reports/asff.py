@@ -16,8 +16,6 @@ preview, and send-securityhub always sets the real account. Nothing here calls A
 
 from __future__ import annotations
 
-import datetime as dt
-import functools
 import io
 from collections.abc import Iterator
 from typing import Any, TextIO
@@ -27,6 +25,7 @@ from reports.common import (
     live_name,
     location_label,
     resource_label,
+    run_time,
     write_json_array,
 )
 from reports.policy_meta import describe
@@ -115,13 +114,7 @@ def _time(doc: dict[str, Any]) -> str:
     stamp = doc.get("generated_at")
     if isinstance(stamp, str) and stamp:
         return stamp
-    return _run_time()
-
-
-@functools.cache
-def _run_time() -> str:
-    """A report without a time (--deterministic) is stamped once per run, not per rendering."""
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return run_time().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _defaults(doc: dict[str, Any], account: str | None,

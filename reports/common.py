@@ -5,6 +5,8 @@ Renderers read only the report document (a plain dict); nothing here knows about
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 import heapq
 import re
 from collections.abc import Callable, Iterable
@@ -221,3 +223,10 @@ def write_json_array(items: Iterable[Any], out: Any) -> None:
         out.write(("[\n  " if first else ",\n  ") + text.replace("\n", "\n  "))
         first = False
     out.write("[]\n" if first else "\n]\n")
+
+
+@functools.cache
+def run_time() -> dt.datetime:
+    """The time of a report that carries none (--deterministic), for the formats that must
+    stamp one (ASFF, OCSF): once per run, so that two renderings of a report agree."""
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)

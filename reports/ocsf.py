@@ -10,14 +10,19 @@ stable fingerprint. Needs the ``ocsf`` extra (``pip install gpuaudit[ocsf]``).
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import io
 import json
 from collections.abc import Iterator
 from typing import Any, TextIO
 
 from reports.asff import resource_uid
-from reports.common import by_status, location_label, resource_label, write_json_array
+from reports.common import (
+    by_status,
+    location_label,
+    resource_label,
+    run_time,
+    write_json_array,
+)
 from reports.policy_meta import describe
 from scanner import __version__
 from scanner.compliance import finding_controls, frameworks
@@ -43,13 +48,7 @@ def _when(doc: dict[str, Any]) -> dt.datetime:
                 tzinfo=dt.timezone.utc)
         except ValueError:
             pass
-    return _run_time()
-
-
-@functools.cache
-def _run_time() -> dt.datetime:
-    """A report without a time (--deterministic) is stamped once per run, not per rendering."""
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    return run_time()
 
 
 def events(doc: dict[str, Any]) -> list[Any]:
