@@ -103,7 +103,7 @@ def _touches(imports: set[str], prefixes: tuple[str, ...]) -> list[str]:
 
 
 def test_policies_do_not_know_sources(graph: dict[str, set[str]]) -> None:
-    banned = ("scanner.sources", "scanner.aws", "boto3", "botocore", "scanner.scan")
+    banned = ("scanner.sources", "scanner.aws", "boto3", "botocore", "scanner.sources.scan")
     bad = {m: _touches(i, banned) for m, i in graph.items() if m.startswith("policies")}
     assert {m: b for m, b in bad.items() if b} == {}
 
@@ -124,5 +124,72 @@ def test_each_source_package_says_what_enters_and_leaves() -> None:
     for leaf in ("terraform/hcl", "terraform/plan", "cloudformation"):
         doc = ast.get_docstring(ast.parse((sources / leaf / "__init__.py").read_text())) or ""
         assert "Enters" in doc and "Leaves" in doc, leaf
-    flat = sorted(p.name for p in sources.glob("*.py") if p.name != "__init__.py")
+    flat = sorted(p.name for p in sources.glob("*.py") if p.name not in ("__init__.py", "scan.py"))
     assert flat == [], f"format modules belong in a package of their own: {flat}"
+
+
+# The layers, top first: a room may import only rooms of lower layers (and itself); rooms of one
+# layer are independent of each other. ``scanner`` alone is the package's face (version, URL).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("scanner.__main__",),
+    ("scanner.cli",),
+    ("scanner.run", "scanner.integrations", "scanner.aws"),
+    ("reports",),
+    ("scanner.findings",),
+    ("scanner.engine",),
+    ("scanner.compliance", "scanner.sources"),
+    ("policies",),
+    ("scanner.telemetry", "scanner.pricing"),
+    ("scanner.compute",),
+    ("scanner.catalog", "scanner.kinds"),
+    ("scanner.inputs",),
+    ("scanner.model",),
+    ("scanner",),
+)
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    if parts[0] != "scanner" or len(parts) == 1:
+        return parts[0] if parts[0] != "scanner" else "scanner"
+    return ".".join(parts[:2])
+
+
+def _layer_violations(graph: dict[str, set[str]],
+                      layers: tuple[tuple[str, ...], ...]) -> list[str]:
+    rank = {room: len(layers) - i for i, rooms in enumerate(layers) for room in rooms}
+    out: list[str] = []
+    for module, imports in sorted(graph.items()):
+        here = _room(module)
+        if here not in rank:
+            out.append(f"{module}: room {here} is in no layer")
+            continue
+        for imported in sorted(imports):
+            if imported not in graph:
+                continue
+            there = _room(imported)
+            if there != here and rank.get(there, 0) >= rank[here]:
+                out.append(f"{module} -> {imported} ({here} may not import {there})")
+    return out
+
+
+def test_each_room_imports_only_the_layers_below(graph: dict[str, set[str]]) -> None:
+    assert _layer_violations(graph, LAYERS) == []
+
+
+def test_the_layer_check_can_fail() -> None:
+    graph = {"scanner.model": {"scanner.cli.main"}, "scanner.cli.main": {"scanner.model"},
+             "scanner.aws.x": {"scanner.run.y"}, "scanner.run.y": set(), "scanner.new.z": set()}
+    assert _layer_violations(graph, LAYERS) == [
+        "scanner.aws.x -> scanner.run.y (scanner.aws may not import scanner.run)",
+        "scanner.model -> scanner.cli.main (scanner.model may not import scanner.cli)",
+        "scanner.new.z: room scanner.new is in no layer",
+    ]
+
+
+def test_scanner_root_holds_packages_only() -> None:
+    root = ROOT / "scanner"
+    loose = sorted(p.name for p in root.iterdir()
+                   if p.name not in ("__init__.py", "__main__.py", "__pycache__")
+                   and not (p.is_dir() and (p / "__init__.py").is_file()))
+    assert loose == []

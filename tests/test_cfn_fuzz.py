@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scanner.scan import scan_paths
 from scanner.sources.cloudformation.reader import load_template
+from scanner.sources.scan import scan_paths
 from tests.memory_peak import peak_memory
 
 ROOT = Path(__file__).resolve().parents[1]

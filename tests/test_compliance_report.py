@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from reports.compliance_report import evaluate
-from reports.schema import validate_report
+from scanner.findings.schema import validate_report
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "scanner" / "demo" / "examples"
