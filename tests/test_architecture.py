@@ -110,7 +110,9 @@ def test_policies_do_not_know_sources(graph: dict[str, set[str]]) -> None:
 
 def test_reports_do_not_call_aws(graph: dict[str, set[str]]) -> None:
     banned = ("scanner.aws", "boto3", "botocore", "scanner.sources")
-    bad = {m: _touches(i, banned) for m, i in graph.items() if m.startswith("reports")}
+    # the list of sources is data (names and letters), no reader
+    bad = {m: [b for b in _touches(i, banned) if b != "scanner.sources.registry"]
+           for m, i in graph.items() if m.startswith("reports")}
     assert {m: b for m, b in bad.items() if b} == {}
 
 
@@ -124,7 +126,8 @@ def test_each_source_package_says_what_enters_and_leaves() -> None:
     for leaf in ("terraform/hcl", "terraform/plan", "cloudformation"):
         doc = ast.get_docstring(ast.parse((sources / leaf / "__init__.py").read_text())) or ""
         assert "Enters" in doc and "Leaves" in doc, leaf
-    flat = sorted(p.name for p in sources.glob("*.py") if p.name not in ("__init__.py", "scan.py"))
+    shared = ("__init__.py", "scan.py", "registry.py")  # the walk and the list of sources
+    flat = sorted(p.name for p in sources.glob("*.py") if p.name not in shared)
     assert flat == [], f"format modules belong in a package of their own: {flat}"
 
 

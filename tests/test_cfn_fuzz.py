@@ -20,7 +20,7 @@ from scanner.sources.scan import scan_paths
 from tests.memory_peak import peak_memory
 
 ROOT = Path(__file__).resolve().parents[1]
-GOOD = ROOT / "scanner" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
+GOOD = ROOT / "scanner" / "cli" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
 GOOD_IDS = {r.id for r in load_template(GOOD).resources}
 
 # Generous bounds: a case that needs more has escaped the budget (MAX_WORK / MAX_BUILT).

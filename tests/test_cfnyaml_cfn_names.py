@@ -11,7 +11,8 @@ import pytest
 
 from scanner.engine.evaluate import evaluate
 from scanner.model import Ref, Status
-from scanner.sources.scan import ScanOptions, scan_paths
+from scanner.sources.registry import ScanOptions
+from scanner.sources.scan import scan_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cfnyaml_cfn_names"
 F, P, U = Status.FAIL, Status.PASS, Status.UNKNOWN

@@ -13,8 +13,9 @@ import pytest
 from scanner.findings.schema import validate_report
 
 ROOT = Path(__file__).resolve().parents[1]
-CFN_EXAMPLE = ROOT / "scanner" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
-TF_EXAMPLE = ROOT / "scanner" / "demo" / "examples" / "terraform"
+CFN_EXAMPLE = (ROOT / "scanner" / "cli" / "demo" / "examples" / "cloudformation"
+               / "gpu-training.yaml")
+TF_EXAMPLE = ROOT / "scanner" / "cli" / "demo" / "examples" / "terraform"
 
 
 def gpuaudit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from scanner.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "scanner" / "demo" / "examples"
+EXAMPLES = ROOT / "scanner" / "cli" / "demo" / "examples"
 CFN = EXAMPLES / "cloudformation" / "gpu-training.yaml"
 
 

@@ -15,7 +15,7 @@ from reports.compliance_report import evaluate
 from scanner.findings.schema import validate_report
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "scanner" / "demo" / "examples"
+EXAMPLES = ROOT / "scanner" / "cli" / "demo" / "examples"
 
 
 def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -25,7 +25,8 @@ from scanner.sources.scan import scan_paths
 from scanner.sources.terraform.plan.reader import load_plan
 
 ROOT = Path(__file__).resolve().parents[1]
-CFN_EXAMPLE = ROOT / "scanner" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
+CFN_EXAMPLE = (ROOT / "scanner" / "cli" / "demo" / "examples" / "cloudformation"
+               / "gpu-training.yaml")
 PLAN_A = ROOT / "tests" / "fixtures" / "terraform" / "gpu_estate_a" / "plan.json"
 
 

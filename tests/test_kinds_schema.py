@@ -58,7 +58,7 @@ def test_every_attribute_terraform_gives_is_declared() -> None:
     """Terraform's translators only map names; the schema decides every value's type, so an
     attribute they emit and the schema does not declare would go uncoerced."""
     result = scan_paths([FIXTURES / "hcl", FIXTURES / "terraform", FIXTURES / "parity",
-                         ROOT / "scanner" / "demo" / "examples" / "terraform"])
+                         ROOT / "scanner" / "cli" / "demo" / "examples" / "terraform"])
     s = schema()
     seen = 0
     for r in result.resources:

@@ -14,8 +14,8 @@ from scanner.cli.main import cli
 from scanner.findings.schema import validate_report
 
 ROOT = Path(__file__).resolve().parent.parent
-TF = ROOT / "scanner" / "demo" / "examples" / "terraform"
-CFN = ROOT / "scanner" / "demo" / "examples" / "cloudformation"
+TF = ROOT / "scanner" / "cli" / "demo" / "examples" / "terraform"
+CFN = ROOT / "scanner" / "cli" / "demo" / "examples" / "cloudformation"
 
 
 def gpuaudit(*args: str) -> Result:

@@ -23,7 +23,8 @@ from click.testing import CliRunner
 from scanner.cli.main import cli
 from scanner.engine.evaluate import evaluate
 from scanner.model import Status
-from scanner.sources.scan import ScanOptions, scan_paths
+from scanner.sources.registry import ScanOptions
+from scanner.sources.scan import scan_paths
 from scanner.sources.terraform.fetch import FetchError, ModuleFetcher, extract
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

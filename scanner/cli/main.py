@@ -120,7 +120,8 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
     Files named one by one (the pre-commit hook) are evaluated with their whole module; the
     findings reported are those of the named files and those the change caused elsewhere
     (new since --diff-base)."""
-    from scanner.sources.scan import ScanOptions, scan_paths
+    from scanner.sources.registry import ScanOptions
+    from scanner.sources.scan import scan_paths
 
     opts = build_report_options(kwargs)
     if with_checkov:  # started first: checkov works while gpuaudit reads the paths

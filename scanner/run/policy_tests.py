@@ -69,7 +69,8 @@ def run_fixtures(directory: Path, echo: Callable[[str], None]) -> tuple[list[Cas
     from policies.declarative import load_policy_dir
     from policies.discovery import use_policy_dirs
     from scanner.engine.evaluate import run
-    from scanner.sources.scan import ScanOptions, scan_paths
+    from scanner.sources.registry import ScanOptions
+    from scanner.sources.scan import scan_paths
 
     use_policy_dirs([directory])
     ids = [p.id for p in load_policy_dir(directory, builtin=())]

@@ -1,42 +1,31 @@
 """`gpuaudit scan`: find IaC files under the given paths, sniff what each is, and read it with the
-right source. Sources are imported only when a file of theirs is found (pre-commit speed)."""
+right source (the sources, their files and readers: :mod:`scanner.sources.registry`). Sources are
+imported only when a file of theirs is found (pre-commit speed)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanner.inputs.safe_read import ReadError, decode_head, read_head, read_regular
 from scanner.model import InputError, Notice, SourceResult
+from scanner.sources.registry import (
+    DATA_SUFFIXES,
+    TF_SUFFIXES,
+    ScanOptions,
+    not_iac_message,
+    read_data_file,
+)
 
 SNIFF_BYTES = 64 * 1024
 SKIP_DIRS = {".git", ".terraform", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
-TF_SUFFIXES = (".tf", ".tf.json")
-DATA_SUFFIXES = (".json", ".yaml", ".yml", ".template")
 # Files named on the command line that no source recognised are ignored quietly (pre-commit
 # hands gpuaudit every YAML and JSON file of a commit, most of which are not infrastructure);
 # only when none of the named files was IaC is it said, once.
-NOT_IAC = ("nothing scanned: none of the {n} file(s) named is Terraform, a `terraform show "
-           "-json` plan, a CloudFormation template, a Karpenter manifest, an eksctl "
-           "ClusterConfig or a ParallelCluster configuration (none of their marks in the first "
-           "64 KB)")
+NOT_IAC = not_iac_message()
 LINK_OUT = ("not read: a symbolic link to a file outside the scanned tree (links that leave the "
             "tree are not followed)")
-
-
-@dataclass
-class ScanOptions:
-    cfn_params: Mapping[str, str] = field(default_factory=dict)
-    region: str | None = None
-    account_id: str | None = None
-    source_dir: Path | None = None
-    var_files: Sequence[Path] = ()
-    variables: Mapping[str, str] = field(default_factory=dict)
-    # Terraform: fetch remote module sources not in .terraform/modules into this cache
-    # (scanner.sources.terraform.fetch); None: not fetched (a TF-001 UNKNOWN at each call)
-    module_cache: Path | None = None
 
 
 def _walk(root: Path, errors: list[InputError]) -> Iterator[tuple[str, str]]:
@@ -142,7 +131,7 @@ def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> Source
             if path.name.lower().endswith(DATA_SUFFIXES) or path in paths:
                 result.errors.append(head)
             continue
-        read = _read_data_file(path, head, opts)
+        read = read_data_file(path, head, opts)
         if read is not None:
             result.extend(read)
             if opts.cfn_params and _is_template(head):
@@ -257,37 +246,6 @@ def _without_rendered_manifests(result: SourceResult) -> None:
                                          f"applies this file ({by}): reported from there",
                                          r.provenance.start_line))
     result.resources = kept
-
-
-def _read_data_file(path: Path, head: str, opts: ScanOptions) -> SourceResult | None:
-    """The plan, template or configuration in ``path``; None when it is none of them. Each
-    format's text sniff is cheap and its reader is imported only when the sniff says so; the
-    reader then decides by the structure (None: the text matched, the structure did not)."""
-    from scanner.sources.terraform.plan.reader import looks_like_plan
-
-    if looks_like_plan(head):
-        from scanner.sources.terraform.plan.reader import load_plan
-
-        return load_plan(path, source_dir=opts.source_dir)
-    from scanner.sources.cloudformation.reader import looks_like_cloudformation
-
-    if looks_like_cloudformation(head):
-        from scanner.sources.cloudformation.reader import read_if_template
-
-        found = read_if_template(path, params=opts.cfn_params, region=opts.region,
-                                 account_id=opts.account_id)
-        if found is not None:
-            return found
-    from scanner.sources.eksctl.sniff import looks_like_eksctl
-    from scanner.sources.karpenter.sniff import looks_like_karpenter
-    from scanner.sources.parallelcluster.sniff import looks_like_parallelcluster
-
-    if looks_like_karpenter(head) or looks_like_eksctl(head) or looks_like_parallelcluster(head):
-        # every document of the file, of whichever of these formats it is
-        from scanner.sources.yaml_documents.dispatch import read_yaml_file
-
-        return read_yaml_file(path)
-    return None  # YAML/JSON that is not IaC
 
 
 def _read_terraform(inputs: list[Path], opts: ScanOptions) -> SourceResult:
