@@ -24,9 +24,10 @@ and is named in the plugin's packaging metadata::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import replace
 from typing import Any
 
+from policies.base import CATEGORIES as ALL_CATEGORIES
 from policies.base import REGISTRY, Check, Context, Policy, Remediation
 from policies.base import policy as _builtin_policy
 from scanner.catalog import family_of, is_gpu_type
@@ -34,7 +35,7 @@ from scanner.compute import ComputeView, Purchase, SpotOffer, Types
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 
 API_VERSION = 1
-CATEGORIES = ("security", "cost", "operations")
+CATEGORIES = tuple(c for c in ALL_CATEGORIES if c != "compliance")  # the built-ins' own
 
 __all__ = [
     "API_VERSION",
@@ -60,49 +61,34 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class UserPolicy(Policy):
-    """A policy that is not built in (a YAML file, a plugin): a Policy with the metadata the
-    reports show (category, help URI) and where it was declared."""
-
-    category: str = "operations"
-    docs_url: str = ""
-    compliance: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    origin: str = ""  # the file (YAML) or module (plugin) that declares it
-
-    def describe(self) -> dict[str, Any]:
-        out = super().describe()
-        out.update(category=self.category, docs_url=self.docs_url or None,
-                   compliance={k: list(v) for k, v in self.compliance.items()},
-                   origin=self.origin)
-        return out
+# Policies not built in are Policies like the others (their ``origin`` says where they are
+# declared); the name stays for plugins written against API version 1.
+UserPolicy = Policy
 
 
-def as_user_policy(pol: Policy, *, category: str, docs_url: str = "",
-                   compliance: Mapping[str, Any] | None = None, origin: str = "") -> UserPolicy:
-    base = {f.name: getattr(pol, f.name) for f in fields(Policy)}
-    return UserPolicy(**base, category=category, docs_url=docs_url,
-                      compliance={str(k): tuple(str(c) for c in v)
-                                  for k, v in (compliance or {}).items()},
-                      origin=origin)
+def with_origin(pol: Policy, *, docs_url: str = "", compliance: Mapping[str, Any] | None = None,
+                origin: str = "") -> Policy:
+    """``pol`` as declared outside gpuaudit: its documentation, framework mappings, origin."""
+    return replace(pol, docs_url=docs_url, origin=origin,
+                   compliance={str(k): tuple(str(c) for c in v)
+                               for k, v in (compliance or {}).items()})
 
 
 def policy(*, id: str, category: str = "operations", docs_url: str = "",
            compliance: Mapping[str, Any] | None = None,
            **kwargs: Any) -> Callable[[Check], Check]:
     """``policies.base.policy`` (id, title, severity, kinds, description, remediation, needs,
-    observed_needs, params, enabled_by_default, sources) with the metadata of a policy that is
-    not built in: ``category`` (security, cost or operations), ``docs_url`` (the help URI of
-    SARIF rules and reports) and ``compliance`` ({framework: [control id, ...]})."""
+    observed_needs, params, enabled_by_default, sources, fixes) with the metadata of a policy
+    that is not built in: ``category`` (security, cost or operations), ``docs_url`` (the help
+    URI of SARIF rules and reports) and ``compliance`` ({framework: [control id, ...]})."""
     if category not in CATEGORIES:
         raise ValueError(f"policy {id}: category must be one of {', '.join(CATEGORIES)}")
-    register_builtin = _builtin_policy(id=id, **kwargs)
+    register_builtin = _builtin_policy(id=id, category=category, **kwargs)
 
     def register(fn: Check) -> Check:
         register_builtin(fn)
-        REGISTRY[id] = as_user_policy(REGISTRY[id], category=category, docs_url=docs_url,
-                                      compliance=compliance,
-                                      origin=getattr(fn, "__module__", ""))
+        REGISTRY[id] = with_origin(REGISTRY[id], docs_url=docs_url, compliance=compliance,
+                                   origin=getattr(fn, "__module__", ""))
         return fn
 
     return register

@@ -7,7 +7,7 @@ from typing import Any
 
 from policies.base import Context, Remediation, policy
 from policies.common import describe, rate
-from policies.format_fixes import with_formats
+from policies.yaml_kinds import NODE_GROUP, NODE_POOL, QUEUE
 from scanner.compute import GROUP, POOLS, SpotPools, kinds_with, reads_of
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 from scanner.model.money import HOURS_PER_MONTH, Component, build_savings, usd_text
@@ -26,6 +26,7 @@ POOL_NEEDS = reads_of(POOL_KINDS)
     id="ASG-001",
     title="On-demand share of an Auto Scaling group outside the band",
     severity=Severity.MEDIUM,
+    category="cost",
     kinds=GROUP_KINDS,
     needs=ASG_NEEDS,
     description="The on-demand share at desired capacity (AWS's rounding: base, then the "
@@ -37,7 +38,7 @@ POOL_NEEDS = reads_of(POOL_KINDS)
                 "not a verdict. EKS managed node groups and AWS Batch compute environments buy "
                 "one option by construction (CapacityType, Type: all on-demand or all spot, the "
                 "mix is made across them) and are not judged.",
-    remediation=with_formats("ASG-001", Remediation(
+    remediation=Remediation(
         text="Use a mixed instances policy with OnDemandPercentageAboveBaseCapacity inside the "
              "band (30 for the 70/30 mix) and a small OnDemandBaseCapacity.",
         terraform="mixed_instances_policy {\n  instances_distribution {\n"
@@ -48,7 +49,11 @@ POOL_NEEDS = reads_of(POOL_KINDS)
         cloudformation="MixedInstancesPolicy:\n  InstancesDistribution:\n"
                        "    OnDemandBaseCapacity: 0\n"
                        "    OnDemandPercentageAboveBaseCapacity: 30\n"
-                       "    SpotAllocationStrategy: price-capacity-optimized")),
+                       "    SpotAllocationStrategy: price-capacity-optimized"),
+    fixes={
+        NODE_GROUP: ("Use an instancesDistribution with onDemandPercentageAboveBaseCapacity inside"
+                     " the band (30 for the 70/30 mix) and a small onDemandBaseCapacity."),
+    },
     params={"on_demand_percent": {"min": 20, "max": 40}, "spot_price_ratio": 0.35,
             "gpu_only": True},
 )
@@ -189,6 +194,7 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     id="ASG-002",
     title="Spot pools of an Auto Scaling group are not diversified",
     severity=Severity.LOW,
+    category="cost",
     kinds=POOL_KINDS,
     needs=POOL_NEEDS,
     description="A group with spot capacity needs at least min_instance_types instance types and "
@@ -200,7 +206,7 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
                 "for spot pools without a group split (a Karpenter NodePool whose types are "
                 "chosen by requirements counts the types they admit; a service that chooses the "
                 "strategy itself, such as Karpenter, passes on the strategy).",
-    remediation=with_formats("ASG-002", Remediation(
+    remediation=Remediation(
         text="Add override instance types of similar size (e.g. g5.2xlarge, g6.2xlarge) and use "
              "price-capacity-optimized allocation.",
         terraform='override { instance_type = "g5.2xlarge" }\n'
@@ -223,7 +229,17 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
                 cloudformation="ComputeResources:\n"
                                "  AllocationStrategy: SPOT_PRICE_CAPACITY_OPTIMIZED\n"
                                "  InstanceTypes: [g5, g6]"),
-        })),
+        }),
+    fixes={
+        NODE_POOL: ("Allow more instance types for spot: list several in "
+                    "node.kubernetes.io/instance-type, or choose by instance-family / instance-"
+                    "size / instance-gpu-count instead of one type."),
+        NODE_GROUP: ("List at least two instance types (instanceTypes, or "
+                     "instancesDistribution.instanceTypes) and set spotAllocationStrategy: price-"
+                     "capacity-optimized."),
+        QUEUE: ("List several types under the compute resource's Instances and set the queue's "
+                "AllocationStrategy: capacity-optimized."),
+    },
     params={"min_instance_types": 2},
 )
 def asg_002(asg: Resource, ctx: Context) -> Iterator[Result]:
@@ -349,6 +365,7 @@ def _pools_002(resource: Resource, ctx: Context, pools: tuple[SpotPools, ...]) -
     id="ASG-004",
     title="Spot launch template inside a mixed instances policy (AWS rejects it)",
     severity=Severity.HIGH,
+    category="cost",
     kinds=("autoscaling.group",),
     needs=("ec2.launch_template",),
     description="A group with a mixed instances policy chooses spot and on-demand itself (its "
@@ -359,7 +376,7 @@ def _pools_002(resource: Resource, ctx: Context, pools: tuple[SpotPools, ...]) -
                 "(a rejected group of any kind fails); ASG-001, ASG-002 and "
                 "SPOT-* do not judge them (no spot numbers are computed from a configuration "
                 "that cannot exist) and the template's own spot exposure does not count them.",
-    remediation=with_formats("ASG-004", Remediation(
+    remediation=Remediation(
         text="Remove instance_market_options from the launch template and set the spot share "
              "and max price in the group's instances_distribution.",
         terraform="# in the aws_launch_template: remove instance_market_options { ... }\n"
@@ -370,7 +387,9 @@ def _pools_002(resource: Resource, ctx: Context, pools: tuple[SpotPools, ...]) -
         cloudformation="# in LaunchTemplateData: remove InstanceMarketOptions\n"
                        "MixedInstancesPolicy:\n  InstancesDistribution:\n"
                        "    OnDemandPercentageAboveBaseCapacity: 30\n"
-                       "    SpotAllocationStrategy: price-capacity-optimized")),
+                       "    SpotAllocationStrategy: price-capacity-optimized"),
+    fixes={
+    },
 )
 def asg_004(asg: Resource, ctx: Context) -> Iterator[Result]:
     view = ctx.compute.of(asg)

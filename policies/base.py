@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scanner.catalog import Catalog
@@ -102,6 +102,11 @@ Check = Callable[[Resource, Context], Iterable[Result]]
 PURCHASE_POLICIES = ("ASG-", "SPOT-", "RS-")
 
 
+# What a policy protects. Cost policies find money, not exposure: SARIF tags them "cost" and
+# gives them no security-severity. ``operations``: reliability rules (often an organisation's).
+CATEGORIES = ("security", "cost", "compliance", "operations")
+
+
 @dataclass(frozen=True)
 class Policy:
     id: str
@@ -116,8 +121,14 @@ class Policy:
     remediation: Remediation
     params: Mapping[str, Any]
     enabled_by_default: bool
-    sources: str  # "HPCL" letters of the catalogue
+    sources: str  # letters of the sources it supports (scanner.sources.registry)
     check: Check
+    category: str = "compliance"  # one of CATEGORIES
+    docs_url: str = ""  # its page; built-in policies: docs/policies/<id>.md
+    # {framework: [control id, ...]} it declares itself (built-in policies are mapped in the
+    # framework files, scanner/compliance/frameworks)
+    compliance: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    origin: str = ""  # not built in: the file (YAML) or module (plugin) that declares it
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -130,6 +141,10 @@ class Policy:
             "parameters": dict(self.params),
             "enabled_by_default": self.enabled_by_default,
             "sources": self.sources,
+            "category": self.category,
+            **({"docs_url": self.docs_url or None,
+                "compliance": {k: list(v) for k, v in self.compliance.items()},
+                "origin": self.origin} if self.origin else {}),
         }
 
 
@@ -155,7 +170,16 @@ def policy(
     params: Mapping[str, Any] | None = None,
     enabled_by_default: bool = True,
     sources: str = "HPCL",
+    category: str,
+    fixes: Mapping[str, str] | None = None,
 ) -> Callable[[Check], Check]:
+    """Register a check with its metadata, all of it here: ``category`` (one of CATEGORIES) and
+    ``fixes``, the remediation text of a kind whose format spells the fix differently
+    ({kind: text}, e.g. a Karpenter NodePool's field in place of a launch template's)."""
+    if category not in CATEGORIES:
+        raise ValueError(f"policy {id}: category must be one of {', '.join(CATEGORIES)}")
+    remediation = _with_fixes(remediation, fixes or {})
+
     def register(fn: Check) -> Check:
         if id in REGISTRY:
             raise ValueError(f"policy {id} registered twice")
@@ -180,7 +204,15 @@ def policy(
             enabled_by_default=enabled_by_default,
             sources=sources,
             check=fn,
+            category=category,
         )
         return fn
 
     return register
+
+
+def _with_fixes(remediation: Remediation, fixes: Mapping[str, str]) -> Remediation:
+    by_kind = dict(remediation.by_kind)
+    for kind, text in fixes.items():
+        by_kind.setdefault(kind, Remediation(text=text))
+    return replace(remediation, by_kind=by_kind)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.base import Context, Remediation, policy
-from policies.format_fixes import with_formats
+from policies.yaml_kinds import HEAD, NODE_CLASS, NODE_GROUP, QUEUE, STORAGE
 from scanner.compute import DEVICES, DEVICES_LIVE, Device, kinds_with
 from scanner.compute.view import AWS_OWNED
 from scanner.kinds.facts import EBS_KMS_KEYS
@@ -183,6 +183,7 @@ def _storage_remediation(text: str, *, key: bool) -> Remediation:
     id="EBS-001",
     title="EBS storage is not encrypted",
     severity=Severity.HIGH,
+    category="security",
     kinds=DEVICE_KINDS,
     needs=("ec2.ebs_defaults",),
     observed_needs=OBSERVED,
@@ -191,10 +192,21 @@ def _storage_remediation(text: str, *, key: bool) -> Remediation:
         "configurations and spot requests must be encrypted. In IaC an absent Encrypted passes "
         "only where encryption by default is enabled in the same root module / template "
         "(Terraform: through the same aws provider configuration, i.e. the same region)."),
-    remediation=with_formats("EBS-001", _storage_remediation(
+    remediation=_storage_remediation(
         "Set Encrypted to true on every EBS volume and block device mapping, or enable EBS "
         "encryption by default for the account and region in the same configuration.",
-        key=False)),
+        key=False),
+    fixes={
+        NODE_CLASS: ("In the EC2NodeClass, set encrypted: true on every "
+                     "spec.blockDeviceMappings[].ebs (or remove blockDeviceMappings: Karpenter's "
+                     "default mappings are encrypted)."),
+        NODE_GROUP: ("In the node group, set volumeEncrypted: true (and on every additionalVolumes"
+                     " entry)."),
+        QUEUE: ("Set ComputeSettings.LocalStorage.RootVolume.Encrypted: true (or remove false: "
+                "ParallelCluster encrypts by default)."),
+        HEAD: "Set HeadNode.LocalStorage.RootVolume.Encrypted: true (or remove false).",
+        STORAGE: "Set SharedStorage[].EbsSettings.Encrypted: true (or remove false).",
+    },
 )
 def ebs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     # a volume the service always encrypts (HyperPod) has nothing to fail: EBS-003 judges its key
@@ -227,6 +239,7 @@ def ebs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     id="EBS-002",
     title="EBS encryption by default is disabled",
     severity=Severity.MEDIUM,
+    category="security",
     kinds=("ec2.ebs_defaults",),
     description="Encryption by default must be enabled for the account and region.",
     remediation=Remediation(
@@ -272,13 +285,22 @@ def _aws_managed(key: Any, dev: Device) -> bool | Unknown:
     id="EBS-003",
     title="EBS encrypted with the AWS-managed key, not a customer-managed key",
     severity=Severity.LOW,
+    category="security",
     kinds=DEVICE_KINDS,
     needs=("ec2.ebs_defaults", EBS_KMS_KEYS.name),  # live: default key and key aliases
     observed_needs=OBSERVED_KEYS,
     description="Encrypted EBS storage must use a customer-managed KMS key (off by default).",
-    remediation=with_formats("EBS-003", _storage_remediation(
+    remediation=_storage_remediation(
         "Set KmsKeyId to a customer-managed KMS key (and the account's default EBS key).",
-        key=True)),
+        key=True),
+    fixes={
+        NODE_CLASS: ("Set kmsKeyID to a customer-managed KMS key on every "
+                     "spec.blockDeviceMappings[].ebs of the EC2NodeClass."),
+        NODE_GROUP: "Set volumeKmsKeyID to a customer-managed KMS key.",
+        QUEUE: "Set ComputeSettings.LocalStorage.RootVolume.KmsKeyId to a customer-managed key.",
+        HEAD: "Set HeadNode.LocalStorage.RootVolume.KmsKeyId to a customer-managed key.",
+        STORAGE: "Set SharedStorage[].EbsSettings.KmsKeyId to a customer-managed key.",
+    },
     enabled_by_default=False,
 )
 def ebs_003(resource: Resource, ctx: Context) -> Iterator[Result]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from policies.base import Context, Remediation, policy
 from policies.common import money, rate, to_price
-from policies.format_fixes import with_formats
+from policies.yaml_kinds import NODE_GROUP, QUEUE
 from scanner.compute import SPOT, SpotOffer, kinds_with
 from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Result, Severity, Status, Unknown
@@ -69,13 +69,14 @@ def _offer_rows(offers: tuple[SpotOffer, ...], resource: Resource,
     id="SPOT-001",
     title="Spot max price above the organisation's cap",
     severity=Severity.MEDIUM,
+    category="cost",
     kinds=SPOT_KINDS,
     description="A spot max price may be at most max_price_ratio x the on-demand price of the "
                 "instance type (every override type of a group). With require_explicit_cap, no "
                 "max price counts as the on-demand price (AWS's default). A SPOT Batch compute "
                 "environment's BidPercentage is that share of each type's on-demand price "
                 "(absent: 100 %). A SPOT EKS node group has no max price to set: not judged.",
-    remediation=with_formats("SPOT-001", Remediation(
+    remediation=Remediation(
         text="Set the spot max price to at most max_price_ratio x on-demand. " + ADVICE,
         terraform='instance_market_options {\n  market_type = "spot"\n  spot_options {\n'
                   '    max_price = "0.70"  # <= 0.7 x on-demand of the type\n  }\n}',
@@ -85,7 +86,13 @@ def _offer_rows(offers: tuple[SpotOffer, ...], resource: Resource,
             text="Set the compute environment's bid percentage to at most max_price_ratio x 100. "
                  + ADVICE,
             terraform="compute_resources {\n  bid_percentage = 70\n}",
-            cloudformation="ComputeResources:\n  BidPercentage: 70")})),
+            cloudformation="ComputeResources:\n  BidPercentage: 70")}),
+    fixes={
+        NODE_GROUP: ("Set instancesDistribution.maxPrice to at most max_price_ratio x the on-"
+                     "demand price of every instance type."),
+        QUEUE: ("Set SpotPrice (AWS Batch: SpotBidPercentage) on every compute resource to at most"
+                " max_price_ratio x on-demand."),
+    },
     params={"max_price_ratio": 0.7, "require_explicit_cap": True},
 )
 def spot_001(resource: Resource, ctx: Context) -> Iterator[Result]:
@@ -227,11 +234,12 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
     id="SPOT-002",
     title="Spot max price too low to be fulfilled",
     severity=Severity.MEDIUM,
+    category="cost",
     kinds=SPOT_KINDS,
     needs=(SPOT_PRICES.name,),  # live: current spot prices per type
     description="A spot max price below min_price_ratio x on-demand (or, live, below the current "
                 "spot price) leaves capacity unfulfilled or constantly interrupted.",
-    remediation=with_formats("SPOT-002", Remediation(
+    remediation=Remediation(
         text="Raise the max price to at least min_price_ratio x on-demand, or remove it if the "
              "organisation allows (then the on-demand price applies).",
         terraform='spot_options {\n  max_price = "0.40"\n}',
@@ -240,7 +248,13 @@ def _fail_001(resource: Resource, ctx: Context, failing: list[tuple[SpotOffer, f
             text="Raise the compute environment's bid percentage to at least min_price_ratio x "
                  "100.",
             terraform="compute_resources {\n  bid_percentage = 40\n}",
-            cloudformation="ComputeResources:\n  BidPercentage: 40")})),
+            cloudformation="ComputeResources:\n  BidPercentage: 40")}),
+    fixes={
+        NODE_GROUP: ("Raise instancesDistribution.maxPrice to at least min_price_ratio x on-"
+                     "demand."),
+        QUEUE: ("Raise SpotPrice (AWS Batch: SpotBidPercentage) to at least min_price_ratio x on-"
+                "demand."),
+    },
     params={"min_price_ratio": 0.25},
 )
 def spot_002(resource: Resource, ctx: Context) -> Iterator[Result]:

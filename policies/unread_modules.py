@@ -16,6 +16,7 @@ MODULE_CALL = "terraform.module_call"
     id="TF-001",
     title="Terraform module not read",
     severity=Severity.HIGH,
+    category="compliance",
     kinds=(MODULE_CALL,),
     description="A module call whose module could not be read: a remote source (the "
                 "Terraform Registry, git, an archive) that `terraform init` did not install "

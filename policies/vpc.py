@@ -20,7 +20,7 @@ from policies.common import (
     describe,
     ref_text,
 )
-from policies.format_fixes import with_formats
+from policies.yaml_kinds import HEAD, NODE_GROUP, NODE_POOL, QUEUE
 from scanner.compute import Attr, Placement
 from scanner.compute.launch import decisive
 from scanner.model import Ref, Resource, Result, Severity, Status, Unknown
@@ -93,6 +93,7 @@ S3_ENDPOINT_CFN = '''S3Endpoint:
     id="VPC-001",
     title="VPC hosting GPU compute has no S3 gateway endpoint",
     severity=Severity.MEDIUM,
+    category="security",
     kinds=("ec2.vpc",),
     needs=COMPUTE_KINDS + NETWORK_KINDS,
     observed_needs=OBSERVED_EGRESS,
@@ -255,6 +256,7 @@ def _egress_text(egress: list[Egress]) -> str:
     id="VPC-002",
     title="GPU subnet's route table is not covered by the VPC's S3 gateway endpoint",
     severity=Severity.MEDIUM,
+    category="security",
     kinds=("ec2.subnet",),
     needs=COMPUTE_KINDS + NETWORK_KINDS,
     observed_needs=OBSERVED_ENDPOINT_ROUTES,
@@ -346,6 +348,7 @@ def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
     id="VPC-003",
     title="VPC endpoint policy allows everything",
     severity=Severity.LOW,
+    category="security",
     kinds=("ec2.vpc_endpoint",),
     needs=COMPUTE_KINDS + NETWORK_KINDS,
     observed_needs=OBSERVED_ENDPOINTS,
@@ -448,19 +451,28 @@ def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
     id="VPC-004",
     title="GPU compute gets a public IP address",
     severity=Severity.HIGH,
+    category="security",
     kinds=COMPUTE_KINDS,
     needs=NETWORK_KINDS,
     observed_needs=OBSERVED_PUBLIC_ROUTES,
     description="GPU instances must not be reachable from the internet: an explicit "
                 "AssociatePublicIpAddress fails on its own; a subnet's MapPublicIpOnLaunch fails "
                 "when that subnet routes 0.0.0.0/0 to an internet gateway; live, a public IP.",
-    remediation=with_formats("VPC-004", Remediation(
+    remediation=Remediation(
         text="Run GPU compute in private subnets behind NAT (or no egress), set "
              "AssociatePublicIpAddress to false, and reach it through SSM or a bastion.",
         terraform="associate_public_ip_address = false\n"
                   "# and in aws_subnet: map_public_ip_on_launch = false",
         cloudformation="NetworkInterfaces:\n  - DeviceIndex: 0\n"
-                       "    AssociatePublicIpAddress: false")),
+                       "    AssociatePublicIpAddress: false"),
+    fixes={
+        NODE_POOL: ("Set associatePublicIPAddress: false on its EC2NodeClass and select only "
+                    "private subnets in subnetSelectorTerms."),
+        NODE_GROUP: "Set privateNetworking: true (the nodes then run in the private subnets).",
+        QUEUE: "Set Networking.AssignPublicIp: false and use private subnets behind NAT.",
+        HEAD: ("Set HeadNode.Networking.ElasticIp: false and reach the head node through SSM or a "
+               "bastion."),
+    },
 )
 def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
     view = ctx.compute.of(resource)

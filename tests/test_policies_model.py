@@ -350,8 +350,23 @@ def test_observed_needs_must_be_among_what_a_policy_reads():
         policy(id="TEST-1", title="t", severity=Severity.LOW, kinds=("ec2.volume",),
                description="", remediation=Remediation(text="", terraform="",
                                                        cloudformation=""),
-               observed_needs=("ec2.instance",))(lambda r, c: [])
+               observed_needs=("ec2.instance",), category="security")(lambda r, c: [])
     assert "TEST-1" not in REGISTRY
+
+
+def test_a_policy_declares_its_category_and_its_fixes_per_kind():
+    from policies.base import REGISTRY, Remediation, policy
+
+    with pytest.raises(ValueError, match="TEST-2: category must be one of"):
+        policy(id="TEST-2", title="t", severity=Severity.LOW, kinds=("ec2.volume",),
+               description="", remediation=Remediation(text="x"), category="money")
+    assert "TEST-2" not in REGISTRY
+    from policies import all_policies
+
+    pol = all_policies()["EBS-001"]
+    assert pol.category == "security" and all_policies()["ASG-002"].category == "cost"
+    assert "volumeEncrypted" in pol.remediation.for_kind("eksctl.node_group").text
+    assert pol.remediation.for_kind("ec2.volume") is pol.remediation
 
 
 def test_unknown_policy_id_is_reported():

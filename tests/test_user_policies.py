@@ -562,7 +562,8 @@ def test_policies_list_and_show_include_user_policies() -> None:
     assert listed["ORG-GPU-002"]["compliance"] == {"finops": ["allocation"],
                                                    "nist-800-53-r5": ["CM-8"]}
     assert listed["ORG-GPU-002"]["origin"].endswith("gpu-required-tags.yaml")
-    assert "category" not in listed["VPC-004"]
+    assert listed["VPC-004"]["category"] == "security"  # built-ins declare theirs too
+    assert "origin" not in listed["VPC-004"]
     proc = gpuaudit("policies", "show", "ORG-GPU-001", "--policy-dir", str(EXAMPLES))
     assert proc.returncode == 0 and "declared in:" in proc.stdout
     assert "GPU compute uses an approved instance family" in proc.stdout

@@ -11,8 +11,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from policies.api import UserPolicy
-from policies.base import Remediation
+from policies.base import Policy, Remediation
 from policies.declarative.check import SELECTORS, make_check
 from policies.declarative.conditions import OPERATORS, compile_condition
 from policies.declarative.fields import FIELDS, TAGS, check_path, view_kinds
@@ -56,9 +55,9 @@ def policy_files(directory: Path) -> list[Path]:
 
 
 def load_policy_dir(directory: Path, *, taken: Collection[str] = (),
-                    builtin: Collection[str] = ()) -> list[UserPolicy]:
+                    builtin: Collection[str] = ()) -> list[Policy]:
     """Every policy of the directory, or PolicyFileError for the first file that is wrong."""
-    out: list[UserPolicy] = []
+    out: list[Policy] = []
     seen = dict.fromkeys(taken)
     origins: dict[str, str] = {}
     for path in policy_files(directory):
@@ -70,7 +69,7 @@ def load_policy_dir(directory: Path, *, taken: Collection[str] = (),
 
 
 def load_policy_file(path: Path, *, taken: Collection[str] = (), builtin: Collection[str] = (),
-                     origins: Mapping[str, str] | None = None) -> UserPolicy:
+                     origins: Mapping[str, str] | None = None) -> Policy:
     try:
         doc, lines = read_policy_file(path)
     except FileProblem as exc:
@@ -82,7 +81,7 @@ def load_policy_file(path: Path, *, taken: Collection[str] = (), builtin: Collec
 
 
 def _build(path: Path, doc: Any, lines: Lines, taken: Collection[str],
-           builtin: Collection[str], origins: Mapping[str, str]) -> UserPolicy:
+           builtin: Collection[str], origins: Mapping[str, str]) -> Policy:
     if not isinstance(doc, dict):
         raise FileProblem("a policy is a mapping (id, title, severity, …)", 1)
     if "condition" in doc:
@@ -117,7 +116,7 @@ def _build(path: Path, doc: Any, lines: Lines, taken: Collection[str],
     from policies.base import _observable
 
     check = make_check(pid, node, selector, uses_view)
-    return UserPolicy(
+    return Policy(
         id=pid,
         title=doc["title"],
         severity=Severity.parse(doc["severity"]),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from policies.base import Policy
 from scanner.run.pipeline import EXIT_ERROR, EXIT_FINDINGS
 
 
@@ -81,14 +82,14 @@ def policies_paths(kinds: tuple[str, ...]) -> None:
             click.echo(path)
 
 
-def user_policy_lines(pol: object) -> list[str]:
+def user_policy_lines(pol: Policy) -> list[str]:
     """What `policies show` adds for a policy that is not built in."""
-    origin = getattr(pol, "origin", "")
+    origin = pol.origin
     if not origin:
         return []
-    out = [f"category: {getattr(pol, 'category', '')}   declared in: {origin}"]
-    if getattr(pol, "docs_url", ""):
-        out.append(f"docs: {pol.docs_url}")  # type: ignore[attr-defined]
-    for framework, controls in (getattr(pol, "compliance", None) or {}).items():
+    out = [f"category: {pol.category}   declared in: {origin}"]
+    if pol.docs_url:
+        out.append(f"docs: {pol.docs_url}")
+    for framework, controls in pol.compliance.items():
         out.append(f"compliance: {framework}: {', '.join(controls)}")
     return [*out, ""]

@@ -212,7 +212,7 @@ def declared_mapping(policy_id: str) -> Any:
     except ImportError:  # pragma: no cover - the package always ships policies
         return None
     policy = all_policies().get(policy_id)
-    return getattr(policy, "compliance", None) if policy is not None else None
+    return policy.compliance if policy is not None else None
 
 
 def policy_controls(policy_id: str) -> dict[str, list[str]]:
