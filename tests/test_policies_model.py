@@ -366,7 +366,7 @@ def test_a_policy_declares_its_category_and_its_fixes_per_kind():
     pol = all_policies()["EBS-001"]
     assert pol.category == "security" and all_policies()["ASG-002"].category == "cost"
     assert "volumeEncrypted" in pol.remediation.for_kind("eksctl.node_group").text
-    assert pol.remediation.for_kind("ec2.volume") is pol.remediation
+    assert pol.remediation.for_kind("no.such_kind") is pol.remediation
 
 
 def test_unknown_policy_id_is_reported():
