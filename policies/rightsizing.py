@@ -541,12 +541,7 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
                        float(ctx.params["burst_ratio"]), work)
     demand = replace(demand, current_types=tuple(
         s for t in subj.capacity.types if (s := ctx.catalog.spec(t)) is not None))
-    opts = Options(float(ctx.params["memory_headroom"]), float(ctx.params["compute_headroom"]),
-                   bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
-                   tuple(str(f) for f in ctx.params["families"] or ()),
-                   float(ctx.params["peak_limit_percent"]), float(ctx.params["host_headroom"]),
-                   subj.region, work.zones, subj.capacity.total,
-                   _may_consolidate(subj, work, ctx))
+    opts = _options(subj, work, ctx)
     market = ON_DEMAND if subj.capacity.on_demand else SPOT
     current_rate = _price(subj, ctx, subj.current, market).usd_hour or 0.0
     found = recommend(measured, current_rate, demand, ctx.catalog,
@@ -581,7 +576,24 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
             return
         yield _risky_notice(subj, ctx, first, evidence, max_risk)
         return
-    best = safe[0]
+    yield from _oversized(resource, subj, subj.spec, ctx, demand, safe[0], evidence)
+
+
+def _options(subj: Subject, work: Workload, ctx: Context) -> Options:
+    """The right-sizing options of RS-001 from its parameters and the workload."""
+    return Options(float(ctx.params["memory_headroom"]), float(ctx.params["compute_headroom"]),
+                   bool(ctx.params["allow_arch_change"]), bool(ctx.params["allow_vendor_change"]),
+                   tuple(str(f) for f in ctx.params["families"] or ()),
+                   float(ctx.params["peak_limit_percent"]), float(ctx.params["host_headroom"]),
+                   subj.region, work.zones, subj.capacity.total,
+                   _may_consolidate(subj, work, ctx))
+
+
+def _oversized(resource: Resource, subj: Subject, spec: InstanceSpec, ctx: Context,
+               demand: Demand, best: Candidate, evidence: dict[str, Any]) -> Iterator[Result]:
+    """RS-001's verdict on a safe cheaper type: FAIL with the saving, or PASS below the
+    minimum saving, or FAIL without a saving on prepaid capacity."""
+    minimum = float(ctx.params["min_saving_usd_month"])
     move = _move(subj, best)
     evidence |= {"recommended": best.instance_type, "move": move,
                  "performance_risk": {"level": best.risk,
@@ -597,7 +609,7 @@ def rs_001(resource: Resource, ctx: Context) -> Iterator[Result]:
     stat = demand.high_label if demand.high_label.startswith("P") and not demand.bursty \
         else "peak"
     text = (f"{subj.current} is oversized: {demand.gpus_used} of "
-            f"{subj.spec.gpu_count:g} GPU(s) used, {stat} "
+            f"{spec.gpu_count:g} GPU(s) used, {stat} "
             f"{demand.sized_on:.0f}%, peak memory {demand.mem_peak_mib / 1024:.1f} GiB; "
             f"{move['text']} fits (projected {best.fit.projected:.0f}%, performance risk "
             f"{best.risk} {rs_risk.level_name(best.risk)})")
