@@ -521,11 +521,31 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
                              f"(AssociatePublicIpAddress is false: {path})",
                              path=path, evidence=evidence | {path: False})
         return
+    public, unknown, certain, maybe_subnet = _landing_subnets(resource, net.subnets, ctx)
+    evidence["public_subnets"] = public
+    evidence["subnets"] = sorted({ref_text(r) for r in net.subnets if not isinstance(r, Unknown)})
+    if public:
+        yield _gated(ctx, resource, gpu, Status.FAIL,
+                     f"launches into public subnet {public[0]} (MapPublicIpOnLaunch and a "
+                     "0.0.0.0/0 route to an internet gateway)", "SubnetId", evidence)
+    elif unknown is not None:
+        yield _gated(ctx, resource, gpu, Status.UNKNOWN,
+                     f"cannot tell whether the subnet is public: {unknown.reason}", "SubnetId",
+                     evidence)
+    elif gpu is True:
+        yield ctx.result(resource, Status.PASS, "no public IP is assigned", evidence=evidence,
+                         doubt=None if certain else maybe_subnet)
+
+
+def _landing_subnets(resource: Resource, refs: tuple[Any, ...], ctx: Context
+                     ) -> tuple[list[str], Unknown | None, bool, Unknown | None]:
+    """Of the subnets a launch lands in: the public ones, why it is not known whether one is
+    public, whether one certainly exists, and why the others may not exist."""
     public: list[str] = []
     unknown: Unknown | None = None
     certain = False  # a subnet it lands in that certainly exists
     maybe_subnet: Unknown | None = None
-    for ref in net.subnets:
+    for ref in refs:
         if isinstance(ref, Unknown):  # e.g. no subnet: the default VPC, not in the scan
             unknown = unknown or ref
             continue
@@ -543,19 +563,7 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
                 public.append(subnet.id)
             elif isinstance(p, Unknown):
                 unknown = p
-    evidence["public_subnets"] = public
-    evidence["subnets"] = sorted({ref_text(r) for r in net.subnets if not isinstance(r, Unknown)})
-    if public:
-        yield _gated(ctx, resource, gpu, Status.FAIL,
-                     f"launches into public subnet {public[0]} (MapPublicIpOnLaunch and a "
-                     "0.0.0.0/0 route to an internet gateway)", "SubnetId", evidence)
-    elif unknown is not None:
-        yield _gated(ctx, resource, gpu, Status.UNKNOWN,
-                     f"cannot tell whether the subnet is public: {unknown.reason}", "SubnetId",
-                     evidence)
-    elif gpu is True:
-        yield ctx.result(resource, Status.PASS, "no public IP is assigned", evidence=evidence,
-                         doubt=None if certain else maybe_subnet)
+    return public, unknown, certain, maybe_subnet
 
 
 def _gated(ctx: Context, resource: Resource, gpu: bool | Unknown, status: Status, message: str,
