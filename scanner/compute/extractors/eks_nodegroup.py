@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.compute.index import Views
-from scanner.compute.launch import decisive, placement, subnet_values
+from scanner.compute.launch import LaunchSpec, decisive, placement, subnet_values
 from scanner.compute.purchase import group_split
 from scanner.compute.registry import DEVICES, GROUP, LAUNCHES, MEASURED, PLACES, extractor
 from scanner.compute.values import as_list, to_int
@@ -56,25 +56,7 @@ def eks_nodegroup(r: Resource, views: Views) -> ComputeView:
     lt_spec = views.template_spec(lt) if lt is not None else None
 
     own = r.get("InstanceTypes")
-    requirement = None
-    if isinstance(own, Unknown):
-        types: list[Any] = [own]
-    elif [t for t in as_list(own) if t is not None]:
-        types = [t for t in as_list(own) if t is not None]
-    elif lt_spec is not None and lt_spec.instance_type.value is not None:
-        types = [lt_spec.instance_type.value]
-    elif spec and lt is None:
-        types = [Unknown("the instance type may be its launch template's, and the template is "
-                         "not in the scan")]
-    else:  # no type here nor in the template: EKS's default for the AMI type
-        ami = r.get("AmiType")
-        if isinstance(ami, Unknown):
-            types = [Unknown(f"no instance type, and the AMI type is not known ({ami.reason})")]
-        elif isinstance(ami, str) and any(m in ami.upper() for m in GPU_AMI_MARKS):
-            types = [Unknown(f"no instance type: EKS picks its default for AMI type {ami}")]
-            requirement = GpuRequirement(True, "AmiType", f"AmiType {ami}")
-        else:
-            types = [DEFAULT_TYPE]
+    types, requirement = _types(r, own, spec, lt, lt_spec)
 
     scaling = r.get("ScalingConfig")
     if isinstance(scaling, Unknown):
@@ -131,6 +113,32 @@ def eks_nodegroup(r: Resource, views: Views) -> ComputeView:
         devices=devices, network=network, templates=uses,
         members=tuple(dict.fromkeys(members)),
         active=r.declared or status not in GONE, running=r.declared or status not in GONE)
+
+
+def _types(r: Resource, own: Any, spec: Any, lt: Resource | None, lt_spec: LaunchSpec | None
+           ) -> tuple[list[Any], GpuRequirement | None]:
+    """The node group's instance types: its own, else its launch template's, else EKS's default
+    for its AMI type (a GPU AMI type says GPU even when the type is not known)."""
+    requirement = None
+    if isinstance(own, Unknown):
+        types: list[Any] = [own]
+    elif [t for t in as_list(own) if t is not None]:
+        types = [t for t in as_list(own) if t is not None]
+    elif lt_spec is not None and lt_spec.instance_type.value is not None:
+        types = [lt_spec.instance_type.value]
+    elif spec and lt is None:
+        types = [Unknown("the instance type may be its launch template's, and the template is "
+                         "not in the scan")]
+    else:  # no type here nor in the template: EKS's default for the AMI type
+        ami = r.get("AmiType")
+        if isinstance(ami, Unknown):
+            types = [Unknown(f"no instance type, and the AMI type is not known ({ami.reason})")]
+        elif isinstance(ami, str) and any(m in ami.upper() for m in GPU_AMI_MARKS):
+            types = [Unknown(f"no instance type: EKS picks its default for AMI type {ami}")]
+            requirement = GpuRequirement(True, "AmiType", f"AmiType {ami}")
+        else:
+            types = [DEFAULT_TYPE]
+    return types, requirement
 
 
 def nodegroup_option(market: Any, spot: bool | Unknown, r: Resource, lt: Resource | None,
