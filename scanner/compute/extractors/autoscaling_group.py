@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.compute.index import Views
-from scanner.compute.launch import decisive, placement, subnet_values
+from scanner.compute.launch import LaunchSpec, decisive, placement, subnet_values
 from scanner.compute.purchase import (
     REJECTED_SPOT_TEMPLATE,
     capacity_text,
@@ -24,8 +24,10 @@ from scanner.compute.view import (
     Attr,
     Capacity,
     ComputeView,
+    GpuRequirement,
     Network,
     Purchase,
+    Split,
     SpotOffer,
     TemplateUse,
     Types,
@@ -56,26 +58,7 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
     lc_spec = views.template_spec(lc) if lc is not None else None
 
     overrides = dig(a, f"{MIP}.LaunchTemplate.Overrides")
-    override_types: list[Any] = []
-    requirement = None
-    if isinstance(overrides, Unknown):
-        types: list[Any] = [overrides]
-    else:
-        override_types = [o.get("InstanceType") for o in as_list(overrides)
-                          if isinstance(o, dict) and o.get("InstanceType") is not None]
-        requirement = _override_requirement(overrides)
-        types = list(override_types)
-        if not types and requirement is None:
-            if lt_spec is not None:
-                types = [lt_spec.instance_type.value]
-                if types == [None] and lt_spec.requirement is not None:
-                    types, requirement = [], lt_spec.requirement
-            elif lc_spec is not None:
-                types = [lc_spec.instance_type.value]
-            else:
-                types = [Unknown("launch template or configuration not found")]
-    types = [t for t in types if t is not None] or (
-        [] if requirement is not None else [Unknown("no instance type")])
+    types, override_types, requirement = _types(overrides, lt_spec, lc_spec)
 
     capacity = Capacity(
         desired=Attr(to_int(r.get("DesiredCapacity")), "DesiredCapacity"),
@@ -100,32 +83,9 @@ def autoscaling_group(r: Resource, views: Views) -> ComputeView:
     if isinstance(mip, dict) and mip and lt is not None and lt_spec is not None and \
             lt_spec.spot_market is True:
         rejected = REJECTED_SPOT_TEMPLATE.format(group=r.id, template=lt.id)
-    spot: tuple[SpotOffer, ...] | Unknown = ()
-    if mip and not rejected:
-        if isinstance(split, Unknown):
-            spot = split
-        elif split is not None and split.spot > 0:
-            price = dig(a, f"{DIST}.SpotMaxPrice")
-            offered = types or [Unknown("instance types chosen by attributes "
-                                        "(InstanceRequirements)")]
-            basis = f"{split.spot} spot of {capacity_text(split)}"
-            spot = tuple(SpotOffer(t, price, f"{DIST}.SpotMaxPrice", split.spot,
-                                   count_basis=basis)
-                         for t in dict.fromkeys(offered))
+    spot = _spot_offers(r, split, types) if mip and not rejected else ()
 
-    inherited: tuple[Attr, ...] = ()
-    for template, tspec in ((lt, lt_spec), (lc, lc_spec)):
-        flag = decisive(tspec.public_ip) if tspec is not None else None
-        if template is not None and flag is not None:
-            inherited = (Attr(flag.value, f"{template.id}: {flag.path}"),)
-            break
-    zones = r.get("VPCZoneIdentifier")
-    subnets = (zones,) if isinstance(zones, Unknown) else subnet_values(as_list(zones))
-    azs = r.get("AvailabilityZones")
-    zone_list = (azs,) if isinstance(azs, Unknown) else tuple(as_list(azs))
-    network = Network(placed=True, subnets_path="VPCZoneIdentifier", zones=zone_list,
-                      subnets=placement(subnets, zone_list, views.index, r.scope),
-                      inherited_public_ip=inherited)
+    network = _network(r, views, ((lt, lt_spec), (lc, lc_spec)))
     uses = []
     if lt is not None:
         uses.append(TemplateUse(lt, tuple(override_types)))
@@ -172,3 +132,64 @@ def _override_requirement(overrides: Any) -> Any:
             if req is not None:
                 return req
     return None
+
+
+def _types(overrides: Any, lt_spec: LaunchSpec | None, lc_spec: LaunchSpec | None
+           ) -> tuple[list[Any], list[Any], GpuRequirement | None]:
+    """(instance types, the overrides' types, the GPU requirement by attributes): the mixed
+    instances policy's overrides, else the launch template's or configuration's type."""
+    override_types: list[Any] = []
+    requirement = None
+    if isinstance(overrides, Unknown):
+        types: list[Any] = [overrides]
+    else:
+        override_types = [o.get("InstanceType") for o in as_list(overrides)
+                          if isinstance(o, dict) and o.get("InstanceType") is not None]
+        requirement = _override_requirement(overrides)
+        types = list(override_types)
+        if not types and requirement is None:
+            if lt_spec is not None:
+                types = [lt_spec.instance_type.value]
+                if types == [None] and lt_spec.requirement is not None:
+                    types, requirement = [], lt_spec.requirement
+            elif lc_spec is not None:
+                types = [lc_spec.instance_type.value]
+            else:
+                types = [Unknown("launch template or configuration not found")]
+    types = [t for t in types if t is not None] or (
+        [] if requirement is not None else [Unknown("no instance type")])
+    return types, override_types, requirement
+
+
+def _network(r: Resource, views: Views,
+             templates: tuple[tuple[Resource | None, LaunchSpec | None], ...]) -> Network:
+    """Where the group launches, and the public-IP setting its template or configuration gives
+    (the first that decides)."""
+    inherited: tuple[Attr, ...] = ()
+    for template, tspec in templates:
+        flag = decisive(tspec.public_ip) if tspec is not None else None
+        if template is not None and flag is not None:
+            inherited = (Attr(flag.value, f"{template.id}: {flag.path}"),)
+            break
+    zones = r.get("VPCZoneIdentifier")
+    subnets = (zones,) if isinstance(zones, Unknown) else subnet_values(as_list(zones))
+    azs = r.get("AvailabilityZones")
+    zone_list = (azs,) if isinstance(azs, Unknown) else tuple(as_list(azs))
+    network = Network(placed=True, subnets_path="VPCZoneIdentifier", zones=zone_list,
+                      subnets=placement(subnets, zone_list, views.index, r.scope),
+                      inherited_public_ip=inherited)
+    return network
+
+
+def _spot_offers(r: Resource, split: Split | Unknown | None, types: list[Any]
+                 ) -> tuple[SpotOffer, ...] | Unknown:
+    """What the mixed instances policy offers to spot: each type at the group's max price."""
+    if isinstance(split, Unknown):
+        return split
+    if split is None or split.spot <= 0:
+        return ()
+    price = dig(r.attrs, f"{DIST}.SpotMaxPrice")
+    offered = types or [Unknown("instance types chosen by attributes (InstanceRequirements)")]
+    basis = f"{split.spot} spot of {capacity_text(split)}"
+    return tuple(SpotOffer(t, price, f"{DIST}.SpotMaxPrice", split.spot, count_basis=basis)
+                 for t in dict.fromkeys(offered))
