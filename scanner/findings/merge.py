@@ -15,7 +15,7 @@ import json
 import posixpath
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +152,53 @@ def counted_parts(parts: Sequence[Part], warn: Callable[[str], None]) -> list[Pa
     return [k for k, _ in kept]
 
 
+@dataclass
+class _Gathered:
+    """What the parts of a merge hold together: each finding once (the worse verdict where
+    two parts disagree), the passes not listed, resources, errors, notices, coverage rows."""
+
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    findings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    first_seen: dict[str, str] = field(default_factory=dict)
+    duplicates: Counter[str] = field(default_factory=Counter)
+    conflicts: list[tuple[dict[str, Any], str, dict[str, Any], str]] = field(
+        default_factory=list)
+    passed: Counter[str] = field(default_factory=Counter)
+    notices: list[dict[str, Any]] = field(default_factory=list)
+    coverage: list[dict[str, Any]] = field(default_factory=list)
+    resources: int = 0
+
+    def add(self, part: Part, *, counted: bool) -> None:
+        doc = part.doc
+        listed_pass: Counter[str] = Counter()
+        for f in doc["findings"]:
+            if f["status"] == "PASS":
+                listed_pass[f["policy_id"]] += 1
+            self._finding(f, part.name)
+        if counted:
+            for pid, counts in doc["summary"]["by_policy"].items():
+                unlisted = int(counts.get("PASS", 0)) - listed_pass[pid]
+                if unlisted > 0:
+                    self.passed[pid] += unlisted
+            self.resources += int(doc["summary"].get("resources", 0))
+        self.errors.extend(doc["errors"])
+        self.notices.extend(doc.get("notices", []))
+        self.coverage.extend(doc.get("coverage", []))
+
+    def _finding(self, f: dict[str, Any], name: str) -> None:
+        kept = self.findings.get(f["id"])
+        if kept is None:
+            self.findings[f["id"]] = f
+            self.first_seen[f["id"]] = name
+        elif kept["status"] == f["status"]:
+            self.duplicates[self.first_seen[f["id"]] + " and " + name] += 1
+        else:
+            self.conflicts.append((kept, self.first_seen[f["id"]], f, name))
+            if worse(f["status"], kept["status"]):
+                self.findings[f["id"]] = f
+                self.first_seen[f["id"]] = name
+
+
 def merge_reports(
     parts: Sequence[Part],
     *,
@@ -163,17 +210,6 @@ def merge_reports(
     ``warn`` hears of overlapping inputs (they are notices of the merged report too)."""
     from scanner.engine.evaluate import report_order
 
-    findings: dict[str, dict[str, Any]] = {}
-    first_seen: dict[str, str] = {}
-    duplicates: Counter[str] = Counter()
-    conflicts: list[tuple[dict[str, Any], str, dict[str, Any], str]] = []
-    passed: Counter[str] = Counter()
-    errors: list[dict[str, Any]] = [
-        {"kind": "input", "path": path, "reason": reason} for path, reason in unreadable
-    ]
-    notices: list[dict[str, Any]] = []
-    coverage: list[dict[str, Any]] = []
-    resources = 0
     overlaps: list[str] = []
 
     def said(message: str) -> None:
@@ -182,33 +218,12 @@ def merge_reports(
             warn(message)
 
     counted = {id(p) for p in counted_parts(parts, said)}
+    acc = _Gathered(errors=[{"kind": "input", "path": path, "reason": reason}
+                            for path, reason in unreadable])
     for part in parts:
-        doc = part.doc
-        listed_pass: Counter[str] = Counter()
-        for f in doc["findings"]:
-            if f["status"] == "PASS":
-                listed_pass[f["policy_id"]] += 1
-            if f["id"] in findings:
-                kept = findings[f["id"]]
-                if kept["status"] == f["status"]:
-                    duplicates[first_seen[f["id"]] + " and " + part.name] += 1
-                    continue
-                conflicts.append((kept, first_seen[f["id"]], f, part.name))
-                if worse(f["status"], kept["status"]):
-                    findings[f["id"]] = f
-                    first_seen[f["id"]] = part.name
-                continue
-            findings[f["id"]] = f
-            first_seen[f["id"]] = part.name
-        if id(part) in counted:
-            for pid, counts in doc["summary"]["by_policy"].items():
-                unlisted = int(counts.get("PASS", 0)) - listed_pass[pid]
-                if unlisted > 0:
-                    passed[pid] += unlisted
-            resources += int(doc["summary"].get("resources", 0))
-        errors.extend(doc["errors"])
-        notices.extend(doc.get("notices", []))
-        coverage.extend(doc.get("coverage", []))
+        acc.add(part, counted=id(part) in counted)
+    findings, duplicates, conflicts = acc.findings, acc.duplicates, acc.conflicts
+    errors, notices, coverage = acc.errors, acc.notices, acc.coverage
     for pair, n in sorted(duplicates.items()):
         message = f"{n} finding(s) appear in both reports and are listed once (the reports overlap)"
         notices.append({"path": pair, "message": message})
@@ -232,8 +247,8 @@ def merge_reports(
         inputs=_inputs(parts),
         catalog=catalog,
         coverage=_one_row_per_service(coverage),
-        passed=passed,
-        resources=resources,
+        passed=acc.passed,
+        resources=acc.resources,
         deterministic=deterministic,
     )
 
