@@ -166,7 +166,7 @@ def test_a_policy_naming_an_undeclared_kind_is_refused_when_registered(
         kinds: tuple[str, ...], needs: tuple[str, ...], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         policy(id="TEST-9", title="t", severity=Severity.LOW, kinds=kinds, needs=needs,
-               description="", remediation=Remediation(text=""))(lambda r, c: [])
+               description="", remediation=Remediation(text=""), category="cost")(lambda r, c: [])
     assert "TEST-9" not in REGISTRY
 
 
