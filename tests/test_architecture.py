@@ -196,3 +196,18 @@ def test_scanner_root_holds_packages_only() -> None:
                    if p.name not in ("__init__.py", "__main__.py", "__pycache__")
                    and not (p.is_dir() and (p / "__init__.py").is_file()))
     assert loose == []
+
+
+def test_the_command_line_imports_no_policy_source_or_aws_code_until_a_command_needs_it() -> None:
+    """The pre-commit hook pays for every import at its start: the CLI module alone loads
+    neither the policies, the compute views, a source reader, boto3 nor jinja2."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, scanner.cli.main\n"
+             "heavy = ('policies', 'scanner.compute', 'scanner.sources.terraform', 'boto3', "
+             "'jinja2', 'scanner.aws.collect')\n"
+             "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.strip()
+    assert out == "[]"

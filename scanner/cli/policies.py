@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from policies.base import Policy
 from scanner.run.pipeline import EXIT_ERROR, EXIT_FINDINGS
+
+if TYPE_CHECKING:  # the CLI imports the policies only when a command needs them
+    from policies.base import Policy
 
 
 def policy_dir_option() -> click.Option:
