@@ -4,14 +4,16 @@ by users (docs/user-policies.md). Thin: parse, call scanner.policy_files, exit c
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
+from click.decorators import FC
 
 from scanner.runner import EXIT_ERROR, EXIT_FINDINGS
 
 
-def policy_dir_option() -> click.Option:
+def policy_dir_option() -> Callable[[FC], FC]:
     return click.option("--policy-dir", "policy_dirs", multiple=True,
                         type=click.Path(path_type=Path, file_okay=False),
                         help="Also the declarative policies of this directory (repeatable).")
@@ -87,8 +89,8 @@ def user_policy_lines(pol: object) -> list[str]:
     if not origin:
         return []
     out = [f"category: {getattr(pol, 'category', '')}   declared in: {origin}"]
-    if getattr(pol, "docs_url", ""):
-        out.append(f"docs: {pol.docs_url}")  # type: ignore[attr-defined]
+    if docs_url := getattr(pol, "docs_url", ""):
+        out.append(f"docs: {docs_url}")
     for framework, controls in (getattr(pol, "compliance", None) or {}).items():
         out.append(f"compliance: {framework}: {', '.join(controls)}")
     return [*out, ""]
