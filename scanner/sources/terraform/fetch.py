@@ -143,7 +143,7 @@ class ModuleFetcher:
         try:
             listed = [v.get("version") for m in doc.get("modules", [])
                       for v in m.get("versions", []) if isinstance(v, dict)]
-        except AttributeError:
+        except (AttributeError, TypeError):  # not a dict, or not a list (not iterable)
             raise FetchError(f"the registry's versions of {src.package} are not in the "
                              "registry protocol's form") from None
         try:
