@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 from scanner.compute import registry
 from scanner.compute.launch import LaunchSpec, launch_spec, unknown_spec
 from scanner.compute.view import ComputeView, TemplateUse
-from scanner.graph import ResourceIndex, doubt
 from scanner.model import Resource, Unknown
+from scanner.model.graph import ResourceIndex, doubt
 
 _T = TypeVar("_T")
 
