@@ -44,6 +44,7 @@ test-tools:
 
 test: $(STAMP) $(CHECKOV_STAMP) test-tools
 	$(PY) -m ruff check scanner policies reports tests tools bench
+	$(PY) -m mypy
 	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(PYCACHE) \
 	GPUAUDIT_TEST_CHECKOV=$(abspath $(CHECKOV_VENV))/bin/checkov $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
@@ -51,8 +52,10 @@ test: $(STAMP) $(CHECKOV_STAMP) test-tools
 dist: $(STAMP)
 	$(PY) -m build --outdir dist .
 
+# mypy --strict on scanner/ and policies/ ([tool.mypy] in pyproject.toml; its cache in .cache/mypy)
 lint: $(STAMP)
 	$(PY) -m ruff check scanner policies reports tests tools bench
+	$(PY) -m mypy
 
 bench: $(STAMP) $(CHECKOV_STAMP)
 	$(PY) bench/run.py
@@ -86,4 +89,4 @@ fixtures: $(STAMP)
 	bash tools/make_plan_fixtures.sh
 
 clean:
-	rm -rf gpuaudit-report bench/out .pytest_cache .cache/hook-repo-* .cache/.hook-repo-* .cache/demo-env-* .cache/pycache
+	rm -rf gpuaudit-report bench/out .pytest_cache .cache/hook-repo-* .cache/.hook-repo-* .cache/demo-env-* .cache/pycache .cache/mypy

@@ -123,6 +123,7 @@ def judged_on_its_mix(resource: Resource, ctx: Context) -> bool:
     configuration (ASG-004 says so), not for prepaid capacity (a Capacity Block, a targeted
     reservation: paid whether it runs or not, so the band does not apply and no spot saving
     exists); both are notices. An option not known is left to the split (UNKNOWN there)."""
+    # union-attr: not None, asg_001 (the only caller) returned when the view was None
     purchase = ctx.compute.of(resource).purchase  # type: ignore[union-attr]
     if purchase.rejected:
         ctx.notice(resource, "not judged: its purchase configuration is rejected by AWS "
@@ -159,6 +160,7 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
     spot_prices = asg.get("CurrentSpotPrices") if isinstance(asg.get("CurrentSpotPrices"),
                                                               dict) else None
     ratio = float(ctx.params["spot_price_ratio"])
+    # union-attr: not None, asg_001 (the only caller) returned when the view was None
     types = ctx.compute.of(asg).types.values  # type: ignore[union-attr]
     account = asg.provenance.account
     priced = sorted((ctx.pricing.on_demand(p.usd_hour, t, account).usd_hour, t)

@@ -32,7 +32,7 @@ def devices(resource: Resource, ctx: Context) -> tuple[Device, ...]:
 
 def default_encryption(resource: Resource, ctx: Context) -> tuple[bool | Unknown, Any]:
     """Is EBS encryption by default known to be on in the resource's scope? (and its key)"""
-    memo = ctx.memo.setdefault("ebs_defaults", {})
+    memo: dict[Any, tuple[bool | Unknown, Any]] = ctx.memo.setdefault("ebs_defaults", {})
     provider = resource.provenance.provider
     if (resource.scope, provider) not in memo:
         memo[(resource.scope, provider)] = _scope_defaults(resource.scope, provider, ctx)

@@ -137,12 +137,13 @@ class Usage:
 
 
 def _telemetry(ctx: Context, scope: str) -> tuple[Resource | None, dict[str, Resource]]:
-    memo = ctx.memo.setdefault("rs_telemetry", {})
+    memo: dict[str, tuple[Resource | None, dict[str, Resource]]] = ctx.memo.setdefault(
+        "rs_telemetry", {})
     if scope not in memo:
         coverage = next(iter(ctx.index.of_kind(COVERAGE, scope)), None)
         by_target = {str(t.get("Target")): t for t in ctx.index.of_kind(TELEMETRY, scope)}
         memo[scope] = (coverage, by_target)
-    return memo[scope]  # type: ignore[no-any-return]
+    return memo[scope]
 
 
 def _names(r: Resource) -> list[str]:
@@ -238,7 +239,8 @@ def demand_of(usage: Usage, spec: InstanceSpec, idle: float, pct: float = 99.5,
     p95 = max(float(g.get("UtilP95") or 0) for g in used)
     top = max(float(g.get("UtilMax") or 0) for g in used)
     highs = [_stat(g, "Util", pct) for g in used]
-    high = max(min(h, top) for h in highs) if all(h is not None for h in highs) else None
+    high = max(min(h, top) for h in highs if h is not None) if all(
+        h is not None for h in highs) else None
     label = f"P{pct:g}" if high is not None else f"maximum (no P{pct:g} kept by the source)"
     bursty = top >= burst_ratio * max(p95, 1.0) and top > idle
     bw = [_high(g, "MemBwUtil", pct) for g in used]

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from policies.base import Context, Remediation, policy
 from policies.common import money, rate, to_price
@@ -133,8 +133,9 @@ def spot_001(resource: Resource, ctx: Context) -> Iterator[Result]:
             missing_price.append(o.instance_type)
             continue
         cap = ratio * od
-        if price > cap + 1e-9:  # type: ignore[operator]
-            failing.append((o, float(price), cap, od))  # type: ignore[arg-type]
+        price = cast(float, price)  # not None: a None max price took the branch above
+        if price > cap + 1e-9:
+            failing.append((o, float(price), cap, od))
     evidence = {"offers": _offer_rows(offers, resource, ctx), "max_price_ratio": ratio,
                 "require_explicit_cap": explicit}
     if failing:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from policies.base import Context, Remediation, policy
 from policies.common import (
@@ -44,7 +44,9 @@ def _s3_gateways(vpc: Resource,
                  ctx: Context) -> tuple[list[Resource], list[Resource], list[Resource]]:
     """The VPC's S3 gateway endpoints: those that certainly exist, those that may not exist,
     and the endpoints that may be one (service name or type not known)."""
-    known, maybe, unknown = [], [], []
+    known: list[Resource] = []
+    maybe: list[Resource] = []
+    unknown: list[Resource] = []
     for ep in ctx.index.endpoints_of_vpc(vpc):
         verdict = is_s3_gateway(ep)
         if verdict is True:
@@ -120,7 +122,9 @@ def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
                          evidence=evidence, doubt=maybe_hosted)
     elif maybe:
         yield ctx.result(vpc, Status.UNKNOWN,
-                         f"its only S3 gateway endpoint may not exist: {doubt(maybe[0]).reason}",
+                         # cast: each of maybe has a doubt (_s3_gateways sorts them so)
+                         f"its only S3 gateway endpoint may not exist: "
+                         f"{cast(Unknown, doubt(maybe[0])).reason}",
                          evidence=evidence)
     elif unknown:
         yield ctx.result(vpc, Status.UNKNOWN,
@@ -309,7 +313,8 @@ def vpc_002(subnet: Resource, ctx: Context) -> Iterator[Result]:
                          f"{table.reason}", evidence=evidence)
     elif matches:
         yield ctx.result(subnet, Status.UNKNOWN, "the subnet's route table is covered only if "
-                         f"this exists: {matches[0].reason}", evidence=evidence)
+                         # cast: no match is None here (the branch above takes that)
+                         f"this exists: {cast(Unknown, matches[0]).reason}", evidence=evidence)
     elif table is None or unresolved:
         yield ctx.result(subnet, Status.UNKNOWN, "cannot resolve the subnet's route table or "
                          "the endpoint's route tables", evidence=evidence)
@@ -334,8 +339,8 @@ def _is_star(value: Any) -> bool:
 
 def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
     for key in ("Effect", "Principal", "Action", "Condition"):
-        if isinstance(statement.get(key), Unknown):
-            return statement[key]
+        if isinstance(value := statement.get(key), Unknown):
+            return value
     if str(statement.get("Effect", "")).lower() != "allow" or statement.get("Condition"):
         return False
     actions = as_list(statement.get("Action"))

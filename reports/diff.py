@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from reports.common import reveal
-from reports.markdown import cell
+from reports.common import cell, reveal
 from scanner.findings.schema import known_inputs
 
 FAILING = "FAIL"

@@ -173,6 +173,7 @@ def test_cli_fetch_modules_and_cache_dir(tmp_path: Path, repo: Path) -> None:
 
 class _Registry(http.server.BaseHTTPRequestHandler):
     versions: ClassVar[list[str]] = []
+    versions_doc: Any = None  # the versions answer as it is, when set (else from versions)
     location: Any = None  # version -> X-Terraform-Get
     files: ClassVar[dict[str, bytes]] = {}
     seen: ClassVar[list[str]] = []
@@ -181,6 +182,8 @@ class _Registry(http.server.BaseHTTPRequestHandler):
         self.seen.append(self.path)
         if self.path == "/.well-known/terraform.json":
             return self._json({"modules.v1": "/v1/modules/"})
+        if self.path == "/v1/modules/acme/gpu/aws/versions" and self.versions_doc is not None:
+            return self._json(self.versions_doc)
         if self.path == "/v1/modules/acme/gpu/aws/versions":
             return self._json({"modules": [{"versions": [{"version": v}
                                                          for v in self.versions]}]})
@@ -259,6 +262,25 @@ def test_a_registry_module_with_no_matching_version_is_unknown(
     assert [(e.line, "no version" in e.reason) for e in result.errors] == [(5, True)]
     assert found[("TF-001", "module.gpu")].status is Status.UNKNOWN
     assert not [k for k in found if k[0] == "EBS-001"]
+
+
+@pytest.mark.parametrize("doc", [
+    {"modules": 5},  # not a list
+    {"modules": [{"versions": 7}]},  # a module's versions not a list
+    {"modules": ["1.0.0"]},  # a module that is not an object
+])
+def test_a_registry_answer_of_the_wrong_shape_is_an_error_at_the_call(
+        tmp_path: Path, repo: Path, registry: tuple[str, Any], doc: Any) -> None:
+    host, handler = registry
+    handler.versions_doc = doc
+    handler.location = staticmethod(lambda v: f"git::file://{repo}?ref=v{v}")
+    root = _root(tmp_path, f'module "gpu" {{\n  source  = "{host}/acme/gpu/aws"\n'
+                           '  version = "~> 1.0"\n}\n')
+    result, found = _scan(root, tmp_path / "cache")
+    assert [(e.line, "registry protocol's form" in e.reason) for e in result.errors] == [(5, True)]
+    assert found[("TF-001", "module.gpu")].status is Status.UNKNOWN
+    assert not [k for k in found if k[0] == "EBS-001"]
+    assert not [d for d in handler.seen if d.endswith("/download")]
 
 
 def _tgz(members: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:

@@ -21,8 +21,9 @@ from typing import Any
 from scanner.model import Unknown
 
 OPERATORS = ("equals", "in", "not_in", "matches", "exists", "gt", "ge", "lt", "le")
-NUMERIC = {"gt": (lambda a, b: a > b, ">"), "ge": (lambda a, b: a >= b, ">="),
-           "lt": (lambda a, b: a < b, "<"), "le": (lambda a, b: a <= b, "<=")}
+NUMERIC: dict[str, tuple[Callable[[float, float], bool], str]] = {
+    "gt": (lambda a, b: a > b, ">"), "ge": (lambda a, b: a >= b, ">="),
+    "lt": (lambda a, b: a < b, "<"), "le": (lambda a, b: a <= b, "<=")}
 MAX_SHOWN = 20  # values of one path shown in a message or the evidence
 MAX_BRIEF = 120  # characters of a value a message quotes
 

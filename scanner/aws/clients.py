@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import boto3
@@ -224,6 +224,7 @@ class ClientFactory:
         with self._lock:
             creating = self._creating.setdefault(service, threading.Lock())
         with creating, shared_classes():
+            # call-overload: the stubs type a client per literal service name; any service here
             client = session.client(service, **kwargs)  # type: ignore[call-overload]
         endpoint = client._endpoint
         endpoint.http_session = _Session(endpoint.http_session, self._lane)
@@ -236,7 +237,7 @@ class ClientFactory:
         events.register_first("needs-retry", self._needs_retry)
         # A reply that is not the service's answer is a failure, never an empty answer.
         events.register("before-parse", check_answer)
-        return client
+        return cast(BaseClient, client)  # Any above: every client is a BaseClient
 
     def _before_send(self, **_: Any) -> None:
         """Nothing is sent after the audit's deadline (retries included)."""

@@ -56,7 +56,8 @@ def client(service: str, *, region: str | None, endpoint_url: str | None,
     sess = session or boto3.session.Session()
     cfg = Config(retries={"mode": "standard", "max_attempts": MAX_ATTEMPTS},
                  user_agent_extra=f"gpuaudit/{__version__}", connect_timeout=10, read_timeout=30)
-    made = sess.client(service, region_name=region, endpoint_url=endpoint_url, config=cfg)
+    # call-overload: the stubs type a client per literal service name; any service here
+    made = sess.client(service, region_name=region, endpoint_url=endpoint_url, config=cfg)  # type: ignore[call-overload]
     made.meta.events.register(f"before-parameter-build.{service}", _guard(service))
     return made
 

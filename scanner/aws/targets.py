@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 import boto3
@@ -32,6 +32,12 @@ from scanner.aws import faults
 from scanner.aws.clients import ClientFactory
 from scanner.aws.collectors.base import Call
 from scanner.aws.normalize import partition
+
+# cast(...Client, factory.client(...)) below: ClientFactory.client answers a BaseClient; these
+# are the service's client as the boto3 stubs type it (test extras; not needed at run time)
+if TYPE_CHECKING:
+    from types_boto3_ec2.client import EC2Client
+    from types_boto3_sts.client import STSClient
 
 DEFAULT_REGION = "us-east-1"
 SESSION_NAME = "gpuaudit"
@@ -269,7 +275,7 @@ def _base_principal(
         credentials = session.get_credentials()
         if credentials is None:
             return Target(label, "*", failure=("credentials", "no credentials found"))
-        sts = factory.client(session, "sts", (), region=region or DEFAULT_REGION)
+        sts = cast("STSClient", factory.client(session, "sts", (), region=region or DEFAULT_REGION))
         account = str(sts.get_caller_identity()["Account"])
     except Exception as exc:
         return Target(label, "*", failure=("sts:GetCallerIdentity", faults.describe(exc)))
@@ -286,7 +292,7 @@ def _assume(
     m = _ROLE_ARN.match(role_arn)
     account = account or (m.group(2) if m else "?")
     region = base.region
-    sts = factory.client(base.session(region), "sts", (), region=region)
+    sts = cast("STSClient", factory.client(base.session(region), "sts", (), region=region))
     params: dict[str, Any] = {"RoleArn": role_arn, "RoleSessionName": SESSION_NAME}
     if external_id:
         params["ExternalId"] = external_id
@@ -354,7 +360,8 @@ def _regions_of(item: Principal | Target, spec: TargetSpec, factory: ClientFacto
         return [Target(item.account, r, item) for r in spec.regions]
     region = item.region
     try:
-        ec2 = factory.client(item.session(region), "ec2", ("DescribeRegions",), region=region)
+        ec2 = cast("EC2Client", factory.client(item.session(region), "ec2", ("DescribeRegions",),
+                                               region=region))
         regions = ec2.describe_regions(
             Filters=[{"Name": "opt-in-status", "Values": ["opt-in-not-required", "opted-in"]}]
         )["Regions"]

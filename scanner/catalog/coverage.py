@@ -8,19 +8,23 @@ that visible by name, so an absent type is never a silent pass.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from scanner.catalog import Catalog
 from scanner.model import Notice, Resource
 
+if TYPE_CHECKING:
+    from scanner.compute.index import Views
 
-def lacking_notices(resources: Iterable[Resource], views: object, catalog: Catalog
+
+def lacking_notices(resources: Iterable[Resource], views: Views, catalog: Catalog
                     ) -> list[tuple[Resource, Notice]]:
     """(resource, notice) for each GPU instance type a resource can launch that ``catalog``
     does not list (``views``: the evaluation's ``scanner.compute`` views)."""
     out: list[tuple[Resource, Notice]] = []
     seen: set[tuple[str, str]] = set()
     for resource in resources:
-        view = views.of(resource)  # type: ignore[attr-defined]
+        view = views.of(resource)
         if view is None:
             continue
         for name in view.types.gpu_types():

@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from scanner.run.pipeline import EXIT_ERROR
 
+if TYPE_CHECKING:
+    from scanner.compliance import Framework
 
-def _framework_or_exit(name: str):  # type: ignore[no-untyped-def]
+
+def _framework_or_exit(name: str) -> Framework:
     from scanner.compliance import UnknownFramework, framework
 
     try:

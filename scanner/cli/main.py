@@ -17,9 +17,9 @@ from typing import Any
 
 import click
 
+from reports import FORMATS
 from scanner import __version__
 from scanner.cli.options import (
-    FORMATS,
     SEVERITIES,
     build_report_options,
     output_options,
@@ -52,7 +52,8 @@ class LazyGroup(click.Group):
         if name in LAZY_COMMANDS:
             module, attr = LAZY_COMMANDS[name]
             try:
-                return getattr(importlib.import_module(module), attr)
+                command: click.Command = getattr(importlib.import_module(module), attr)
+                return command
             except (ImportError, AttributeError):
                 return None
         return super().get_command(ctx, name)

@@ -4,10 +4,12 @@ by users (docs/user-policies.md). Thin: parse, call policies.declarative, exit c
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from click.decorators import FC
 
 from scanner.run.pipeline import EXIT_ERROR, EXIT_FINDINGS
 
@@ -15,7 +17,7 @@ if TYPE_CHECKING:  # the CLI imports the policies only when a command needs them
     from policies.base import Policy
 
 
-def policy_dir_option() -> click.Option:
+def policy_dir_option() -> Callable[[FC], FC]:
     return click.option("--policy-dir", "policy_dirs", multiple=True,
                         type=click.Path(path_type=Path, file_okay=False),
                         help="Also the declarative policies of this directory (repeatable).")

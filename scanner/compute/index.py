@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from scanner.compute import registry
 from scanner.compute.launch import LaunchSpec, launch_spec, unknown_spec
 from scanner.compute.view import ComputeView, TemplateUse
 from scanner.model import Resource, Unknown
 from scanner.model.graph import ResourceIndex, doubt
+
+_T = TypeVar("_T")
 
 TEMPLATE = "ec2.launch_template"
 CONFIGURATION = "autoscaling.launch_configuration"
@@ -66,7 +68,7 @@ class Views:
             raise RuntimeError(f"compute view of {resource.id} depends on itself")
         self._building.add(key)
         try:
-            view = ext.extract(resource, self)
+            view: ComputeView = ext.extract(resource, self)  # registry.Extract: typed loosely
         finally:
             self._building.discard(key)
         self._views[key] = view
@@ -116,7 +118,9 @@ class Views:
                     continue
                 for r in self.index.of_kind(kind):
                     view = self.of(r)
-                    for use in view.templates if view is not None else ():
+                    if view is None:
+                        continue
+                    for use in view.templates:
                         uses.setdefault(id(use.template), []).append((view, use))
             self._uses = uses
         return self._uses.get(id(template), [])
@@ -130,10 +134,11 @@ class Views:
             return [ref] if ref.kind == "ec2.subnet" else []
         return self.index.resolve_all(ref, scope, "ec2.subnet")
 
-    def _lazy(self, key: str, build: Callable[[], Any]) -> Any:
+    def _lazy(self, key: str, build: Callable[[], _T]) -> _T:
         if key not in self._memo:
             self._memo[key] = build()
-        return self._memo[key]
+        built: _T = self._memo[key]  # what build made: one build per key
+        return built
 
     def owner_of(self, resource: Resource) -> Resource | None:
         """Where the capacity of ``resource`` is judged and priced when not on itself: a member

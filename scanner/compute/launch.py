@@ -102,6 +102,7 @@ def maps_root(mappings: Any) -> bool | Unknown:
     if isinstance(mappings, Unknown):
         return mappings
     unknown: Unknown | None = None
+    value: Any  # the mapping not known, or its device name that is not a string
     for i, m in enumerate(as_list(mappings)):
         if isinstance(m, Unknown):
             what, value = f"the {ordinal(i)} block device mapping is not known", m

@@ -213,6 +213,7 @@ def gpu_fact(reqs: Requirements) -> GpuFact:
     requires: list[Req] = []
     excludes: list[Req] = []
     no_gpu = no_neuron = False
+    r: Req | None
     for r in reqs.known:
         kind = _gpu_effect(r)
         if kind == "requires":

@@ -23,8 +23,8 @@ EKS_NODEGROUP_TAG = "eks:nodegroup-name"
 EKS_CLUSTER_TAG = "eks:cluster-name"
 
 
-def _nodegroups(index: ResourceIndex) -> dict[str, Any]:
-    def build() -> dict[str, Any]:
+def _nodegroups(index: ResourceIndex) -> dict[str, dict[Any, Resource]]:
+    def build() -> dict[str, dict[Any, Resource]]:
         by_group: dict[tuple[str, str], Resource] = {}
         by_name: dict[tuple[str, str, str], Resource] = {}
         for ng in index.of_kind(NODEGROUP):
@@ -41,7 +41,7 @@ def _nodegroups(index: ResourceIndex) -> dict[str, Any]:
                 by_name.setdefault((ng.scope, str(cluster or ""), name), ng)
         return {"by_group": by_group, "by_name": by_name}
 
-    return index.memo("ownership:nodegroups", build)  # type: ignore[no-any-return]
+    return index.memo("ownership:nodegroups", build)
 
 
 def _tagged_nodegroup(r: Resource, index: ResourceIndex) -> Resource | str | None:

@@ -264,9 +264,9 @@ def materialize(git: Git, commit: str, roots: Collection[str], dest: Path) -> di
     paths = [p for d in wanted for p in by_dir.get(d, [])]
     blobs = git.blobs(tree[p] for p in paths)
     for p in paths:
-        target = dest / p
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(blobs.get(tree[p], b""))
+        copied = dest / p
+        copied.parent.mkdir(parents=True, exist_ok=True)
+        copied.write_bytes(blobs.get(tree[p], b""))
     for root, copy in out.items():
         installed = Path(root) / ".terraform"
         if installed.is_dir() and not (copy / ".terraform").exists():
@@ -382,7 +382,7 @@ def _before(
             rel = os.path.relpath(_real(str(f)), top)
             old_vars.append(dest / rel if not rel.startswith("..") and (dest / rel).exists()
                             else f)
-        inputs = [f for copy in copies.values() if (f := module_file(copy)) is not None]
+        inputs = [m for copy in copies.values() if (m := module_file(copy)) is not None]
         result = load_terraform_dir(inputs, var_files=old_vars, variables=variables)
         back = {_real(str(copy)): root for root, copy in copies.items()}
         # each copy's resources are evaluated as the root they stand for, so that whatever a

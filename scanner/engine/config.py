@@ -12,6 +12,7 @@ import functools
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,10 +133,10 @@ def _shown(value: Any) -> str:
 
 
 def _from_pyproject(path: Path, text: str) -> Any:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # Python 3.10
+        import tomli as tomllib
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -184,7 +185,7 @@ def _check_shape(text: str, path: Path) -> None:
     import yaml
 
     frames: list[list[Any]] = []  # [anchor, expanded size] of each open collection
-    sizes: dict[str, int] = {}
+    sizes: dict[str | None, int] = {}  # by anchor (an alias event types it str | None)
     total = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         line = event.start_mark.line + 1 if event.start_mark is not None else None

@@ -387,7 +387,7 @@ class _Mutes:
             self.active.append(entry)
 
     def match(self, finding: Finding) -> tuple[dict[str, Any] | None, bool]:
-        names = [finding.resource.get(k) for k in ("id", "name", "address", "arn")]
+        names: list[Any] = [finding.resource.get(k) for k in ("id", "name", "address", "arn")]
         names = [n for n in names if n]
         for group, expired in ((self.active, False), (self.expired, True)):
             for entry in group:
@@ -444,8 +444,9 @@ def _gap_errors(pol: Policy, holes: Mapping[str, _Hole], judged: set[str]) -> li
         if scope in judged and not hole.missing.intersection(pol.kinds):
             continue
         missing = sorted(hole.missing)
-        ident = {"kind": "scope", "id": scope, "name": None, "address": None, "arn": None,
-                 "account": hole.account, "region": hole.region, "tags": {}}
+        ident: dict[str, Any] = {"kind": "scope", "id": scope, "name": None, "address": None,
+                                 "arn": None, "account": hole.account, "region": hole.region,
+                                 "tags": {}}
         out.append(Finding(
             id=fingerprint(pol.id, ident, "gap:" + ",".join(missing)),
             policy_id=pol.id, title=pol.title, severity=pol.severity, status=Status.ERROR,

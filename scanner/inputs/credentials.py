@@ -379,8 +379,9 @@ def _credential(text: str, depth: int = 0) -> bool:
             return True
     for word, patterns in _BY_WORD_ITEMS:
         if word in lower:
-            for rx in patterns:
-                if (_windowed(rx, text) if rx in _BACKTRACKING else rx.search(text)) is not None:
+            for lazy in patterns:
+                if (_windowed(lazy, text) if lazy in _BACKTRACKING
+                        else lazy.search(text)) is not None:
                     return True
     if _ASSIGN_WORDS.search(lower) is not None and _assignment(text):
         return True

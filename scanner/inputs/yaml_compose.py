@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml.reader import Reader
     from yaml.scanner import Scanner
 
+    # no-redef: the pure-Python stand-in for the CParser imported above
     class _Parser(Reader, Scanner, Parser, _PyComposer):  # type: ignore[no-redef]
         def __init__(self, stream: str) -> None:
             Reader.__init__(self, stream)
@@ -37,13 +38,14 @@ MAX_WALK = 100  # the deepest a last-line walk goes (every reader refuses deeper
 class _Resolver(yaml.resolver.Resolver):
     """The YAML 1.1 implicit types minus timestamps (kept as text, as CloudFormation does)."""
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
+    # misc: the stubs declare it on instances; PyYAML keeps it on the class, as here
+    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {  # type: ignore[misc]
         first: [(tag, rx) for tag, rx in resolvers if tag != TIMESTAMP]
         for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
     }
 
 
-class Composer(_Parser, _Resolver):  # type: ignore[misc, valid-type]
+class Composer(_Parser, _Resolver):
     def __init__(self, stream: str) -> None:
         _Parser.__init__(self, stream)
         _Resolver.__init__(self)

@@ -29,8 +29,9 @@ class FieldType:
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._args() == self._args()  # type: ignore[attr-defined]
+        return type(other) is type(self) and other._args() == self._args()
 
+    # assignment: object's __hash__ is a method; None makes these unhashable (eq by value)
     __hash__ = None  # type: ignore[assignment]
 
 

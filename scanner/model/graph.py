@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from scanner.model import Ref, Resource, Unknown
+
+_T = TypeVar("_T")
 
 MAIN_TABLE_ATTRS = frozenset({"default_route_table_id", "main_route_table_id", "DefaultRouteTable"})
 
@@ -120,12 +122,13 @@ class ResourceIndex:
     # Reverse maps, built once on first use: a join per resource must not walk every resource
     # of the other kind (a 50,000-resource plan is one scope).
 
-    def _lazy(self, key: str, build: Any) -> Any:
+    def _lazy(self, key: str, build: Callable[[], _T]) -> _T:
         if key not in self._memo:
             self._memo[key] = build()
-        return self._memo[key]
+        built: _T = self._memo[key]  # what build made: one build per key
+        return built
 
-    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+    def memo(self, key: str, build: Callable[[], _T]) -> _T:
         """Something derived from the whole index, built once on first use (e.g. the compute
         views every policy of an evaluation shares)."""
         return self._lazy(key, build)
@@ -134,6 +137,7 @@ class ResourceIndex:
         """The VPC's main table, and the doubt on it being the main one."""
         def build() -> dict[int, tuple[Resource, Unknown | None]]:
             out: dict[int, tuple[Resource, Unknown | None]] = {}
+            rt: Resource | None
             for rt in self.of_kind("ec2.route_table"):
                 if rt.get("Main") is True:
                     for vpc in self.resolve_all(rt.get("VpcId"), rt.scope, "ec2.vpc"):
@@ -258,7 +262,8 @@ class ResourceIndex:
         each with its doubt: the association that adds it, or the table, may not exist."""
         key = f"ep_tables:{id(endpoint)}"
         if key in self._memo:
-            return self._memo[key]
+            memoized: list[tuple[Resource | str | None, Unknown | None]] = self._memo[key]
+            return memoized
         tables: list[Resource | str | None] = []
         ids = endpoint.get("RouteTableIds")
         if isinstance(ids, Unknown):  # which tables (route_table_ids = var.x) is not known

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -244,11 +245,10 @@ def write_reports(doc: dict[str, Any], opts: ReportOptions) -> None:
         ctx = render_context(doc, opts, fmt, to_stdout)
         try:
             if opts.output is not None:
-                write_stream(opts.output, lambda out, f=fmt, c=ctx: render_to(f, doc, out,
-                                                                             context=c))
+                write_stream(opts.output, functools.partial(render_to, fmt, doc, context=ctx))
             elif opts.output_dir is not None:
                 write_stream(opts.output_dir / default_filename(fmt),
-                             lambda out, f=fmt, c=ctx: render_to(f, doc, out, context=c))
+                             functools.partial(render_to, fmt, doc, context=ctx))
             else:
                 render_to(fmt, doc, sys.stdout, context=ctx)  # every format ends its last line
         except ReportWriteError as exc:

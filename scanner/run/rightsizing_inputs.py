@@ -110,6 +110,7 @@ def with_prometheus_live(result: SourceResult, url: str, lookback_days: float) -
     result.errors.extend(loaded.errors)
     result.notices.extend(loaded.notices)
     keys: dict[str, str] = {}
+    key: str | None
     for key in loaded.records:
         keys.setdefault(key, key)
         keys.setdefault(_PORT.sub("", key), key)

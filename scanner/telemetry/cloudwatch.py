@@ -268,7 +268,8 @@ def aggregate(queries: Sequence[Query], data: dict[str, Series], window: Window,
     times the average, and each device is given that bound (never fewer used devices, never a
     lower utilization than one of them can have had)."""
     util, used, total_name = source.util, source.mem_used, source.mem_total
-    by_gpu: dict[tuple[str, str], dict[tuple[str, str], list[Series]]] = {}
+    # (metric or None: the source has none, stat) -> series
+    by_gpu: dict[tuple[str, str], dict[tuple[str | None, str], list[Series]]] = {}
     for q in queries:
         series = data.get(q.id)
         if series and series[0]:

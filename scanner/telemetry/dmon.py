@@ -106,8 +106,9 @@ def _times(rows: list[tuple[int, str | None, str | None, dict[str, str]]], path:
     if all(date is not None for _, date, _, _ in rows):
         for number, date, clock, _ in rows:
             try:
-                day = dt.datetime.strptime(str(date), "%Y%m%d").replace(tzinfo=dt.timezone.utc)
-                t = day.timestamp() + _clock(str(clock), path, number)
+                day_start = dt.datetime.strptime(str(date), "%Y%m%d").replace(
+                    tzinfo=dt.timezone.utc)
+                t = day_start.timestamp() + _clock(str(clock), path, number)
                 out.append(plausible_time(t, f"{date} {clock}"))
             except ValueError as exc:
                 raise TelemetryFileError(path, f"dmon date {str(date)[:20]!r}: {exc}",

@@ -30,7 +30,8 @@ from scanner.telemetry.aggregate import (
     plausible_time,
     usage_record,
 )
-from scanner.telemetry.files import Members, TelemetryFileError, parse_file
+from scanner.telemetry.files import parse_file
+from scanner.telemetry.members import Members, TelemetryFileError
 
 SCHEMA_FILE = Path(__file__).with_name("history.schema.json")
 MAX_SAMPLES = 1_000_000  # budget over all inline samples of one file (counted before parsing)
@@ -131,15 +132,15 @@ def _entry_record(key: str, entry: dict[str, Any], base: Path, days: float,
     if aggregated:
         members_out = []
         for m in member_docs:
-            gpus = [_aggregated_gpu(g) for g in m["gpus"]]
-            members_out.append({"Id": m["id"], "Hours": max(g["Hours"] for g in gpus),
-                                "Gpus": gpus})
+            rows = [_aggregated_gpu(g) for g in m["gpus"]]
+            members_out.append({"Id": m["id"], "Hours": max(g["Hours"] for g in rows),
+                                "Gpus": rows})
         stop = end if end is not None else time.time()
         window = Window.ending(stop, days)
         record = usage_record("history", members_out, window, Trend(window), days)
         record["Trend"] = None  # aggregates carry no trend
         return record
-    members: Members = {}
+    members = {}  # Members, as parse_file's above
     for m in member_docs:
         gpus: dict[str, GpuHours] = {}
         for g in m["gpus"]:

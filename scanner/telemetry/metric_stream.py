@@ -18,11 +18,19 @@ import math
 from typing import Any
 
 from scanner.telemetry.aggregate import GpuHours, plausible_time
-from scanner.telemetry.cloudwatch import CONTAINER_INSIGHTS, CWAGENT, NEURON_INSIGHTS, NODE
+from scanner.telemetry.cloudwatch import (
+    CONTAINER_INSIGHTS,
+    CWAGENT,
+    NEURON_INSIGHTS,
+    NODE,
+    MetricSource,
+)
 from scanner.telemetry.members import Members, TelemetryFileError
 
 SOURCES = (CWAGENT, CONTAINER_INSIGHTS, NEURON_INSIGHTS)
-_BY_METRIC = {(s.namespace, m): (s, m) for s in SOURCES for m in s.metrics}
+# looked up by a record's (namespace, metric_name), either of which may be missing (None)
+_BY_METRIC: dict[tuple[Any, Any], tuple[MetricSource, str]] = {
+    (s.namespace, m): (s, m) for s in SOURCES for m in s.metrics}
 MAX_RECORDS = 5_000_000  # lines of one file
 
 

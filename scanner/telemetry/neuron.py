@@ -96,7 +96,7 @@ def parse_neuron_monitor(text: str, path: str, mtime: float) -> Members:
     members: Members = {}
     counts: dict[tuple[str, str], dict[int, int]] = {}
     for (number, _, doc), t in zip(docs, times, strict=True):
-        info = doc.get("instance_info") if isinstance(doc.get("instance_info"), dict) else {}
+        info = got if isinstance(got := doc.get("instance_info"), dict) else {}
         host = str(info.get("instance_id") or "")
         hardware = doc.get("neuron_hardware_info")
         hardware = hardware if isinstance(hardware, dict) else {}
@@ -154,6 +154,7 @@ def parse_neuron_monitor(text: str, path: str, mtime: float) -> Members:
 
 def _times(docs: list[tuple[int, float | None, dict[str, Any]]], mtime: float) -> list[float]:
     if all(stamp is not None for _, stamp, _ in docs):
+        # arg-type: no stamp is None here (the all() above)
         return [float(stamp) for _, stamp, _ in docs]  # type: ignore[arg-type]
     out: list[float] = []
     t = mtime

@@ -8,6 +8,7 @@ so a denied list is never mistaken for "no resources".
 
 from __future__ import annotations
 
+import builtins
 import copy
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -256,7 +257,9 @@ class RegionContext:
         finally:
             self._opened(service)
 
-    def lists(self, service: str, *walks: Walk) -> list[list[dict[str, Any]] | None]:
+    # builtins.list: in this class `list` is the method above
+    def lists(self, service: str,
+              *walks: Walk) -> builtins.list[builtins.list[dict[str, Any]] | None]:
         """Several independent list calls (``(operation, key)``, or ``(operation, key, build)``
         to add ``build(ctx, item)`` of each item as soon as that walk has answered: then what
         one walk read is in the result even if another never answers), sent side
@@ -279,11 +282,11 @@ class RegionContext:
                 out[i] = future.result()
         return out
 
-    def _walk(self, service: str, walk: Walk) -> list[dict[str, Any]] | None:
+    def _walk(self, service: str, walk: Walk) -> builtins.list[dict[str, Any]] | None:
         operation, key = walk[0], walk[1]
         items = self.list(service, operation, key)
         if items is not None and len(walk) > 2:
-            build = walk[2]  # type: ignore[misc]
+            build = walk[2]
             for item in items:
                 resource = build(self, item)
                 if resource is not None:

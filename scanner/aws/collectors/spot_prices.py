@@ -49,6 +49,8 @@ def run(ctx: RegionContext) -> None:
             return  # recorded: a Gap on SPOT_PRICES
         for item in items:
             itype, price = item.get("InstanceType"), item.get("SpotPrice")
+            if price is None:
+                continue
             try:
                 value = float(price)
             except (TypeError, ValueError):

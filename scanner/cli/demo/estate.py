@@ -27,7 +27,15 @@ import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:  # the boto3 stubs (test extras) the EC2 requests below are checked against
+    from types_boto3_ec2.literals import InstanceTypeType, ResourceTypeType
+    from types_boto3_ec2.type_defs import (
+        LaunchTemplateBlockDeviceMappingRequestTypeDef,
+        TagSpecificationTypeDef,
+        TagTypeDef,
+    )
 
 AMI = "ami-12c6146b"  # an image moto knows in every region
 EAST, WEST = "us-east-1", "us-west-2"
@@ -68,8 +76,9 @@ def seed(now: dt.datetime | None = None) -> Estate:
     return estate
 
 
-def _tags(kind: str, name: str, **extra: str) -> list[dict[str, Any]]:
-    tags = [{"Key": "Name", "Value": name}, {"Key": "team", "Value": "ml-platform"}]
+def _tags(kind: ResourceTypeType, name: str, **extra: str) -> list[TagSpecificationTypeDef]:
+    tags: list[TagTypeDef] = [{"Key": "Name", "Value": name},
+                              {"Key": "team", "Value": "ml-platform"}]
     tags += [{"Key": k, "Value": v} for k, v in extra.items()]
     return [{"ResourceType": kind, "Tags": tags}]
 
@@ -88,8 +97,9 @@ def _seed_east(estate: Estate) -> None:
     )["Subnet"]["SubnetId"]
     ids["subnet:training-a"] = subnet
 
-    encrypted_root = [{"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 200, "Encrypted": True,
-                                                          "VolumeType": "gp3"}}]
+    encrypted_root: list[LaunchTemplateBlockDeviceMappingRequestTypeDef] = [
+        {"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 200, "Encrypted": True,
+                                            "VolumeType": "gp3"}}]
     ids["lt:train-p4d"] = ec2.create_launch_template(
         LaunchTemplateName="train-p4d",
         LaunchTemplateData={"ImageId": AMI, "InstanceType": "p4d.24xlarge"},
@@ -138,7 +148,8 @@ def _seed_east(estate: Estate) -> None:
     )
     for name, itype in (("notebook-idle", "g5.xlarge"), ("train-exp-7", "p3.8xlarge")):
         inst = ec2.run_instances(
-            ImageId=AMI, MinCount=1, MaxCount=1, InstanceType=itype, SubnetId=subnet,
+            ImageId=AMI, MinCount=1, MaxCount=1, SubnetId=subnet,
+            InstanceType=cast("InstanceTypeType", itype),  # a literal of the tuple above
             TagSpecifications=[*_tags("instance", name), *_tags("volume", f"{name}-root")],
         )["Instances"][0]
         ids[name] = inst["InstanceId"]

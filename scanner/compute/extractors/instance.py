@@ -92,7 +92,7 @@ def instance(r: Resource, views: Views) -> ComputeView:
                                         attached_interface=attached),
                       public_ip=own.public_ip, inherited_public_ip=inherited,
                       observed=observed, attached_interface=attached)
-    uses = ()
+    uses: tuple[TemplateUse, ...] = ()
     if lt is not None:
         own_type = r.get("InstanceType")
         uses = (TemplateUse(lt, (own_type,) if own_type is not None else (),

@@ -192,7 +192,8 @@ def _created_in(file: str, mtime_ns: int, size: int, logical_id: str) -> bool | 
         return Unknown(f"cannot read {file} for the resource's Condition")
     for resource in template.resources:
         if resource.id == logical_id:
-            return resource.exists
+            exists: bool | Unknown = resource.exists  # a Resource's (template is Any here)
+            return exists
     return Unknown(f"{logical_id} is not created (its Condition is false), or gpuaudit does not "
                    f"read it from {file}")
 

@@ -77,8 +77,9 @@ def to_finding(check: Mapping[str, Any], file: str | None) -> Finding:
 
     check_id = str(check.get("check_id"))
     kind, rid, terraform = _identity(check)
-    ident = {"kind": kind, "id": rid, "name": None, "address": rid if terraform else None,
-             "arn": None, "account": None, "region": None, "tags": {}}
+    ident: dict[str, Any] = {"kind": kind, "id": rid, "name": None,
+                             "address": rid if terraform else None,
+                             "arn": None, "account": None, "region": None, "tags": {}}
     lines = check.get("file_line_range")
     start, end = (lines if isinstance(lines, list) and len(lines) == 2
                   and all(isinstance(n, int) and n > 0 for n in lines) else (None, None))

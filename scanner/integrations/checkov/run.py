@@ -280,10 +280,10 @@ def read_report(report: Any, out: Outcome) -> None:
     for part in report if isinstance(report, list) else [report]:
         if not isinstance(part, dict):
             continue
-        summary = part.get("summary") if isinstance(part.get("summary"), dict) else {}
+        summary = got if isinstance(got := part.get("summary"), dict) else {}
         version = summary.get("checkov_version")
         out.version = out.version or (str(version) if version else None)
-        results = part.get("results") if isinstance(part.get("results"), dict) else {}
+        results = got if isinstance(got := part.get("results"), dict) else {}
         for check in results.get("failed_checks") or []:
             if isinstance(check, dict):
                 file = check.get("file_abs_path") or check.get("file_path")

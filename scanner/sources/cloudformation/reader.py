@@ -748,7 +748,7 @@ class Evaluator:
             left, right = (_plain(self.value(a)) for a in arg)
             if left is None or right is None:
                 return None
-            return left == right
+            return bool(left == right)  # plain values: == is a bool already
         items = arg if isinstance(arg, list) else None
         if items is None:
             return None

@@ -294,7 +294,9 @@ def _load_yaml(text: str) -> LoadedTemplate:
 def _refuse_anchors(text: str) -> None:
     """Scan events (cheap, never expands aliases) and refuse the first anchor or alias."""
     try:
-        for event in yaml.parse(text, Loader=Composer):
+        # arg-type: the stubs ask for a Loader class; yaml.parse calls only check_event,
+        # get_event and dispose, which Composer (a CParser) has
+        for event in yaml.parse(text, Loader=Composer):  # type: ignore[arg-type]
             if isinstance(event, yaml.AliasEvent):
                 raise TemplateError(
                     f"YAML alias *{event.anchor} is not supported by CloudFormation",

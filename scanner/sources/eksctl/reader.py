@@ -66,7 +66,7 @@ def _capitalised(value: Any) -> Any:
 
 def _cluster(cfg: dict[str, Any], file: ConfigFile, result: SourceResult) -> None:
     where = file.where
-    meta = cfg.get("metadata") if isinstance(cfg.get("metadata"), dict) else {}
+    meta = got if isinstance(got := cfg.get("metadata"), dict) else {}
     cluster = meta.get("name")
     cluster_name = cluster if isinstance(cluster, str) and cluster else "(no name)"
     span = file.lines_of(cfg) or (1, 1)

@@ -38,6 +38,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from scanner.sources.terraform.module_sources import (
     ArchiveSource,
@@ -142,7 +143,7 @@ class ModuleFetcher:
         try:
             listed = [v.get("version") for m in doc.get("modules", [])
                       for v in m.get("versions", []) if isinstance(v, dict)]
-        except AttributeError:
+        except (AttributeError, TypeError):  # not a dict, or not a list (not iterable)
             raise FetchError(f"the registry's versions of {src.package} are not in the "
                              "registry protocol's form") from None
         try:
@@ -204,7 +205,7 @@ class ModuleFetcher:
             raise FetchError(redact_text(f"{what}: {display_source(url)}: {why}", url)) \
                 from None
 
-    def _get_json(self, url: str, what: str) -> dict[str, object]:
+    def _get_json(self, url: str, what: str) -> dict[str, Any]:
         _status, _headers, body = self._open(url, what)
         if len(body) > MAX_JSON_BYTES:
             raise FetchError(f"{what}: the answer is over {MAX_JSON_BYTES >> 20} MiB")
@@ -363,7 +364,7 @@ class ModuleFetcher:
                 length = resp.headers.get("Content-Length")
                 if length and length.isdigit() and int(length) > self.max_download:
                     raise FetchError(f"{shown} is over {self.max_download >> 20} MiB")
-                data = resp.read(self.max_download + 1)
+                data: bytes = resp.read(self.max_download + 1)
         except urllib.error.HTTPError as exc:
             raise FetchError(f"HTTP {exc.code} from {shown}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
@@ -498,7 +499,8 @@ def zlib_error() -> type[Exception]:
 
 def _extract_tar(data: bytes, mode: str, out: Path, max_files: int, max_bytes: int) -> None:
     try:
-        archive = tarfile.open(fileobj=io.BytesIO(data), mode=mode)  # noqa: SIM115
+        # call-overload: the stubs type each mode literal; mode is a read mode ("r:gz", "r:")
+        archive = tarfile.open(fileobj=io.BytesIO(data), mode=mode)  # type: ignore[call-overload]  # noqa: SIM115
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise FetchError(f"not a {mode[2:] or 'tar'} archive: {exc}") from None
     with archive:

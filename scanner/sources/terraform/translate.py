@@ -22,8 +22,8 @@ know it otherwise. Stdlib only (the pre-commit path imports this).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeGuard
 
 from scanner.inputs.numbers import parse_decimal, parse_integer, sane_number, sane_number_text
 from scanner.kinds import schema
@@ -200,7 +200,7 @@ def _pairs(d: Attrs, src: Mapping[str, Any], spec: tuple[tuple[str, str], ...]) 
     return d
 
 
-def _sub(src: Mapping[str, Any], spec: tuple[tuple[str, str], ...]) -> Any:
+def _sub(src: Any, spec: tuple[tuple[str, str], ...]) -> Any:
     """Translate one optional nested block with a flat spec; None when absent or empty."""
     block = _one(src)
     if block is None or isinstance(block, Unknown):
@@ -977,7 +977,7 @@ HOLED_ATTRIBUTES: dict[str, tuple[str, ...]] = {"kubectl_manifest": ("yaml_body"
 SUPPORTED_TYPES: frozenset[str] = frozenset(_TRANSLATORS) | MANIFEST_TYPES
 
 
-def _is_map(value: Any) -> bool:
+def _is_map(value: Any) -> TypeGuard[Mapping[Any, Any]]:
     return isinstance(value, dict) or (value is not None and isinstance(value, Mapping))
 
 
@@ -1052,7 +1052,7 @@ def _tags_unknown(values: Mapping[str, Any]) -> Unknown | None:
         raw = values.get(key)
         if isinstance(raw, Unknown):
             return Unknown(f"{key} is not known ({raw.reason or 'known only at apply'})")
-        items = raw.items() if _is_map(raw) else ()
+        items: Iterable[tuple[Any, Any]] = raw.items() if _is_map(raw) else ()
         if isinstance(raw, list):  # awscc: [{key = …, value = …}]
             items = [(i.get("key"), i.get("value")) for i in raw if _is_map(i)]
         for k, v in items:

@@ -31,7 +31,7 @@ class Version:
         # a pre-release sorts before its release; its parts numerically, then by text
         parts = tuple((0, int(p)) if p.isdigit() else (1, p) for p in self.pre.split(".")) \
             if self.pre else ()
-        return self.segments, 0 if self.pre else 1, parts  # type: ignore[return-value]
+        return self.segments, 0 if self.pre else 1, parts
 
 
 def parse_version(text: str) -> Version:

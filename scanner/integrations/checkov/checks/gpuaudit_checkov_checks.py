@@ -42,6 +42,7 @@ def _file(check: Any) -> str | None:
     return path.split(":", 1)[0] or None
 
 
+# misc: checkov is untyped here (its own environment): its base classes are Any
 class GpuauditTerraformCheck(TerraformCheck):  # type: ignore[misc]
     def __init__(self, export: exports.Export) -> None:
         self.export = export
@@ -57,6 +58,7 @@ class GpuauditTerraformCheck(TerraformCheck):  # type: ignore[misc]
         return _RESULTS.get(verdict.status, CheckResult.UNKNOWN)
 
 
+# misc: checkov is untyped here (its own environment): its base classes are Any
 class GpuauditCloudFormationCheck(CloudFormationCheck):  # type: ignore[misc]
     def __init__(self, export: exports.Export) -> None:
         self.export = export
