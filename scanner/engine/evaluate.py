@@ -150,8 +150,8 @@ def run(
 def _catalogue_gaps(index: ResourceIndex, memo: dict[str, Any], catalog: Catalog,
                     only: set[str] | None) -> list[Notice]:
     """A notice naming each GPU type the catalogue lacks (never a silent pass)."""
-    from scanner.catalog.coverage import lacking_notices
     from scanner.compute import views
+    from scanner.engine.catalog_coverage import lacking_notices
 
     found = memo.get("compute")
     built = found if found is not None and found.index is index else views(index)
