@@ -28,7 +28,7 @@ class ReportOptions:
     deterministic: bool = False
     quiet: bool = False
     include_passed: bool = False
-    warn_on: str | None = None  # the terminal table lists failing findings at or above it
+    warn_on: str | None = None  # the table lists failing findings at or above it; None: config
     only_files: tuple[str, ...] | None = None  # report only findings declared in these files
     color: bool | None = None  # None: on a terminal, unless NO_COLOR is set
     fail_on_unknown: bool = False  # UNKNOWN at or above fail_on fails too (exit 1)
@@ -144,6 +144,7 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
 
         doc["compliance"] = [evaluate(doc, fid) for fid in opts.compliance]
     fail_on = opts.fail_on or config.fail_on or "high"
+    opts.warn_on = opts.warn_on or config.warn_on  # the option overrides the config
     if opts.say_errors:
         say_errors(doc.get("errors") or [])
         opts.errors_said = True  # the table printed on stdout leaves them out
