@@ -34,6 +34,7 @@ from reports.common import (
     SEVERITIES,
     STATUSES,
     counted,
+    coverage_line,
     lean_sorted,
     live_name,
     location_label,
@@ -377,6 +378,14 @@ def _show_all_label(statuses: Counter[str], summary: dict[str, Any]) -> tuple[st
     return "All listed", unlisted
 
 
+def _judged_nothing(doc: dict[str, Any]) -> bool:
+    """Module calls were not read and no GPU resource was judged: never shown as green."""
+    from reports.common import coverage
+
+    cov = coverage(doc)
+    return bool(cov and cov.unread_module_calls and not cov.gpu_resources)
+
+
 def context(doc: dict[str, Any], *, root: Path | None = None, base: Path | None = None,
             report_dir: Path | None = None) -> dict[str, Any]:
     """Everything the template shows, already neutralised and ordered."""
@@ -408,6 +417,8 @@ def context(doc: dict[str, Any], *, root: Path | None = None, base: Path | None 
         "overlapping": int(summary.get("overlapping_not_counted") or 0),
         "hours_per_month": HOURS_PER_MONTH,
         "resources": summary.get("resources"),
+        "judged": reveal(coverage_line(doc) or ""),
+        "judged_nothing": _judged_nothing(doc),
         "errors": [
             {"kind": reveal(e.get("kind")), "where": _where(e), "reason": reveal(e.get("reason"))}
             for e in doc.get("errors") or []

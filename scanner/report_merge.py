@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scanner.report import SCHEMA_VERSION, assemble, with_unpriced_regions
+from scanner.report import SCHEMA_VERSION, assemble, merged_coverage, with_unpriced_regions
 
 
 class ReportReadError(Exception):
@@ -225,7 +225,7 @@ def merge_reports(
         findings.values(),
         key=lambda f: report_order(f.get("location"), f["policy_id"], f["resource"], f["id"]),
     )
-    return assemble(
+    merged = assemble(
         findings=ordered,
         errors=_unique(errors),
         notices=_unique(notices),
@@ -236,6 +236,11 @@ def merge_reports(
         resources=resources,
         deterministic=deterministic,
     )
+    cov = merged_coverage([p.doc["summary"].get("coverage") for p in parts if id(p) in counted],
+                          merged["findings"])
+    if cov is not None:
+        merged["summary"]["coverage"] = cov
+    return merged
 
 
 # Where two reports give one finding (same fingerprint) different verdicts, the merge keeps

@@ -137,7 +137,8 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        catalog=catalog, resources=_counted(result),
                        coverage=result.coverage, deterministic=opts.deterministic,
                        unpriced_regions=_unpriced_regions(result, catalog.regions),
-                       passed=evaluation.passed, sensitive=result.sensitive, root=root)
+                       passed=evaluation.passed, sensitive=result.sensitive, root=root,
+                       census=evaluation.census)
     doc["summary"].update(summary)
     if opts.compliance:
         from reports.compliance_report import evaluate
@@ -190,6 +191,14 @@ def color_wanted(stream: Any = None) -> bool:
     return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
 
 
+def links_wanted(stream: Any = None) -> bool:
+    """OSC 8 hyperlinks in the table: only on a terminal that is not ``TERM=dumb`` (piped
+    output stays plain text, the policy page a ``docs: URL`` line)."""
+    stream = stream or sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
 def table_width(stream: Any = None) -> int | None:
     """The terminal's width when ``stream`` is one; else $COLUMNS when set; else None (the
     table's default)."""
@@ -209,7 +218,8 @@ def render_context(doc: dict[str, Any], opts: ReportOptions, fmt: str, to_stdout
             return RenderContext()
         color = color_wanted() if opts.color is None else opts.color
         return RenderContext(color=color, width=table_width(), errors=not opts.errors_said,
-                             warn_on=opts.warn_on)
+                             warn_on=opts.warn_on, links=links_wanted(),
+                             passed=opts.include_passed)
     if fmt not in ("sarif", "html"):
         return RenderContext()
     from scanner.repo_root import repo_root
