@@ -92,6 +92,25 @@ def _scalar(value: Any) -> str:
     return reveal(json.dumps(value, ensure_ascii=False, default=str))
 
 
+# abbreviations an evidence key's words are written in capitals (report.js UPPER is the same)
+UPPER = {"gpu": "GPU", "gpus": "GPUs", "usd": "USD", "id": "ID", "ids": "IDs", "ami": "AMI",
+         "ebs": "EBS", "kms": "KMS", "vpc": "VPC", "az": "AZ", "ip": "IP", "arn": "ARN",
+         "s3": "S3", "asg": "ASG", "eks": "EKS", "iam": "IAM", "cpu": "CPU", "sku": "SKU",
+         "url": "URL", "ok": "OK"}
+_SNAKE = re.compile(r"[a-z0-9_]+")
+
+
+def label(key: Any) -> str:
+    """An evidence key as a reader says it: ``purchase_option_from`` -> "Purchase option from",
+    ``gpu_count`` -> "GPU count"; AWS's own CamelCase names (``InstanceId``) as AWS writes them
+    (report.js label() is the same rule, for the rows it lists)."""
+    k = str(key)
+    if not _SNAKE.fullmatch(k) or ("_" not in k and k not in UPPER):
+        return k[0].upper() + k[1:] if re.fullmatch(r"[a-z][a-z0-9]*", k) else k
+    text = " ".join(UPPER.get(w, w) for w in k.split("_") if w)
+    return text[:1].upper() + text[1:]
+
+
 def evidence_html(value: Any, depth: int = 0) -> Markup:
     """Evidence as HTML: an object is a key/value table, a list of objects a table with a
     column per key, a list of values a list; everything escaped."""
@@ -102,7 +121,8 @@ def evidence_html(value: Any, depth: int = 0) -> Markup:
         if not value:
             return Markup('<span class="sub">{}</span>').format("{}")
         rows = Markup("").join(
-            Markup("<tr><th>{}</th><td>{}</td></tr>").format(reveal(k), evidence_html(v, depth + 1))
+            Markup("<tr><th>{}</th><td>{}</td></tr>").format(reveal(label(k)),
+                                                             evidence_html(v, depth + 1))
             for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
         )
         return Markup('<table class="ev">{}</table>').format(rows)
@@ -115,7 +135,7 @@ def evidence_html(value: Any, depth: int = 0) -> Markup:
             keys: dict[str, None] = {}
             for item in shown:
                 keys.update(dict.fromkeys(str(k) for k in item))
-            head = Markup("").join(Markup("<th>{}</th>").format(reveal(k)) for k in keys)
+            head = Markup("").join(Markup("<th>{}</th>").format(reveal(label(k))) for k in keys)
             body = Markup("").join(
                 Markup("<tr>{}</tr>").format(Markup("").join(
                     Markup("<td>{}</td>").format(
