@@ -319,9 +319,12 @@ def _finding_lines(f: dict[str, Any], widths: dict[str, int], width: int, color:
     lines: list[str] = []
     if room >= MIN_MESSAGE:
         lines.append(GAP.join([*head, pad(loc, widths["LOCATION"]), ellipsize(text, room)]))
-    else:  # a location longer than its column: whole, and the text on the next line
+    elif used + text_width(loc) <= width:  # longer than its column: whole, the text below
         lines.append(GAP.join([*head, loc]).rstrip())
         lines.append(INDENT + ellipsize(text, width - len(INDENT)))
+    else:  # longer than the row has room for: the text on the row, the location below, whole
+        lines.append(GAP.join([*head, ellipsize(text, width - used)]))
+        lines.append(INDENT + loc)
     return lines + _detail_lines(f, width, links, url)
 
 
