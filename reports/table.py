@@ -9,6 +9,7 @@ one-file scan (measured; see the README).
 from __future__ import annotations
 
 import io
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
@@ -251,6 +252,25 @@ def ellipsize(text: str, width: int) -> str:
     return _prefix(text, width - len(ELLIPSIS)).rstrip() + ELLIPSIS
 
 
+_TAG = re.compile(r"^(?P<text>.*\S)\s+(?P<tag>\[[^\[\]]+\])$")
+
+
+def ellipsize_tagged(text: str, width: int) -> tuple[str, str | None]:
+    """:func:`ellipsize`, but a closing ``[...]`` tag (what a change is answerable for: ``[new
+    with this change, caused by gpu/terraform.tfvars]``) is kept whole: the text is cut before
+    it, or, when the tag leaves the text too little room, the tag is returned to be said on a
+    line of its own."""
+    text = " ".join(text.split())
+    m = _TAG.match(text)
+    if text_width(text) <= width or m is None:
+        return ellipsize(text, width), None
+    tag = m.group("tag")
+    room = width - text_width(tag) - 1
+    if room >= MIN_MESSAGE:
+        return f"{ellipsize(m.group('text'), room)} {tag}", None
+    return ellipsize(m.group("text"), width), tag
+
+
 def policy_url(policy_id: str) -> str | None:
     """The policy's page (reports.policy_meta); None for a policy gpuaudit does not know (a
     checkov check merged with --with-checkov)."""
@@ -318,13 +338,18 @@ def _finding_lines(f: dict[str, Any], widths: dict[str, int], width: int, color:
     room = width - used - loc_width - len(GAP)
     lines: list[str] = []
     if room >= MIN_MESSAGE:
-        lines.append(GAP.join([*head, pad(loc, widths["LOCATION"]), ellipsize(text, room)]))
+        cut, tag = ellipsize_tagged(text, room)
+        lines.append(GAP.join([*head, pad(loc, widths["LOCATION"]), cut]))
     elif used + text_width(loc) <= width:  # longer than its column: whole, the text below
         lines.append(GAP.join([*head, loc]).rstrip())
-        lines.append(INDENT + ellipsize(text, width - len(INDENT)))
+        cut, tag = ellipsize_tagged(text, width - len(INDENT))
+        lines.append(INDENT + cut)
     else:  # longer than the row has room for: the text on the row, the location below, whole
-        lines.append(GAP.join([*head, ellipsize(text, width - used)]))
+        cut, tag = ellipsize_tagged(text, width - used)
+        lines.append(GAP.join([*head, cut]))
         lines.append(INDENT + loc)
+    if tag:
+        lines.append(INDENT + ellipsize(tag, width - len(INDENT)))
     return lines + _detail_lines(f, width, links, url)
 
 

@@ -57,3 +57,17 @@ def test_markdown_has_an_exposure_column_apart_from_the_saving() -> None:
     spot = next(line for line in out.splitlines() if line.startswith("| medium | SPOT-001"))
     row = [c.strip() for c in spot.strip("|").split("|")]
     assert row[5] == "" and row[6] == "$21,534.60"  # exposure, not a saving
+
+
+def test_what_a_change_is_answerable_for_is_never_cut_off_the_message() -> None:
+    from reports.table import ellipsize_tagged
+
+    text = ("aws_ebs_volume.data: EBS storage not encrypted: root (from the AMI) and more "
+            "[new with this change, caused by gpu/terraform.tfvars]")
+    cut, tag = ellipsize_tagged(text, 80)
+    assert tag is None and cut.endswith("... [new with this change, caused by "
+                                        "gpu/terraform.tfvars]") and text_width(cut) <= 80
+    cut, tag = ellipsize_tagged(text, 40)  # too narrow for both: the tag on its own line
+    assert tag == "[new with this change, caused by gpu/terraform.tfvars]"
+    assert text_width(cut) <= 40
+    assert ellipsize_tagged("short [tag]", 80) == ("short [tag]", None)
