@@ -110,3 +110,23 @@ def test_a_coverage_of_the_wrong_shape_is_refused_by_the_schema(bad: dict) -> No
     doc["summary"]["coverage"] = {"gpu_resources": 0, "files": 0, "unread_module_calls": 0,
                                   "unknown": 0, **bad}
     assert validate_report(doc) != []
+
+
+def test_live_resources_are_counted_by_account_and_region() -> None:
+    """A live audit reads no file: its coverage names the account/regions it judged."""
+    from reports.common import coverage_line
+    from scanner.compute.census import GpuCensus
+    from scanner.model import Provenance, Resource, SourceKind
+    from scanner.report import coverage_summary
+
+    def live(i: str, region: str) -> Resource:
+        prov = Provenance(SourceKind.AWS, account="123456789012", region=region)
+        return Resource(kind="ec2.instance", id=i, attrs={"InstanceType": "g5.xlarge"},
+                        provenance=prov, scope=f"123456789012/{region}", declared=False)
+
+    gpu = [live("i-1", "us-east-1"), live("i-2", "us-east-1"), live("i-3", "eu-west-1")]
+    cov = coverage_summary(GpuCensus(judged=gpu, gpu=gpu), [{"status": "FAIL"}])
+    assert cov["files"] == 0 and cov["places"] == 2 and cov["gpu_resources"] == 3
+    line = coverage_line({"summary": {"coverage": cov}})
+    assert line == ("judged 3 GPU resources in 2 account/regions; 0 module calls not read; "
+                    "0 unknown")
