@@ -240,7 +240,7 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Coverage:
-    """A report's ``summary.coverage`` (scanner.report.coverage_summary), numbers checked."""
+    """A report's ``summary.coverage`` (scanner.findings.report.coverage_summary), numbers checked."""
 
     gpu_resources: int = 0
     maybe_gpu_resources: int = 0

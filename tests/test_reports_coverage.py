@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reports.schema import validate_report
-from scanner.cli import cli
+from scanner.cli.main import cli
+from scanner.findings.schema import validate_report
 
 UNREAD = '''module "eks" {
   source  = "terraform-aws-modules/eks/aws"
@@ -116,8 +116,8 @@ def test_live_resources_are_counted_by_account_and_region() -> None:
     """A live audit reads no file: its coverage names the account/regions it judged."""
     from reports.common import coverage_line
     from scanner.compute.census import GpuCensus
+    from scanner.findings.report import coverage_summary
     from scanner.model import Provenance, Resource, SourceKind
-    from scanner.report import coverage_summary
 
     def live(i: str, region: str) -> Resource:
         prov = Provenance(SourceKind.AWS, account="123456789012", region=region)
