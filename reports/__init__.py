@@ -61,6 +61,8 @@ class RenderContext:
     report_dir: Path | None = None
     errors: bool = True  # the table lists the input errors (False: they were said on stderr)
     warn_on: str | None = None  # the table lists failing findings at or above it (None: all)
+    links: bool = False  # the table's policy ids are OSC 8 hyperlinks (a terminal)
+    passed: bool = False  # the table lists PASS results too (--include-passed)
 
 
 def render_to(
@@ -79,7 +81,7 @@ def render_to(
     module = importlib.import_module(_MODULES[fmt])
     if fmt == "table":
         module.write(doc, out, color=color or ctx.color, width=ctx.width, errors=ctx.errors,
-                     warn_on=ctx.warn_on)
+                     warn_on=ctx.warn_on, links=ctx.links, passed=ctx.passed)
     elif fmt == "sarif":
         module.write(doc, out, root=ctx.root, base=ctx.base)
     elif fmt == "html":

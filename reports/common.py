@@ -10,6 +10,7 @@ import functools
 import heapq
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -230,3 +231,70 @@ def run_time() -> dt.datetime:
     """The time of a report that carries none (--deterministic), for the formats that must
     stamp one (ASFF, OCSF): once per run, so that two renderings of a report agree."""
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """A report's ``summary.coverage`` (scanner.findings.report.coverage_summary), numbers
+    checked."""
+
+    gpu_resources: int = 0
+    maybe_gpu_resources: int = 0
+    files: int = 0
+    places: int = 0
+    unread_module_calls: int = 0
+    unread_module_sources: tuple[tuple[str, int], ...] = ()
+    unknown: int = 0
+
+    @property
+    def sources_text(self) -> str:
+        return ", ".join(f"{n} {k}" for k, n in self.unread_module_sources)
+
+
+def coverage(doc: dict[str, Any]) -> Coverage | None:
+    """The report's coverage (None when it has none: a report of an older gpuaudit, or a merged
+    one)."""
+    cov = (doc.get("summary") or {}).get("coverage")
+    if not isinstance(cov, dict):
+        return None
+
+    def num(value: Any) -> int:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return value if ok else 0
+
+    raw = cov.get("unread_module_sources")
+    sources = tuple((str(k), num(v)) for k, v in sorted(raw.items()) if num(v)) \
+        if isinstance(raw, dict) else ()
+    return Coverage(
+        **{k: num(cov.get(k)) for k in ("gpu_resources", "maybe_gpu_resources", "files",
+                                         "places", "unread_module_calls", "unknown")},
+        unread_module_sources=sources)
+
+
+def coverage_line(doc: dict[str, Any]) -> str | None:
+    """One line that says what the run judged and what it could not:
+    ``judged 3 GPU resources in 12 files; 2 module calls not read (sources: 1 registry, 1 git);
+    4 unknown``. Nothing judged while module calls were not read says so: never a silent
+    green. None when the report has no coverage (:func:`coverage`)."""
+    cov = coverage(doc)
+    if cov is None:
+        return None
+    where = [_count(cov.files, "file")] if cov.files or not cov.places else []
+    if cov.places:
+        where.append(_count(cov.places, "account/region", "account/regions"))
+    text = f"judged {_count(cov.gpu_resources, 'GPU resource')}"
+    if cov.maybe_gpu_resources:
+        text += f" (and {cov.maybe_gpu_resources} that may be GPU compute)"
+    text += f" in {' and '.join(where)}; {_count(cov.unread_module_calls, 'module call')} not read"
+    if cov.unread_module_calls and cov.unread_module_sources:
+        text += f" (sources: {cov.sources_text})"
+    text += f"; {cov.unknown} unknown"
+    if cov.unread_module_calls and not cov.gpu_resources:
+        text += (" - nothing judged is not a pass: the GPU resources may be declared in the "
+                 "modules not read")
+    return text

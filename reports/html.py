@@ -34,6 +34,7 @@ from reports.common import (
     SEVERITIES,
     STATUSES,
     counted,
+    coverage_line,
     lean_sorted,
     live_name,
     location_label,
@@ -91,6 +92,25 @@ def _scalar(value: Any) -> str:
     return reveal(json.dumps(value, ensure_ascii=False, default=str))
 
 
+# abbreviations an evidence key's words are written in capitals (report.js UPPER is the same)
+UPPER = {"gpu": "GPU", "gpus": "GPUs", "usd": "USD", "id": "ID", "ids": "IDs", "ami": "AMI",
+         "ebs": "EBS", "kms": "KMS", "vpc": "VPC", "az": "AZ", "ip": "IP", "arn": "ARN",
+         "s3": "S3", "asg": "ASG", "eks": "EKS", "iam": "IAM", "cpu": "CPU", "sku": "SKU",
+         "url": "URL", "ok": "OK"}
+_SNAKE = re.compile(r"[a-z0-9_]+")
+
+
+def label(key: Any) -> str:
+    """An evidence key as a reader says it: ``purchase_option_from`` -> "Purchase option from",
+    ``gpu_count`` -> "GPU count"; AWS's own CamelCase names (``InstanceId``) as AWS writes them
+    (report.js label() is the same rule, for the rows it lists)."""
+    k = str(key)
+    if not _SNAKE.fullmatch(k) or ("_" not in k and k not in UPPER):
+        return k[0].upper() + k[1:] if re.fullmatch(r"[a-z][a-z0-9]*", k) else k
+    text = " ".join(UPPER.get(w, w) for w in k.split("_") if w)
+    return text[:1].upper() + text[1:]
+
+
 def evidence_html(value: Any, depth: int = 0) -> Markup:
     """Evidence as HTML: an object is a key/value table, a list of objects a table with a
     column per key, a list of values a list; everything escaped."""
@@ -101,7 +121,8 @@ def evidence_html(value: Any, depth: int = 0) -> Markup:
         if not value:
             return Markup('<span class="sub">{}</span>').format("{}")
         rows = Markup("").join(
-            Markup("<tr><th>{}</th><td>{}</td></tr>").format(reveal(k), evidence_html(v, depth + 1))
+            Markup("<tr><th>{}</th><td>{}</td></tr>").format(reveal(label(k)),
+                                                             evidence_html(v, depth + 1))
             for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
         )
         return Markup('<table class="ev">{}</table>').format(rows)
@@ -114,7 +135,7 @@ def evidence_html(value: Any, depth: int = 0) -> Markup:
             keys: dict[str, None] = {}
             for item in shown:
                 keys.update(dict.fromkeys(str(k) for k in item))
-            head = Markup("").join(Markup("<th>{}</th>").format(reveal(k)) for k in keys)
+            head = Markup("").join(Markup("<th>{}</th>").format(reveal(label(k))) for k in keys)
             body = Markup("").join(
                 Markup("<tr>{}</tr>").format(Markup("").join(
                     Markup("<td>{}</td>").format(
@@ -377,6 +398,14 @@ def _show_all_label(statuses: Counter[str], summary: dict[str, Any]) -> tuple[st
     return "All listed", unlisted
 
 
+def _judged_nothing(doc: dict[str, Any]) -> bool:
+    """Module calls were not read and no GPU resource was judged: never shown as green."""
+    from reports.common import coverage
+
+    cov = coverage(doc)
+    return bool(cov and cov.unread_module_calls and not cov.gpu_resources)
+
+
 def context(doc: dict[str, Any], *, root: Path | None = None, base: Path | None = None,
             report_dir: Path | None = None) -> dict[str, Any]:
     """Everything the template shows, already neutralised and ordered."""
@@ -408,6 +437,8 @@ def context(doc: dict[str, Any], *, root: Path | None = None, base: Path | None 
         "overlapping": int(summary.get("overlapping_not_counted") or 0),
         "hours_per_month": HOURS_PER_MONTH,
         "resources": summary.get("resources"),
+        "judged": reveal(coverage_line(doc) or ""),
+        "judged_nothing": _judged_nothing(doc),
         "errors": [
             {"kind": reveal(e.get("kind")), "where": _where(e), "reason": reveal(e.get("reason"))}
             for e in doc.get("errors") or []

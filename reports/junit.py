@@ -149,6 +149,21 @@ def _input_cases(errors: list[dict[str, Any]]) -> Iterator[ET.Element]:
         yield case
 
 
+def _coverage_case(doc: dict[str, Any]) -> ET.Element | None:
+    """The report's coverage line as a testcase of its own (its ``system-out``); skipped when
+    module calls were not read and no GPU resource was judged: nothing judged is no pass."""
+    from reports.common import coverage, coverage_line
+
+    line, cov = coverage_line(doc), coverage(doc)
+    if line is None or cov is None:
+        return None
+    case = ET.Element("testcase", {"classname": "gpuaudit.coverage", "name": "coverage"})
+    if cov.unread_module_calls and not cov.gpu_resources:
+        _sub(case, "skipped", message=line)
+    ET.SubElement(case, "system-out").text = xml_text(line)
+    return case
+
+
 def _plan(doc: dict[str, Any]) -> list[tuple[ET.Element, Iterator[ET.Element]]]:
     """Each suite's element (attributes, no children yet) and its cases, made when iterated."""
     out: list[tuple[ET.Element, Iterator[ET.Element]]] = []
@@ -157,6 +172,13 @@ def _plan(doc: dict[str, Any]) -> list[tuple[ET.Element, Iterator[ET.Element]]]:
         for k, v in _counts(group for _, group in _groups(members)).items():
             suite.set(k, str(v))
         out.append((suite, _policy_cases(policy, members)))
+    covered = _coverage_case(doc)
+    if covered is not None:
+        skipped = int(covered.find("skipped") is not None)
+        suite = ET.Element("testsuite", {k: xml_text(v) for k, v in (
+            ("name", "coverage"), ("tests", 1), ("failures", 0), ("errors", 0),
+            ("skipped", skipped))})
+        out.append((suite, iter([covered])))
     errors = doc.get("errors") or []
     if errors:
         suite = ET.Element("testsuite", {k: xml_text(v) for k, v in (

@@ -10,6 +10,7 @@ from reports.common import (
     by_severity,
     cell,
     counted,
+    coverage_line,
     lean_sorted,
     location_label,
     money,
@@ -59,6 +60,10 @@ def render(doc: dict[str, Any]) -> str:
         f"Exposure (worst-case overspend the settings allow, not a saving): "
         f"**{money(summary.get('exposure_usd_month') or 0)}/month**",
     ]
+    covered = coverage_line(doc)
+    if covered:
+        out[-1] += "  "
+        out.append(f"Coverage: {cell(covered)}")
 
     if cat.get("note"):
         out[-1] += "  "
@@ -73,13 +78,14 @@ def render(doc: dict[str, Any]) -> str:
                 cell(resource_label(f.get("resource") or {})),
                 cell(location_label(f)),
                 cell(f.get("message")),
-                money(saving(f)) if saving(f) else "",
+                money(saving(f)) if saving(f) and money_class(f) != "exposure" else "",
+                money(saving(f)) if saving(f) and money_class(f) == "exposure" else "",
                 cell(short_label(finding_controls(f))),
             ]
             for f in failing[:MAX_ROWS]
         ]
         out += _table(["Severity", "Policy", "Resource", "Location", "Message", "Saving/mo",
-                       "Compliance"], rows)
+                       "Exposure/mo", "Compliance"], rows)
         out += _capped(len(failing))
     else:
         out.append("None.")

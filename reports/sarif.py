@@ -442,9 +442,20 @@ def _log(doc: dict[str, Any], root: Path | None, base: Path | None) -> dict[str,
         "properties": {
             "catalog": doc.get("catalog") or {},
             "summary": doc.get("summary") or {},
+            **_coverage(doc),
         },
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _coverage(doc: dict[str, Any]) -> dict[str, Any]:
+    """The run's ``coverage`` property: the report's numbers and its coverage line."""
+    from reports.common import coverage_line
+
+    line = coverage_line(doc)
+    if line is None:
+        return {}
+    return {"coverage": {**(doc.get("summary") or {}).get("coverage", {}), "text": line}}
 
 
 def _materialized(value: Any) -> Any:

@@ -9,21 +9,23 @@ one-file scan (measured; see the README).
 from __future__ import annotations
 
 import io
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, TextIO
 
 from reports.common import (
+    NOT_PASSING,
     SEVERITIES,
     STATUSES,
     by_severity,
     count_line,
+    coverage_line,
     location_label,
     money,
     money_class,
     money_summary,
-    not_passing,
     resource_label,
     reveal,
     saving,
@@ -235,17 +237,176 @@ def _stacked(cells: dict[str, str], width: int, finding: dict[str, Any],
     return lines
 
 
+ELLIPSIS = "..."  # ASCII: a CI log or a pipe may not be UTF-8
+MIN_MESSAGE = 24  # columns left to the finding's text on its row, else it goes on the next line
+ROW_HEADERS = ("SEVERITY", "STATUS", "POLICY", "LOCATION", "FINDING")
+
+
+def ellipsize(text: str, width: int) -> str:
+    """``text`` on one line of at most ``width`` display columns, cut with ``...`` if longer."""
+    text = " ".join(text.split())
+    if text_width(text) <= width:
+        return text
+    if width <= len(ELLIPSIS):
+        return _prefix(text, max(width, 1)) if width > 0 else ""
+    return _prefix(text, width - len(ELLIPSIS)).rstrip() + ELLIPSIS
+
+
+_TAG = re.compile(r"^(?P<text>.*\S)\s+(?P<tag>\[[^\[\]]+\])$")
+
+
+def ellipsize_tagged(text: str, width: int) -> tuple[str, str | None]:
+    """:func:`ellipsize`, but a closing ``[...]`` tag (what a change is answerable for: ``[new
+    with this change, caused by gpu/terraform.tfvars]``) is kept whole: the text is cut before
+    it, or, when the tag leaves the text too little room, the tag is returned to be said on a
+    line of its own."""
+    text = " ".join(text.split())
+    m = _TAG.match(text)
+    if text_width(text) <= width or m is None:
+        return ellipsize(text, width), None
+    tag = m.group("tag")
+    room = width - text_width(tag) - 1
+    if room >= MIN_MESSAGE:
+        return f"{ellipsize(m.group('text'), room)} {tag}", None
+    return ellipsize(m.group("text"), width), tag
+
+
+def policy_url(policy_id: str) -> str | None:
+    """The policy's page (reports.policy_meta); None for a policy gpuaudit does not know (a
+    checkov check merged with --with-checkov)."""
+    from reports.policy_meta import catalogue
+
+    meta = catalogue().get(policy_id)
+    return meta.help_uri if meta is not None else None
+
+
+def hyperlink(text: str, url: str) -> str:
+    """An OSC 8 terminal hyperlink (shown as ``text``; terminals without them show ``text``)."""
+    safe = "".join(ch for ch in url if ch.isprintable() and ch not in "\x1b\x07")
+    return f"\x1b]8;;{safe}\x1b\\{text}\x1b]8;;\x1b\\"
+
+
+_CFN_SUFFIXES = (".yaml", ".yml", ".json", ".template")
+
+
+def fix_text(finding: dict[str, Any]) -> str:
+    """The remediation on one line: the setting to write in the finding's own language (the
+    Terraform or CloudFormation snippet, when it is one line), then what it does."""
+    rem = finding.get("remediation")
+    if not isinstance(rem, dict):
+        return reveal(rem or "", keep_newlines=False)
+    file = str(((finding.get("location") or {}).get("file")) or "")
+    tf = file.endswith((".tf", ".tf.json", ".tfvars", ".tfvars.json"))
+    snippet = rem.get("terraform") if tf else (
+        rem.get("cloudformation") if file.endswith(_CFN_SUFFIXES) else None)
+    text = reveal(rem.get("text") or "", keep_newlines=False)
+    if isinstance(snippet, str) and snippet.strip() and "\n" not in snippet.strip():
+        code = reveal(snippet.strip(), keep_newlines=False)
+        return f"{code} - {text}" if text else code
+    return text
+
+
+def money_text(finding: dict[str, Any]) -> str:
+    """The finding's money, saving and exposure told apart ("" when it has none)."""
+    amount = saving(finding)
+    if not amount:
+        return ""
+    if money_class(finding) == "exposure":
+        return f"exposure up to {_money(amount)}/mo (not a saving)"
+    return f"saving {_money(amount)}/mo"
+
+
+def _finding_lines(f: dict[str, Any], widths: dict[str, int], width: int, color: bool,
+                   links: bool) -> list[str]:
+    """A finding: its row (severity, status, policy, location whole, the finding's text cut to
+    what is left of the width), then its fix, its money and its policy's page on one line each
+    (on a terminal the policy id is a hyperlink to the page instead)."""
+    sev = reveal(f.get("severity"), keep_newlines=False)
+    status = reveal(f.get("status"), keep_newlines=False)
+    pid = reveal(f.get("policy_id"), keep_newlines=False)
+    loc = reveal(location_label(f), keep_newlines=False)
+    url = policy_url(str(f.get("policy_id")))
+    shown_pid = hyperlink(pid, url) if links and url else pid
+    what = reveal(resource_label(f.get("resource") or {}), keep_newlines=False)
+    text = f"{what}: {reveal(f.get('message'), keep_newlines=False)}" if what else \
+        reveal(f.get("message"), keep_newlines=False)
+    head = [_paint(sev, str(f.get("severity")), color) + " " * (widths["SEVERITY"] - len(sev)),
+            _paint(status, str(f.get("status")), color) + " " * (widths["STATUS"] - len(status)),
+            shown_pid + " " * max(widths["POLICY"] - text_width(pid), 0)]
+    used = widths["SEVERITY"] + widths["STATUS"] + widths["POLICY"] + 3 * len(GAP)
+    loc_width = max(widths["LOCATION"], text_width(loc))
+    room = width - used - loc_width - len(GAP)
+    lines: list[str] = []
+    if room >= MIN_MESSAGE:
+        cut, tag = ellipsize_tagged(text, room)
+        lines.append(GAP.join([*head, pad(loc, widths["LOCATION"]), cut]))
+    elif used + text_width(loc) <= width:  # longer than its column: whole, the text below
+        lines.append(GAP.join([*head, loc]).rstrip())
+        cut, tag = ellipsize_tagged(text, width - len(INDENT))
+        lines.append(INDENT + cut)
+    else:  # longer than the row has room for: the text on the row, the location below, whole
+        cut, tag = ellipsize_tagged(text, width - used)
+        lines.append(GAP.join([*head, cut]))
+        lines.append(INDENT + loc)
+    if tag:
+        lines.append(INDENT + ellipsize(tag, width - len(INDENT)))
+    return lines + _detail_lines(f, width, links, url)
+
+
+def _detail_lines(f: dict[str, Any], width: int, links: bool, url: str | None) -> list[str]:
+    room = width - len(INDENT)
+    lines = []
+    fix = fix_text(f)
+    cash = money_text(f)
+    detail = "; ".join(x for x in (cash, f"fix: {fix}" if fix else "") if x)
+    if detail:
+        lines.append(INDENT + ellipsize(detail, room))
+    if f.get("also_reported_by"):
+        lines.append(INDENT + ellipsize(
+            "also reported by " + reveal(", ".join(f["also_reported_by"])), room))
+    if f.get("status") == "SUPPRESSED":
+        lines.append(INDENT + ellipsize(
+            "suppressed " + reveal(suppression_text(f.get("suppression"))), room))
+    if url and not links:
+        lines.append(f"{INDENT}docs: {url}")  # whole: a cut URL is no link
+    return lines
+
+
+def row_widths(findings: list[dict[str, Any]], width: int) -> dict[str, int]:
+    """SEVERITY, STATUS as set; POLICY its longest id; LOCATION its longest location when that
+    leaves MIN_MESSAGE columns to the finding's text, else what does (longer ones are printed
+    whole, their text on the next line)."""
+    widths = {"SEVERITY": FIXED["SEVERITY"], "STATUS": FIXED["STATUS"],
+              "POLICY": max([FIXED["POLICY"], *(text_width(reveal(f.get("policy_id"),
+                                                                  keep_newlines=False))
+                                                for f in findings)])}
+    longest = max([len("LOCATION"), *(text_width(reveal(location_label(f), keep_newlines=False))
+                                      for f in findings)])
+    room = width - sum(widths.values()) - 4 * len(GAP) - MIN_MESSAGE
+    widths["LOCATION"] = max(min(longest, room), len("LOCATION"))
+    return widths
+
+
+def listed_findings(doc: dict[str, Any], passed: bool = False) -> list[dict[str, Any]]:
+    """The findings the table lists, worst first: all but PASS; PASS too with ``passed``
+    (``--include-passed``; otherwise they are only counted)."""
+    shown = NOT_PASSING | {"PASS"} if passed else NOT_PASSING
+    return by_severity(f for f in doc.get("findings") or [] if f.get("status") in shown)
+
+
 def write(doc: dict[str, Any], out: TextIO, *, color: bool = False,
-          width: int | None = None, errors: bool = True, warn_on: str | None = None) -> None:
-    """The table at ``width`` columns (default 100), written as it goes: paths, addresses and
-    ARNs are folded onto more lines when long, never cut; ``color`` paints severity and
-    status. Narrower than 80 columns, each finding's fields are printed one under the other
-    instead of in columns. ``errors``: list the input errors (False where the command said
-    them on stderr). The cells are worked out twice (once for the column widths), so
-    that no list of them is held."""
+          width: int | None = None, errors: bool = True, warn_on: str | None = None,
+          links: bool = False, passed: bool = False) -> None:
+    """The table at ``width`` columns (default 100), written as it goes: one row a finding
+    (its location whole, the text cut to the width), then its fix, money and policy page;
+    ``color`` paints severity and status; ``links``: the policy id is an OSC 8 hyperlink to
+    its page (a terminal), else the page is a ``docs: URL`` line. Narrower than 80 columns,
+    each finding's fields are printed one under the other instead of in columns. ``errors``:
+    list the input errors (False where the command said them on stderr). ``passed``: list the
+    PASS results the report lists too (``--include-passed``)."""
     narrow = (width or WIDTH) < MIN_WIDTH
     width = max(width or WIDTH, NARROW_MIN if narrow else MIN_WIDTH)
-    findings = by_severity(not_passing(doc))
+    findings = listed_findings(doc, passed)
     below: Counter[str] = Counter()
     if warn_on is not None and warn_on in SEVERITIES:
         # an ERROR is always listed: something could not be read, whatever the severity
@@ -260,24 +421,21 @@ def write(doc: dict[str, Any], out: TextIO, *, color: bool = False,
             out.write(line + "\n")
 
     if findings:
-        widths = column_widths((_sized_cells(f) for f in findings), width)
-        header = [" " * (widths[h] - len(h)) + h if h == "SAVING/MO" else pad(h, widths[h])
-                  for h in HEADERS]
+        widths = row_widths(findings, width)
         if not narrow:
-            put([GAP.join(header).rstrip(),
-                 "-" * min(width, sum(widths.values()) + len(GAP) * (len(HEADERS) - 1))])
+            header = [pad(h, widths[h]) for h in ROW_HEADERS[:-1]] + [ROW_HEADERS[-1]]
+            put([GAP.join(header).rstrip(), "-" * width])
         for f in findings:
-            cells = _cells(f)
-            put(_stacked(cells, width, f, color) if narrow else _row(cells, widths, f, color))
-            put(wrap(reveal(f.get("message")), width=width))
-            if f.get("also_reported_by"):
-                put(wrap("also reported by " + reveal(", ".join(f["also_reported_by"])),
-                         width=width))
-            if f.get("status") == "SUPPRESSED":
-                put(wrap("suppressed " + reveal(suppression_text(f.get("suppression"))),
-                         width=width))
+            if narrow:
+                url = policy_url(str(f.get("policy_id")))
+                put(_stacked(_cells(f), width, f, color))
+                put(wrap(reveal(f.get("message")), width=width))
+                put(_detail_lines(f, width, links, url))
+            else:
+                put(_finding_lines(f, widths, width, color, links))
     elif not below:
-        put(["No failing, unknown, errored or suppressed findings."])
+        put(["No failing, unknown, errored or suppressed findings."
+             if not passed else "No findings."])
     if below:
         counts = ", ".join(f"{below[s]} {s}" for s in SEVERITIES if below[s])
         put(wrap(f"Not listed, below --warn-on {warn_on}: {counts} (in the summary and the "
@@ -339,14 +497,16 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     if severities:
         line += f" (failing: {severities})"
     line += f". Resources: {summary['resources']}." if "resources" in summary else "."
+    covered = coverage_line(doc)
+    first = [line, f"Coverage: {covered}."] if covered else [line]
     cat = doc.get("catalog") or {}
     if not summary.get("savings_usd_month") and not summary.get("exposure_usd_month"):
-        out = [line]  # no money to show: no price note either
+        out = first  # no money to show: no price note either
         checkov = summary.get("checkov")
         if isinstance(checkov, dict):
             out.append(checkov_line(checkov, _checkov_failed(doc)))
         return out
-    out = [line, money_summary(summary)]
+    out = [*first, money_summary(summary)]
     if cat:
         out.append(f"Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}.")
         if cat.get("note"):

@@ -182,7 +182,7 @@ def test_search_finds_across_closed_groups(browser: Browser, pages: dict[str, Pa
     assert browser.evaluate("document.getElementById('p-EBS-001').open") is True
     assert _visible(browser, "details.group") == ["p-EBS-001"]  # RS-002 has no match
     assert browser.evaluate("document.getElementById('matches').textContent") == (
-        "1 of 61 findings match")
+        "1 of 61 shown")
     # two words must both match (here: in the evidence table of every volume)
     browser.evaluate("(() => { const s = document.getElementById('search'); s.value = '';"
                      " s.focus(); })()")
@@ -261,3 +261,78 @@ def test_a_large_group_lists_the_rest_from_its_data(
     assert browser.evaluate(f"document.getElementById({rows[0]!r}).querySelector("
                             "'table.ev.list') !== null")  # its evidence list is a table
     assert browser.console() == [] and browser.requests() == []
+
+
+def _search(browser: Browser, text: str) -> None:
+    browser.evaluate("(() => { const s = document.getElementById('search'); s.value = '';"
+                     " s.focus(); })()")
+    browser.type(text)
+    browser.press_enter()
+
+
+def test_the_search_counts_only_the_findings_the_filter_shows(
+    browser: Browser, pages: dict[str, Path]
+) -> None:
+    """"module.train" is in 5 findings; one is a PASS, which "Needs attention" does not show:
+    the counter says 4 of the 6 shown (it said 5 of 7), and under "Failing" 2 of 4."""
+    _fresh(browser, pages["iac"])
+    shown = len(_visible(browser, "tbody.finding"))
+    assert shown == 6
+    _search(browser, "module.train")
+    rows = _visible(browser, "tbody.finding")
+    assert len(rows) == 4
+    assert browser.evaluate("document.getElementById('matches').textContent") == "4 of 6 shown"
+    browser.click("label[for=show-FAIL]")  # the counter follows the filter
+    assert len(_visible(browser, "tbody.finding")) == 2
+    assert browser.evaluate("document.getElementById('matches').textContent") == "2 of 4 shown"
+
+
+def test_a_group_with_no_finding_shown_is_hidden(
+    browser: Browser, pages: dict[str, Path]
+) -> None:
+    """EBS-001 has a FAIL and a PASS; the search matches only its PASS, which the filter hides:
+    the group is hidden, not left as an empty heading."""
+    _fresh(browser, pages["iac"])
+    _search(browser, "module.train")
+    groups = _visible(browser, "details.group")
+    assert "p-EBS-001" not in groups
+    assert set(groups) == {"p-ASG-001", "p-SPOT-001", "p-ASG-002", "p-VPC-001"}
+    browser.click("label[for=show-all]")
+    _search(browser, "module.train")
+    assert "p-EBS-001" in _visible(browser, "details.group")  # the PASS is shown now
+
+
+def test_evidence_is_collapsed_with_readable_labels(
+    browser: Browser, pages: dict[str, Path]
+) -> None:
+    _fresh(browser, pages["iac"])
+    opened = browser.evaluate(
+        "[...document.querySelectorAll('tbody.finding details')].filter(d => "
+        "d.querySelector('summary').textContent === 'Evidence').map(d => d.open)")
+    assert opened and not any(opened)  # collapsed, in open groups too
+    heads = browser.evaluate("[...document.querySelectorAll('table.ev th')]"
+                             ".map(th => th.textContent)")
+    assert "GPU resources" in heads and "Max price ratio" in heads
+    assert not [h for h in heads if "_" in h], heads
+    # the rows the script lists from the page's data say them the same way
+    _fresh(browser, pages["huge"])
+    browser.click("#search")
+    _search(browser, f"vol-{STATIC_ROWS + 149:04d}")  # listed from the data by the search
+    [row] = _visible(browser, "tbody.finding")
+    info = browser.evaluate(
+        f"(() => {{ const b = document.getElementById({row!r}); const d = b.querySelector("
+        "'details'); return [d.open, [...b.querySelectorAll('table.ev th')]"
+        ".map(th => th.textContent)]; })()")
+    assert info[0] is False and "Attachments" in info[1] and "attachments" not in info[1]
+
+
+def test_exposure_and_saving_are_separate_columns(
+    browser: Browser, pages: dict[str, Path]
+) -> None:
+    _fresh(browser, pages["iac"])
+    heads = browser.evaluate("[...document.querySelector('#p-SPOT-001 thead tr').cells]"
+                             ".map(c => c.textContent)")
+    assert heads[-2:] == ["Saving / mo", "Exposure / mo"]
+    cells = browser.evaluate("[...document.querySelector('#p-SPOT-001 tbody.finding tr.head')"
+                             ".cells].map(c => c.textContent.trim())")
+    assert cells[-2] == "" and cells[-1] == "≤ $21,534.60"

@@ -28,7 +28,7 @@ from tests.aws_helpers import ACCOUNT, REGION, aws, aws_env, declared_only  # no
 from tests.report_samples import document, finding, sample
 
 ROOT = Path(__file__).resolve().parents[1]
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
+ANSI = re.compile(r"\x1b\[[0-9;]*m|\x1b\]8;;[^\x1b]*\x1b\\")  # colours, OSC 8 links
 DEEP = "platform/teams/ml-research/infrastructure/terraform/environments/{env}/gpu/main.tf"
 ADDRESS = "module.gpu_training_cluster.module.workers.aws_launch_template.gpu_workers"
 
@@ -44,48 +44,74 @@ def _monorepo_doc() -> dict:
     return document(findings, inputs={"paths": ["platform"]})
 
 
-def _column(out: str, name: str, following: str) -> list[str]:
-    """The text of column ``name`` (ending where ``following`` starts) of each finding, its
-    folded pieces joined back."""
-    lines = ANSI.sub("", out).splitlines()
-    header = next(line for line in lines if line.startswith("SEVERITY"))
-    start, end = header.index(name), header.index(following)
-    cells: list[str] = []
-    for line in lines:
-        if re.match(r"^(critical|high|medium|low|info) ", line):
-            cells.append(line[start:end].strip())
-        elif cells and line.startswith(" " * header.index("LOCATION")):
-            cells[-1] += line[start:end].strip()
-    return cells
-
-
 def _rows(out: str) -> list[str]:
-    """Each finding's row with its folded continuation lines joined back."""
+    """Each finding's row (the line that starts with its severity), with its location when
+    that is on the next line (too long for the row)."""
     rows: list[str] = []
     for line in ANSI.sub("", out).splitlines():
         if re.match(r"^(critical|high|medium|low|info) ", line):
             rows.append(line)
-        elif rows and line.startswith(" " * 30) and line.strip():
+        elif rows and re.fullmatch(r"  \S+:\d+(-\d+)?", line):
             rows[-1] += "\n" + line
     return rows
 
 
-@pytest.mark.parametrize("width", [80, 100, 132, 220])
-def test_paths_and_addresses_are_never_cut(width: int) -> None:
+def _overflow(out: str, width: int) -> list[str]:
+    """The lines wider than ``width`` that are not a location alone on its line, nor a
+    whole URL (the only things never cut: a terminal's soft wrap keeps them one piece to copy
+    or click, where a fold would break them)."""
+    bad = []
+    for line in ANSI.sub("", out).splitlines():
+        if text_width(line) <= width:
+            continue
+        if re.fullmatch(r"  \S+:\d+(-\d+)?", line):  # a location alone on its line
+            continue
+        if re.fullmatch(r" *docs: https://\S+", line):
+            continue
+        bad.append(line)
+    return bad
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 132, 200, 220])
+def test_a_location_is_whole_on_its_row_and_the_text_is_cut(width: int) -> None:
     from reports.table import render as table
 
     out = table(_monorepo_doc(), width=width)
-    for line in out.splitlines():
-        assert text_width(line) <= width, line
-    assert "…" not in out
-    # the folded pieces, in order, make the whole path and address
-    assert _column(out, "LOCATION", "RESOURCE") == [
-        f"{DEEP.format(env=env)}:12-40" for env in ("prod", "staging")]
-    assert _column(out, "RESOURCE", "SAVING/MO") == [ADDRESS, ADDRESS]
+    assert _overflow(out, width) == []  # all fits, but a location longer than the width
     rows = _rows(out)
-    assert len(rows) == 2 and rows[0] != rows[1]  # prod and staging do not print identically
-    if width >= 220:
-        assert all("\n" not in r for r in rows)  # a wide terminal fits each on one line
+    assert len(rows) == 2 and rows[0] != rows[1]  # prod and staging do not print alike
+    lines = ANSI.sub("", out).splitlines()
+    for env in ("prod", "staging"):  # whole, on one line: the row's, or its own under it
+        where = f"{DEEP.format(env=env)}:12-40"
+        assert [x for x in lines if where in x and (x.startswith("high") or x == "  " + where)]
+    assert not any(line.strip().startswith(("infrastructure/", "prod/", "staging/"))
+                   for line in lines)  # the path is not folded onto a next line
+    if width >= 220:  # a wide terminal holds the address and message on the row
+        assert all(ADDRESS in r and r.endswith("not encrypted") for r in rows), rows
+    else:
+        text = [line for line in lines if ADDRESS[:30] in line]
+        assert len(text) == 2 and all(text_width(t) <= width for t in text)
+
+
+def test_a_long_message_is_ellipsized_to_the_width_not_folded() -> None:
+    from reports.table import render as table
+
+    doc = _monorepo_doc()
+    for f in doc["findings"]:
+        f["location"]["file"] = "gpu/main.tf"
+        f["resource"] = {"kind": "ec2.launch_template", "id": "aws_launch_template.gpu",
+                         "address": "aws_launch_template.gpu"}
+        f["message"] = "volume not encrypted " + "and more words " * 30
+    for width in (80, 120, 200):
+        out = table(doc, width=width)
+        rows = _rows(out)
+        assert len(rows) == 2 and all(text_width(r) <= width for r in rows)
+        assert all(r.endswith("...") and "gpu/main.tf:12-40" in r for r in rows), rows
+        assert width < 120 or "encrypted and more words" in rows[0]
+        # one line for the message: the next line is the fix, not the message's rest
+        lines = out.splitlines()
+        after = lines[lines.index(next(x for x in lines if x.startswith("high"))) + 1]
+        assert after.startswith("  fix: ")
 
 
 def test_the_old_left_cut_is_gone() -> None:
@@ -165,9 +191,12 @@ def test_a_terminal_gets_colour_and_its_width(monorepo: Path) -> None:
     assert all(text_width(line) <= 180 for line in lines)
     rows = _rows(out)
     assert len(rows) == 2 and rows[0] != rows[1]
-    assert all("\n" not in r for r in rows), rows  # 180 columns hold each row on one line
-    assert _column(out, "LOCATION", "RESOURCE") == [
+    assert [r.split()[3] for r in rows] == [
         DEEP.format(env=env) + ":1-5" for env in ("prod", "staging")]
+    # on a terminal the policy id links its page (OSC 8), and no docs: line is printed
+    assert "\x1b]8;;https://github.com/gpuaudit/gpuaudit/blob/main/docs/policies/EBS-001.md" \
+        "\x1b\\EBS-001\x1b]8;;\x1b\\" in out
+    assert "docs: https://" not in out
 
 
 def test_no_colour_with_no_color_or_off_a_terminal(monorepo: Path) -> None:
@@ -175,8 +204,12 @@ def test_no_colour_with_no_color_or_off_a_terminal(monorepo: Path) -> None:
     assert "high" in out and "\x1b[" not in out
     piped = subprocess.run([sys.executable, "-m", "scanner", "scan", str(monorepo)],
                            cwd=ROOT, capture_output=True, text=True, env=_env(), timeout=60)
-    assert "high" in piped.stdout and "\x1b[" not in piped.stdout
-    assert all(text_width(line) <= 100 for line in piped.stdout.splitlines())
+    assert "high" in piped.stdout and "\x1b[" not in piped.stdout and "\x1b]8" not in piped.stdout
+    assert _overflow(piped.stdout, 100) == []
+    # piped: the policy page as a plain docs: line, no escape codes
+    assert "  docs: https://github.com/gpuaudit/gpuaudit/blob/main/docs/policies/EBS-001.md" \
+        in piped.stdout.splitlines()
+    assert "\x1b" not in piped.stdout
 
 
 def test_report_render_prints_to_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -243,20 +276,21 @@ def test_a_narrow_terminal_gets_each_finding_line_by_line(width: int) -> None:
     from reports.table import render as table
 
     out = table(_monorepo_doc(), width=width)
-    assert all(text_width(line) <= width for line in out.splitlines()), out
+    assert _overflow(out, width) == [], out
     blocks = re.split(r"\n(?=high )", out.split("\n\n")[0])
     assert len(blocks) == 2 and blocks[0] != blocks[1]
     for env, block in zip(("prod", "staging"), blocks, strict=True):
         head, *rest = block.splitlines()
         assert head.split() == ["high", "FAIL", "EBS-001"]
-        pieces = "".join(line.removeprefix("  ") for line in rest)
+        pieces = "".join(line.removeprefix("  ") for line in rest
+                         if not line.startswith(("  fix:", "  docs:")))
         assert pieces.startswith(f"{DEEP.format(env=env)}:12-40{ADDRESS}"), block
 
 
 def test_a_narrow_terminal_in_colour(monorepo: Path) -> None:
     out = _pty_run(["scan", "platform"], _env(), cols=60, cwd=monorepo)
     assert "\x1b[1;31mhigh" in out
-    assert all(text_width(line) <= 60 for line in ANSI.sub("", out).splitlines()), out
+    assert _overflow(out, 60) == [], out
 
 
 def test_a_checkov_id_is_not_folded_where_the_width_allows() -> None:
@@ -266,4 +300,5 @@ def test_a_checkov_id_is_not_folded_where_the_width_allows() -> None:
     doc["findings"][0]["policy_id"] = "CKV2_AWS_41"  # scan --with-checkov
     rows = _rows(table(doc, width=100))
     assert sorted(r.split()[2] for r in rows) == ["CKV2_AWS_41", "EBS-001"], rows
-    assert all(text_width(line) <= 100 for line in table(doc, width=100).splitlines())
+    assert _overflow(table(doc, width=100), 100) == []
+    assert "docs/policies/CKV2_AWS_41" not in table(doc, width=100)  # no page of ours

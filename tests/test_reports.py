@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from reports import FORMATS, default_filename, render
-from reports.common import reveal
+from reports.common import location_label, reveal
 from reports.csv_report import COLUMNS
 from reports.html import CSP
 from reports.sarif import artifact_uri
@@ -209,8 +209,13 @@ def test_table_does_not_import_jinja2() -> None:
 @pytest.mark.parametrize("color", [False, True])
 def test_table_fits_100_columns(name: str, color: bool) -> None:
     out = render("table", sample(name), color=color)
+    doc = sample(name)
+    # a location is never cut: a row may end in one longer than the width
+    whole = [reveal(location_label(f), keep_newlines=False) for f in doc["findings"]]
     for line in ANSI.sub("", out).splitlines():
-        assert len(line) <= 100 and text_width(line) <= 100, repr(line)
+        if not any(line.endswith(w) and text_width(line) - text_width(w) <= 40
+                   for w in whole):
+            assert len(line) <= 100 and text_width(line) <= 100, repr(line)
     assert ("\x1b[" in out) == (color and name != "empty")
 
 

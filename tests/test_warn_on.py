@@ -63,3 +63,24 @@ def test_the_exit_code_is_fail_on_s(tmp_path: Path) -> None:
 def test_the_hook_passes_warn_on_medium() -> None:
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["args"] == ["--warn-on", "medium"] and hook["verbose"] is True
+
+
+def test_warn_on_from_the_config_and_the_option_overrides_it(tmp_path: Path) -> None:
+    config = tmp_path / ".gpuaudit.yaml"
+    config.write_text("warn_on: high\n")
+    code, out = _scan(tmp_path, "--config", str(config))
+    assert code == 0
+    assert "SPOT-001" not in out.split("Not listed")[0]  # medium, below the config's high
+    assert "Not listed, below --warn-on high: 1 medium, 1 low" in " ".join(out.split())
+    _, out = _scan(tmp_path, "--config", str(config), "--warn-on", "info")
+    assert "SPOT-001" in out and "EBS-003" in out and "Not listed" not in out
+
+
+def test_a_misspelt_or_bad_warn_on_in_the_config_exits_2_naming_it(tmp_path: Path) -> None:
+    config = tmp_path / ".gpuaudit.yaml"
+    config.write_text("warn_onn: high\n")
+    code, out = _scan(tmp_path, "--config", str(config))
+    assert code == 2 and "did you mean 'warn_on'?" in out
+    config.write_text("warn_on: none\n")  # warn_on has no "none": info lists everything
+    code, out = _scan(tmp_path, "--config", str(config))
+    assert code == 2 and "warn_on" in out and "SPOT-001" not in out

@@ -24,6 +24,23 @@
     return e;
   }
 
+  /* An evidence key as a reader says it: snake_case words spaced, the first capitalised, known
+     abbreviations in capitals ("purchase_option_from" -> "Purchase option from"); AWS's own
+     CamelCase names (InstanceId) are kept as AWS writes them. reports/html.py label() is the
+     same rule. */
+  var UPPER = {gpu: "GPU", gpus: "GPUs", usd: "USD", id: "ID", ids: "IDs", ami: "AMI",
+    ebs: "EBS", kms: "KMS", vpc: "VPC", az: "AZ", ip: "IP", arn: "ARN", s3: "S3", asg: "ASG",
+    eks: "EKS", iam: "IAM", cpu: "CPU", sku: "SKU", url: "URL", ok: "OK"};
+  function label(key) {
+    var k = String(key);
+    if (!/^[a-z0-9_]+$/.test(k) || k.indexOf("_") < 0 && !UPPER[k]) {
+      return /^[a-z][a-z0-9]*$/.test(k) ? k.charAt(0).toUpperCase() + k.slice(1) : k;
+    }
+    var words = k.split("_").filter(Boolean).map(function (w) { return UPPER[w] || w; });
+    var text = words.join(" ");
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+
   function scalar(v) { return typeof v === "string" ? v : JSON.stringify(v); }
 
   function evidence(value, depth) {
@@ -42,7 +59,7 @@
         });
         table = el("table", "ev list");
         row = table.insertRow();
-        keys.forEach(function (k) { row.appendChild(el("th", "", k)); });
+        keys.forEach(function (k) { row.appendChild(el("th", "", label(k))); });
         shown.forEach(function (item) {
           var r = table.insertRow();
           keys.forEach(function (k) {
@@ -65,7 +82,7 @@
       table = el("table", "ev");
       keys2.forEach(function (k) {
         row = table.insertRow();
-        row.appendChild(el("th", "", k));
+        row.appendChild(el("th", "", label(k)));
         row.insertCell().appendChild(evidence(value[k], depth + 1));
       });
       return table;
@@ -109,17 +126,22 @@
     } else {
       loc.textContent = f.location;
     }
+    var exposure = String(f.saving_kind || "").indexOf("exposure: ") === 0;
     var sav = head.insertCell();
     sav.className = "saving";
-    sav.textContent = f.saving;
+    sav.textContent = exposure ? "" : f.saving;
+    var exp = head.insertCell();
+    exp.className = "saving exposure";
+    exp.textContent = exposure ? f.saving : "";
     var detail = body.insertRow();
     detail.className = "detail";
     var cell = detail.insertCell();
-    cell.colSpan = 5;
+    cell.colSpan = 6;
     cell.appendChild(el("p", "message", f.message));
     if (f.suppression) { cell.appendChild(el("p", "suppressed", "Suppressed " + f.suppression)); }
     if (f.basis) {
-      cell.appendChild(el("div", "label", "Saving basis (" + f.saving_kind + ")"));
+      cell.appendChild(el("div", "label", (exposure ? "Exposure" : "Saving") + " basis (" +
+        f.saving_kind + ")"));
       cell.appendChild(el("div", "mono", f.basis));
     }
     if (f.evidence !== null && f.evidence !== undefined) {
@@ -196,6 +218,26 @@
     return row._text;
   }
 
+  /* Whether the status filter (CSS only: the radio buttons) shows findings of this status;
+     the same rules as the stylesheet's body:has(#show-...:checked) ones. */
+  function statusShown(status) {
+    var on = document.querySelector("input[name=show]:checked");
+    var which = on ? on.id : "show-all";
+    if (which === "show-attention") { return status !== "PASS"; }
+    if (which === "show-FAIL") { return status === "FAIL"; }
+    if (which === "show-SUPPRESSED") { return status === "SUPPRESSED"; }
+    if (which === "show-ERROR") { return status === "ERROR" || status === "UNKNOWN"; }
+    return true;
+  }
+
+  function statusOf(row) {
+    var m = /(?:^| )st-([A-Z]+)/.exec(row.className);
+    return m ? m[1] : "";
+  }
+
+  /* The search hides the rows that do not match and the groups left with no row shown (under
+     the status filter too); the counter says how many of the findings the filter shows match:
+     "N of M shown". */
   function apply() {
     var terms = search.value.toLowerCase().split(/\s+/).filter(Boolean);
     var hits = 0;
@@ -206,11 +248,14 @@
         d.load();
         var wanted = [];
         var over = 0;
+        d.over = 0;
         d.texts.forEach(function (t, i) {
           if (d.shown[i] || !terms.every(function (w) { return t.indexOf(w) !== -1; })) { return; }
+          if (!statusShown(d.records[i][1])) { return; }
           if (wanted.length < CHUNK) { wanted.push(i); } else { over += 1; }
         });
         d.render(wanted);
+        d.over = over;
         unlisted += over;
       }
       var rows = d.group.querySelectorAll("tbody.finding");
@@ -218,14 +263,20 @@
       Array.prototype.forEach.call(rows, function (row) {
         var ok = terms.every(function (w) { return rowText(row).indexOf(w) !== -1; });
         row.classList.toggle("nomatch", !ok);
+        if (!statusShown(statusOf(row))) { return; }
+        total += 1;
         if (ok) { hits += 1; any = true; }
       });
-      total += rows.length + (d.block ? d.left : 0);
-      d.group.classList.toggle("nomatch", terms.length > 0 && !any);
+      if (d.block && d.records !== null) {
+        d.records.forEach(function (r, i) { if (!d.shown[i] && statusShown(r[1])) { total += 1; } });
+      } else if (d.block) {
+        total += d.left;
+      }
+      d.group.classList.toggle("nomatch", terms.length > 0 && !any && !d.over);
       if (terms.length && any) { d.group.open = true; }
     });
     hits += unlisted;
-    said.textContent = terms.length ? hits + " of " + total + " findings match" +
+    said.textContent = terms.length ? hits + " of " + total + " shown" +
       (unlisted ? " (" + unlisted + " more than listed: refine the search)" : "") : "";
   }
 
@@ -259,4 +310,7 @@
     if (event.key === "Enter") { window.clearTimeout(timer); apply(); }
   });
   sort.addEventListener("change", reorder);
+  Array.prototype.forEach.call(document.querySelectorAll("input[name=show]"), function (r) {
+    r.addEventListener("change", function () { if (search.value.trim()) { apply(); } });
+  });
 })();

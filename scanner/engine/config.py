@@ -39,6 +39,7 @@ class Config:
     policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     mutes: list[dict[str, Any]] = field(default_factory=list)
     fail_on: str | None = None
+    warn_on: str | None = None  # the terminal table lists failing findings at or above it
     pricing: dict[str, Any] = field(default_factory=dict)  # scanner.pricing.rates.Pricing
     policy_dirs: list[str] = field(default_factory=list)  # resolved against the config's dir
 
@@ -97,6 +98,7 @@ def load_config(path: Path | None, *, search_from: Path | None = None) -> Config
     validate_config(data, str(path))
     return Config(path=str(path), policies=data.get("policies", {}) or {},
                   mutes=list(data.get("mutes", []) or []), fail_on=data.get("fail_on"),
+                  warn_on=data.get("warn_on"),
                   pricing=dict(data.get("pricing") or {}),
                   policy_dirs=policy_dirs(data, str(path)))
 

@@ -10,7 +10,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policies import all_policies
 from policies.base import Context, Policy
@@ -30,6 +30,9 @@ from scanner.model import (
 from scanner.model.graph import ResourceIndex
 from scanner.pricing.overlap import with_capacity
 from scanner.pricing.rates import Pricing
+
+if TYPE_CHECKING:
+    from scanner.compute.census import GpuCensus
 
 
 def select_policies(config: Config | None = None, policy_ids: Collection[str] | None = None,
@@ -57,6 +60,8 @@ class Evaluation:
     notices: list[Notice] = field(default_factory=list)
     # PASS results per policy that were counted but not turned into findings
     passed: Counter[str] = field(default_factory=Counter)
+    # the GPU compute judged (in ``only_files`` when given): the report's coverage line
+    census: GpuCensus | None = None
 
 
 def evaluate(
@@ -144,17 +149,28 @@ def run(
         out.findings.extend(_gap_errors(pol, holes, judged))
     out.findings.sort(key=_sort_key)
     out.notices.extend(_catalogue_gaps(index, memo, catalog, only))
+    from scanner.compute.census import gpu_census
+
+    out.census = gpu_census((r for r in resources if only is None or _declared_in(r, only)),
+                            _views(index, memo))
     return out
+
+
+def _views(index: ResourceIndex, memo: dict[str, Any]) -> Any:
+    """The compute views the policies built (new ones when no policy needed any)."""
+    from scanner.compute import views
+
+    found = memo.get("compute")
+    return found if found is not None and found.index is index else views(index)
 
 
 def _catalogue_gaps(index: ResourceIndex, memo: dict[str, Any], catalog: Catalog,
                     only: set[str] | None) -> list[Notice]:
     """A notice naming each GPU type the catalogue lacks (never a silent pass)."""
-    from scanner.compute import views
     from scanner.engine.catalog_coverage import lacking_notices
 
-    found = memo.get("compute")
-    built = found if found is not None and found.index is index else views(index)
+    built = _views(index, memo)
+    memo["compute"] = built
     return [n for r, n in lacking_notices(index.resources, built, catalog)
             if only is None or _declared_in(r, only)]
 

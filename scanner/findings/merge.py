@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scanner.findings.report import SCHEMA_VERSION, assemble, with_unpriced_regions
+from scanner.findings.report import (
+    SCHEMA_VERSION,
+    assemble,
+    merged_coverage,
+    with_unpriced_regions,
+)
 
 
 class ReportReadError(Exception):
@@ -240,7 +245,7 @@ def merge_reports(
         findings.values(),
         key=lambda f: report_order(f.get("location"), f["policy_id"], f["resource"], f["id"]),
     )
-    return assemble(
+    merged = assemble(
         findings=ordered,
         errors=_unique(errors),
         notices=_unique(notices),
@@ -251,6 +256,11 @@ def merge_reports(
         resources=acc.resources,
         deterministic=deterministic,
     )
+    cov = merged_coverage([p.doc["summary"].get("coverage") for p in parts if id(p) in counted],
+                          merged["findings"])
+    if cov is not None:
+        merged["summary"]["coverage"] = cov
+    return merged
 
 
 # Where two reports give one finding (same fingerprint) different verdicts, the merge keeps

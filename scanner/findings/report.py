@@ -11,7 +11,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanner import __version__
 from scanner.catalog import Catalog
@@ -20,6 +20,9 @@ from scanner.model import Finding, InputError, Notice
 from scanner.pricing.overlap import totals
 
 SCHEMA_VERSION = 1
+
+if TYPE_CHECKING:
+    from scanner.compute.census import GpuCensus
 
 
 def build_report(
@@ -36,15 +39,18 @@ def build_report(
     passed: Counter[str] | None = None,
     sensitive: Iterable[str] = (),
     root: Path | None = None,
+    census: GpuCensus | None = None,
 ) -> dict[str, Any]:
     """The report document. ``passed`` counts PASS results left out of ``findings``;
     ``sensitive``: values the inputs mark secret (each becomes ``(sensitive)``); ``root``: the
-    repository root (scanner.inputs.repo_root) the findings' paths are made relative to."""
+    repository root (scanner.inputs.repo_root) the findings' paths are made relative to;
+    ``census``: the evaluation's GPU census, which gives ``summary.coverage``
+    (:func:`coverage_summary`)."""
     cat = with_unpriced_regions(catalog.describe(), unpriced_regions)
     listed = [f.as_dict() for f in findings]
     if root is not None:
         inputs = {**inputs, "root": relocate(listed, root, Path.cwd())}
-    return assemble(
+    doc = assemble(
         findings=listed,
         errors=[e.as_dict() for e in errors],
         notices=[n.as_dict() for n in notices],
@@ -56,6 +62,75 @@ def build_report(
         deterministic=deterministic,
         sensitive=sensitive,
     )
+    if census is not None:
+        doc["summary"]["coverage"] = coverage_summary(census, doc["findings"])
+    return doc
+
+
+UNREAD_MODULE_KIND = "terraform.module_call"  # scanner.kinds.terraform_modules
+
+
+def coverage_summary(census: GpuCensus, findings: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a run judged, for the coverage line of every format (reports.common.coverage_line):
+    the GPU compute judged (``gpu_resources``; ``maybe_gpu_resources``: whether it launches GPUs
+    is not known), the files its resources are declared in (``files``; live resources, which
+    have none: their account/regions, ``places``), the Terraform module calls not read
+    (``unread_module_calls``, by kind of source: registry, git, archive, other) and the UNKNOWN
+    results (``unknown``, TF-001's included). Zero GPU resources with unread module calls is
+    never a silent green: the line says what was not read."""
+    from scanner.sources.terraform.module_sources import (
+        ArchiveSource,
+        GitSource,
+        LocalSource,
+        RegistrySource,
+        parse_source,
+    )
+
+    kinds = {RegistrySource: "registry", GitSource: "git", ArchiveSource: "archive",
+             LocalSource: "local"}
+
+    def kind_of(source: Any) -> str:
+        if not isinstance(source, str) or not source:
+            return "other"
+        return kinds.get(type(parse_source(source)), "other")
+
+    judged = [r for r in census.judged if not r.kind.startswith("telemetry.")]
+    files = {r.provenance.file for r in judged if r.provenance.file}
+    places = {r.scope for r in judged if not r.provenance.file and r.scope}
+    unread = [r for r in judged if r.kind == UNREAD_MODULE_KIND]
+    sources = Counter(kind_of(r.get("Source")) for r in unread)
+    return {
+        "gpu_resources": len(census.gpu),
+        "maybe_gpu_resources": len(census.maybe),
+        "files": len(files),
+        "places": len(places),
+        "unread_module_calls": len(unread),
+        "unread_module_sources": dict(sorted(sources.items())),
+        "unknown": sum(1 for f in findings if f.get("status") == "UNKNOWN"),
+    }
+
+
+def merged_coverage(parts: Sequence[Mapping[str, Any] | None],
+                    findings: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The coverage of reports merged (``report merge``): the parts' numbers added (the parts
+    cover different inputs: an overlapping part is not counted), UNKNOWN counted again on the
+    merged findings. None when a part has none (a report of an older gpuaudit): a coverage of
+    some parts only would claim too little."""
+    given = [p for p in parts if isinstance(p, Mapping)]
+    if not parts or len(given) != len(parts):
+        return None
+    out: dict[str, Any] = {k: 0 for k in ("gpu_resources", "maybe_gpu_resources", "files",
+                                          "places", "unread_module_calls")}
+    sources: Counter[str] = Counter()
+    for part in given:
+        for key in out:
+            value = part.get(key)
+            out[key] += value if isinstance(value, int) and value >= 0 else 0
+        for kind, n in (part.get("unread_module_sources") or {}).items():
+            sources[str(kind)] += n if isinstance(n, int) and n >= 0 else 0
+    out["unread_module_sources"] = dict(sorted(sources.items()))
+    out["unknown"] = sum(1 for f in findings if f.get("status") == "UNKNOWN")
+    return dict(sorted(out.items()))
 
 
 def assemble(

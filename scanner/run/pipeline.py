@@ -29,7 +29,7 @@ class ReportOptions:
     deterministic: bool = False
     quiet: bool = False
     include_passed: bool = False
-    warn_on: str | None = None  # the terminal table lists failing findings at or above it
+    warn_on: str | None = None  # the table lists failing findings at or above it; None: config
     only_files: tuple[str, ...] | None = None  # report only findings declared in these files
     color: bool | None = None  # None: on a terminal, unless NO_COLOR is set
     fail_on_unknown: bool = False  # UNKNOWN at or above fail_on fails too (exit 1)
@@ -134,13 +134,15 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        catalog=catalog, resources=_counted(result),
                        coverage=result.coverage, deterministic=opts.deterministic,
                        unpriced_regions=_unpriced_regions(result, catalog.regions),
-                       passed=evaluation.passed, sensitive=result.sensitive, root=root)
+                       passed=evaluation.passed, sensitive=result.sensitive, root=root,
+                       census=evaluation.census)
     doc["summary"].update(summary)
     if opts.compliance:
         from reports.compliance_report import evaluate
 
         doc["compliance"] = [evaluate(doc, fid) for fid in opts.compliance]
     fail_on = opts.fail_on or config.fail_on or "high"
+    opts.warn_on = opts.warn_on or config.warn_on  # the option overrides the config
     if opts.say_errors:
         say_errors(doc.get("errors") or [])
         opts.errors_said = True  # the table printed on stdout leaves them out
@@ -186,6 +188,14 @@ def color_wanted(stream: Any = None) -> bool:
     return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
 
 
+def links_wanted(stream: Any = None) -> bool:
+    """OSC 8 hyperlinks in the table: only on a terminal that is not ``TERM=dumb`` (piped
+    output stays plain text, the policy page a ``docs: URL`` line)."""
+    stream = stream or sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
 def table_width(stream: Any = None) -> int | None:
     """The terminal's width when ``stream`` is one; else $COLUMNS when set; else None (the
     table's default)."""
@@ -205,7 +215,8 @@ def render_context(doc: dict[str, Any], opts: ReportOptions, fmt: str, to_stdout
             return RenderContext()
         color = color_wanted() if opts.color is None else opts.color
         return RenderContext(color=color, width=table_width(), errors=not opts.errors_said,
-                             warn_on=opts.warn_on)
+                             warn_on=opts.warn_on, links=links_wanted(),
+                             passed=opts.include_passed)
     if fmt not in ("sarif", "html"):
         return RenderContext()
     from scanner.inputs.repo_root import repo_root
