@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from scanner.model import Unknown
+from scanner.model import Ref, Unknown
 
 SOURCE = "aws.ec2"
 INTERRUPTION = "EC2 Spot Instance Interruption Warning"
@@ -27,6 +27,8 @@ def matches(pattern: Any) -> tuple[tuple[str, ...], tuple[str, ...]] | Unknown:
     if isinstance(pattern, Unknown):
         return Unknown(f"its event pattern is not known ({pattern.reason})"
                        if pattern.reason else "its event pattern is not known")
+    if isinstance(pattern, Ref):
+        return Unknown(f"its event pattern is built from {pattern}, known only after apply")
     if not isinstance(pattern, dict):
         return Unknown("its event pattern is not a JSON object")
     branches = pattern.get("$or")
