@@ -37,9 +37,11 @@ def lifecycle_hooks(ctx: RegionContext, groups: list[dict[str, Any]] | None) -> 
     from scanner.aws.collectors.eks import each
 
     if groups is None:  # the groups could not be read: neither can their hooks
+        why = next((e.reason for e in ctx.result.errors
+                    if e.path.endswith("autoscaling:DescribeAutoScalingGroups")), "")
         ctx.record_failure("autoscaling:DescribeLifecycleHooks",
-                           "not attempted: the Auto Scaling groups could not be read",
-                           (LIFECYCLE_HOOK,))
+                           "not attempted: the Auto Scaling groups could not be read"
+                           + (f" ({why})" if why else ""), (LIFECYCLE_HOOK,))
         ctx.settle(("autoscaling", "DescribeLifecycleHooks"))
         return
     names = [str(g["AutoScalingGroupName"]) for g in groups if g.get("AutoScalingGroupName")]
