@@ -18,12 +18,17 @@ SOURCE = "aws.ec2"
 INTERRUPTION = "EC2 Spot Instance Interruption Warning"
 REBALANCE = "EC2 Instance Rebalance Recommendation"
 EVENTS = (INTERRUPTION, REBALANCE)
-MAX_OR = 64  # $or branches looked at, per pattern (a budget: each branch is walked)
+MAX_OR = 64  # $or branches walked per pattern, nested ones included (a budget)
 
 
 def matches(pattern: Any) -> tuple[tuple[str, ...], tuple[str, ...]] | Unknown:
     """(the interruption events the pattern matches, the other fields it filters on); an
-    Unknown when the pattern is not known or uses a filter this does not read."""
+    Unknown when the pattern is not known or uses a filter this does not read. Nested ``$or``
+    branches count against one budget of ``MAX_OR`` per pattern, spent before each is walked."""
+    return _matches(pattern, [MAX_OR])
+
+
+def _matches(pattern: Any, budget: list[int]) -> tuple[tuple[str, ...], tuple[str, ...]] | Unknown:
     if isinstance(pattern, Unknown):
         return Unknown(f"its event pattern is not known ({pattern.reason})"
                        if pattern.reason else "its event pattern is not known")
@@ -33,15 +38,18 @@ def matches(pattern: Any) -> tuple[tuple[str, ...], tuple[str, ...]] | Unknown:
         return Unknown("its event pattern is not a JSON object")
     branches = pattern.get("$or")
     if branches is not None:
-        if not isinstance(branches, list) or len(branches) > MAX_OR:
-            return Unknown("its event pattern's $or is not read")
+        if not isinstance(branches, list):
+            return Unknown("its event pattern's $or is not a list")
+        budget[0] -= len(branches)
+        if budget[0] < 0:
+            return Unknown(f"its event pattern has more than {MAX_OR} $or branches (not read)")
         rest = {k: v for k, v in pattern.items() if k != "$or"}
         hit: list[str] = []
         others: list[str] = []
         for b in branches:
             if not isinstance(b, dict):
                 return Unknown("its event pattern's $or is not read")
-            found = matches({**rest, **b})
+            found = _matches({**rest, **b}, budget)
             if isinstance(found, Unknown):
                 return found
             hit.extend(e for e in found[0] if e not in hit)
