@@ -44,8 +44,9 @@ MISPLACED = ("TargetTrackingConfiguration is not a property of an Auto Scaling g
                 "load metric. A group with no scaling policy gives no result (it is not "
                 "scaled on CPU; a fixed size or an external scaler such as Karpenter or the "
                 "cluster autoscaler is not judged here). A policy whose metric cannot be "
-                "known (a variable, an alarm that is not in the scan) gives UNKNOWN; a "
-                "disabled policy does not count.",
+                "known (a variable, an alarm that is not in the scan) gives UNKNOWN; so does "
+                "a group that a CPU policy naming a group not known (a name known only after "
+                "apply) may belong to. A disabled policy does not count.",
     remediation=Remediation(
         text="Scale the group on a GPU metric (the CloudWatch agent's "
              "nvidia_smi_utilization_gpu or DCGM_FI_DEV_GPU_UTIL, published per group) or on "
@@ -95,7 +96,16 @@ def asg_003(group: Resource, ctx: Context) -> Iterator[Result]:
         if found is not None:
             scalers.append(found)
     if not scalers:
-        return  # not scaled by a scaling policy: nothing scales it on CPU
+        # not scaled by a scaling policy: nothing scales it on CPU, unless a policy whose group
+        # is not known (a name known only after apply) is on CPU: it may be this group's
+        floating = [p for p in floating_policies(group.scope, index)
+                    if (f := scaler(p, index)) is not None and (f.cpu_only or f.unknown)]
+        if floating:
+            yield ctx.result(group, Status.UNKNOWN, f"scaling policy {floating[0].id} scales "
+                             "on CPU (or on a metric that is not known) and names a group that "
+                             "is not known: it may be this one's",
+                             evidence={"scalers": [], "floating_policy": floating[0].id})
+        return
     evidence: dict[str, Any] = {"scalers": [s.row() for s in scalers]}
     if own is not None:
         evidence["misplaced_property"] = MISPLACED

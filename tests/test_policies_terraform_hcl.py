@@ -186,6 +186,11 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
         ],
     ),
     (
+        "asg003_nodegroup",  # a CPU policy whose group is known only after apply
+        ("ASG-003",),
+        [("ASG-003", "aws_eks_node_group.gpu", U), ("ASG-003", "aws_autoscaling_group.fixed", U)],
+    ),
+    (
         "asg003_pass",
         ("ASG-003",),
         [
