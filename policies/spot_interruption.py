@@ -32,8 +32,13 @@ TERMINATING = "autoscaling:EC2_INSTANCE_TERMINATING"
 _MAYBE = set(kinds_with(MAY_SPOT)) | set(kinds_with(POOLS)) | set(kinds_with(GROUPED))
 SPOT_KINDS = tuple(k for k in kinds_with(LAUNCHES, PLACES) if k in _MAYBE)
 # Capacity rebalance, where a kind configures it (attribute path).
-REBALANCE_PATHS = {GROUP: "CapacityRebalance",
-                   NODE_GROUP: "InstancesDistribution.CapacityRebalance"}
+REBALANCE_PATHS = {
+    GROUP: "CapacityRebalance",
+    NODE_GROUP: "InstancesDistribution.CapacityRebalance",
+    "ec2.spot_fleet": "SpotFleetRequestConfig.SpotMaintenanceStrategies.CapacityRebalance."
+                      "ReplacementStrategy",
+    "ec2.fleet": "SpotOptions.MaintenanceStrategies.CapacityRebalance.ReplacementStrategy",
+}
 # Services that handle spot interruptions themselves (why, per kind; eksctl: managed only).
 BY_SERVICE = {
     "eks.nodegroup": "an EKS managed node group: EKS enables Capacity Rebalancing and drains "
@@ -215,8 +220,9 @@ def _handlers(resource: Resource, ctx: Context) -> list[Handler]:
     out.extend(event_rules(resource, ctx.index))
     path = REBALANCE_PATHS.get(resource.kind)
     if path and not (resource.kind == NODE_GROUP and resource.get("Managed") is True):
-        value = resource.get(path)
-        present: bool | Unknown = value if isinstance(value, Unknown) else value is True
+        value = resource.get(path)  # True, or a fleet's replacement strategy ("launch")
+        present: bool | Unknown = value if isinstance(value, Unknown) else (
+            value is True or (isinstance(value, str) and bool(value)))
         out.append(Handler("capacity rebalance", path, present))
     if resource.kind == GROUP:
         out.extend(_hooks(resource, ctx.index))

@@ -175,6 +175,7 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
             ("ASG-003", "OnTheGroup", F),  # the group's own (misplaced) configuration
             ("ASG-003", "Elsewhere", U),  # no alarm names its step policy; one Refs a param
             ("SPOT-003", "SpotGroup", F),  # a launch hook, a state-change rule, no target
+            ("SPOT-003", "RebalancingFleet", P),  # SpotMaintenanceStrategies.CapacityRebalance
         ],
     ),
     (

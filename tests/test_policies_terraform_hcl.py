@@ -215,6 +215,7 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
             ("SPOT-003", "aws_autoscaling_group.rebalance", P),
             ("SPOT-003", "aws_autoscaling_group.hooked", P),
             ("SPOT-003", "aws_autoscaling_group.hook_resource", P),
+            ("SPOT-003", "aws_spot_fleet_request.rebalance", P),  # replacement_strategy
         ],
     ),
     ("spot003_rule", ("SPOT-003",), [("SPOT-003", "aws_spot_instance_request.worker", P)]),

@@ -675,6 +675,7 @@ def _spot_fleet_request(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[st
         cfg["LaunchSpecifications"] = [_spot_fleet_spec(b) for b in specs]
     _put(cfg, "LaunchTemplateConfigs", _template_configs(v.get("launch_template_config"),
                                                          "overrides", ("spot_price", "SpotPrice")))
+    _put(cfg, "SpotMaintenanceStrategies", _maintenance(v.get("spot_maintenance_strategies")))
     return "ec2.spot_fleet", {"SpotFleetRequestConfig": cfg}, None, ()
 
 
@@ -690,6 +691,10 @@ def _ec2_fleet(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
         ("allocation_strategy", "AllocationStrategy"),
         ("instance_interruption_behavior", "InstanceInterruptionBehavior"),
         ("instance_pools_to_use_count", "InstancePoolsToUseCount"))))
+    spot_options = _one(v.get("spot_options"))
+    if isinstance(a.get("SpotOptions"), dict) and _is_map(spot_options):
+        _put(a["SpotOptions"], "MaintenanceStrategies",
+             _maintenance(spot_options.get("maintenance_strategies")))
     _put(a, "OnDemandOptions", _sub(v.get("on_demand_options"), (
         ("allocation_strategy", "AllocationStrategy"),)))
     _put(a, "LaunchTemplateConfigs", _template_configs(v.get("launch_template_config"),
@@ -1125,6 +1130,15 @@ def _event_target(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...
     a = _pairs({}, v, (("rule", "Rule"), ("arn", "Arn"), ("target_id", "Id"),
                        ("event_bus_name", "EventBusName")))
     return "events.target", a, None, ()
+
+def _maintenance(value: Any) -> Any:
+    """A fleet's ``spot_maintenance_strategies`` / ``maintenance_strategies`` block."""
+    block = _one(value)
+    if block is None or isinstance(block, Unknown):
+        return block
+    rebalance = _sub(block.get("capacity_rebalance"), (
+        ("replacement_strategy", "ReplacementStrategy"), ("termination_delay", "TerminationDelay")))
+    return {"CapacityRebalance": rebalance} if rebalance is not None else None
 
 # -- end of the scaling block ------------------------------------------------------------------
 
