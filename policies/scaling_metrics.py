@@ -136,7 +136,8 @@ def floating_policies(scope: str, index: ResourceIndex) -> list[Resource]:
 
 
 def scaler(policy: Resource, index: ResourceIndex) -> Scaler | None:
-    """What one scaling policy scales on; None when it is disabled."""
+    """What one scaling policy scales on; None when it does not scale (disabled, or predictive
+    scaling in ForecastOnly mode, the default)."""
     if policy.get("Enabled") is False:
         return None
     label = policy.id
@@ -150,6 +151,16 @@ def scaler(policy: Resource, index: ResourceIndex) -> Scaler | None:
     if ptype == "TargetTrackingScaling" or (ptype is None and tracking is not None):
         found = target_tracking(tracking, policy, label, "TargetTrackingConfiguration")
     elif ptype == "PredictiveScaling":
+        mode = predictive.get("Mode") if isinstance(predictive, dict) else None
+        if mode == "ForecastOnly":  # the default: it forecasts, it does not scale
+            return None
+        if isinstance(mode, Unknown):
+            return Scaler(policy, label, "predictive scaling", unknown=Unknown(
+                f"whether {label} scales or only forecasts is not known ({mode.reason})"))
+        if mode is None:
+            return None if isinstance(predictive, dict) else Scaler(
+                policy, label, "predictive scaling", unknown=Unknown(
+                    f"the predictive scaling configuration of {label} is not known"))
         found = _predictive(predictive, policy, label)
     else:
         found = _alarmed(policy, index, label, str(ptype or "SimpleScaling"))

@@ -23,3 +23,30 @@ from policies.scaling_metrics import CPU, GPU, OTHER, QUEUE, metric_class
 ])
 def test_metric_classes(name: str, namespace: str, expected: str) -> None:
     assert metric_class(name, namespace) == expected
+
+
+def _policy(mode: object) -> object:
+    from scanner.model import Provenance, Resource, SourceKind
+
+    pair = {"PredefinedMetricType": "ASGCPUUtilization"}
+    config: dict = {"MetricSpecifications": [{"TargetValue": 40,
+                                              "PredefinedMetricPairSpecification": pair}]}
+    if mode is not None:
+        config["Mode"] = mode
+    return Resource("autoscaling.scaling_policy", "p", {
+        "PolicyType": "PredictiveScaling", "PredictiveScalingConfiguration": config},
+        Provenance(SourceKind.CLOUDFORMATION, "t.yaml"), "t.yaml")
+
+
+def test_predictive_scaling_scales_only_in_forecast_and_scale_mode() -> None:
+    from policies.scaling_metrics import scaler
+    from scanner.graph import ResourceIndex
+    from scanner.model import Unknown
+
+    def of(mode: object) -> object:
+        p = _policy(mode)
+        return scaler(p, ResourceIndex([p]))  # type: ignore[arg-type]
+
+    assert of(None) is None and of("ForecastOnly") is None  # ForecastOnly is the default
+    assert of("ForecastAndScale").cpu_only  # type: ignore[union-attr]
+    assert isinstance(of(Unknown("var.mode")).unknown, Unknown)  # type: ignore[union-attr]
