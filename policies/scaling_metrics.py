@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scanner.graph import ResourceIndex, doubt
 from scanner.model import Resource, Unknown
+from scanner.model.graph import ResourceIndex, doubt
 
 POLICY = "autoscaling.scaling_policy"
 ALARM = "cloudwatch.metric_alarm"

@@ -19,8 +19,8 @@ from scanner.compute import GROUP as GROUPED
 from scanner.compute import LAUNCHES, PLACES, POOLS, ComputeView, kinds_with, reads_of
 from scanner.compute import SPOT as MAY_SPOT
 from scanner.compute.view import MIXED, SPOT
-from scanner.graph import ResourceIndex, doubt
 from scanner.model import Resource, Result, Severity, Status, Unknown
+from scanner.model.graph import ResourceIndex, doubt
 
 RULE = "events.rule"
 TARGET = "events.target"

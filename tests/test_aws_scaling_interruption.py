@@ -10,7 +10,7 @@ from typing import Any
 from scanner.aws.collect import collect
 from scanner.aws.registry import DEFAULT_KINDS
 from scanner.aws.targets import TargetSpec
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Finding, SourceResult
 from tests.aws_helpers import (  # noqa: F401 - fixtures
     ACCOUNT,

@@ -40,8 +40,8 @@ def _policy(mode: object) -> object:
 
 def test_predictive_scaling_scales_only_in_forecast_and_scale_mode() -> None:
     from policies.scaling_metrics import scaler
-    from scanner.graph import ResourceIndex
     from scanner.model import Unknown
+    from scanner.model.graph import ResourceIndex
 
     def of(mode: object) -> object:
         p = _policy(mode)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scanner.config import Config
-from scanner.engine import evaluate, run
+from scanner.engine.config import Config
+from scanner.engine.evaluate import evaluate, run
 from scanner.model import Ref, Resource, SourceResult, Status, Unknown
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
 
@@ -162,7 +162,7 @@ def test_autoscaling_scaling_policies_as_the_module_writes_them(asg: SourceResul
     """The module's scaling_policies map (target tracking, predictive, step, metric math) in
     the model, and what each scales on (ASG-003's reading)."""
     from policies.scaling_metrics import scaler
-    from scanner.graph import ResourceIndex
+    from scanner.model.graph import ResourceIndex
 
     index = ResourceIndex(asg.resources)
     policies = {r.id.split('"')[1]: r for r in asg.resources
