@@ -196,6 +196,13 @@ def test_every_policy_that_applies_judges_the_kinds_live(aws: None) -> None:
         # HyperPod: its volumes' keys from its configuration (an AWS owned key without
         # VolumeKmsKeyId: EBS-003 FAIL); EBS-001: HyperPod always encrypts, nothing to judge
         ("EBS-003", "hp"): "FAIL",
+        # SPOT-003: EKS drains its managed spot nodes itself; the SPOT compute environments
+        # have no EventBridge rule on the interruption warning in the account
+        ("SPOT-003", "ml/gpu-spot"): "PASS",
+        ("SPOT-003", "ml/gpu-diverse"): "PASS",
+        ("SPOT-003", "gpu-spot"): "FAIL",
+        ("SPOT-003", "gpu-capped"): "FAIL",
+        ("SPOT-003", "gpu-low"): "FAIL",
     }
     # With the fact EBS-003 reads live (the account's default key, GetEbsDefaultKmsKeyId,
     # which moto lacks) asked for and unread: an ERROR, never a verdict made without it

@@ -110,6 +110,31 @@ def seed(url: str) -> dict[str, str]:
                                     InstanceType="g5.xlarge", SpotPrice="0.50")
     asg.create_auto_scaling_group(AutoScalingGroupName="gpu-lc-group", MinSize=0, MaxSize=2,
                                   LaunchConfigurationName="gpu-lc", VPCZoneIdentifier=private)
+    # ASG-003 / SPOT-003: a CPU-only group, a group scaled through an alarm on queue depth, a
+    # termination hook, and an EventBridge rule on the interruption warning with a target
+    # (moto keeps scaling policies by name alone: each name is unique)
+    asg.put_scaling_policy(AutoScalingGroupName="gpu-public", PolicyName="gpu-public-cpu",
+                           PolicyType="TargetTrackingScaling", TargetTrackingConfiguration={
+                               "PredefinedMetricSpecification": {
+                                   "PredefinedMetricType": "ASGAverageCPUUtilization"},
+                               "TargetValue": 60.0})
+    asg.put_scaling_policy(AutoScalingGroupName="gpu-lc-group", PolicyName="gpu-lc-queue",
+                           PolicyType="StepScaling", AdjustmentType="ChangeInCapacity",
+                           StepAdjustments=[{"MetricIntervalLowerBound": 0.0,
+                                             "ScalingAdjustment": 1}])
+    queue_policy = asg.describe_policies(
+        AutoScalingGroupName="gpu-lc-group")["ScalingPolicies"][0]["PolicyARN"]
+    boto3.client("cloudwatch", endpoint_url=url, region_name=EAST).put_metric_alarm(
+        AlarmName="jobs-backlog", MetricName="ApproximateNumberOfMessagesVisible",
+        Namespace="AWS/SQS", Statistic="Maximum", Period=60, EvaluationPeriods=1,
+        Threshold=10.0, ComparisonOperator="GreaterThanThreshold", AlarmActions=[queue_policy])
+    asg.put_lifecycle_hook(AutoScalingGroupName="gpu-mixed", LifecycleHookName="drain",
+                           LifecycleTransition="autoscaling:EC2_INSTANCE_TERMINATING")
+    events = boto3.client("events", endpoint_url=url, region_name=EAST)
+    events.put_rule(Name="spot-interruption", EventPattern=json.dumps(
+        {"source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"]}))
+    events.put_targets(Rule="spot-interruption", Targets=[
+        {"Id": "q", "Arn": f"arn:aws:sqs:{EAST}:123456789012:node-termination"}])
     ec2.request_spot_instances(SpotPrice="0.90", InstanceCount=1, LaunchSpecification={
         "ImageId": AMI, "InstanceType": "g5.xlarge", "SubnetId": private})
     # issue 13's kinds: a SPOT GPU node group in the public subnet, a SPOT compute environment

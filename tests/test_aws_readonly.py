@@ -123,9 +123,17 @@ def test_iam_policy_is_exactly_the_declared_operations() -> None:
     # `catalog refresh` reads the Price List API, nothing else; the audit never does
     assert catalog["Action"] == ["pricing:GetProducts"]
     assert "pricing:GetProducts" not in reads["Action"]
-    # the right-sizing collector's CloudWatch reads, and no other CloudWatch action
+    # the right-sizing collector's CloudWatch reads and the alarms ASG-003 reads, and no other
+    # CloudWatch action
     assert [a for a in reads["Action"] if a.startswith("cloudwatch:")] == [
-        "cloudwatch:GetMetricData", "cloudwatch:ListMetrics"]
+        "cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData", "cloudwatch:ListMetrics"]
+    # ASG-003 / SPOT-003: the alarms, the EventBridge rules and targets, the lifecycle hooks
+    assert [a for a in reads["Action"] if a.startswith("events:")] == [
+        "events:ListRules", "events:ListTargetsByRule"]
+    assert policy_document({"autoscaling.lifecycle_hook"})["Statement"][0]["Action"] == [
+        "autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeLifecycleHooks"]
+    assert policy_document({"cloudwatch.metric_alarm"})["Statement"][0]["Action"] == [
+        "cloudwatch:DescribeAlarms"]
     assert "ec2:DescribeVolumes" in reads["Action"]
     # issue 13's kinds: exactly these reads, and no other action of their services
     assert [a for a in reads["Action"] if a.startswith(("eks:", "batch:", "sagemaker:"))] == [
@@ -164,6 +172,12 @@ def test_every_declared_operation_is_exercised_and_every_sent_one_declared(aws: 
     awskinds_seed.eks_nodegroup(None, REGION, "ml", "gpu", [subnet], instanceTypes=["g5.xlarge"])
     awskinds_seed.hyperpod_cluster(None, REGION, "hp", [subnet], sg, [
         {"InstanceGroupName": "w", "InstanceType": "ml.g5.xlarge", "InstanceCount": 1}])
+    # a group (DescribeLifecycleHooks, per group) and a rule on EC2's events (ListTargetsByRule)
+    client("autoscaling").create_auto_scaling_group(
+        AutoScalingGroupName="gpu", MinSize=0, MaxSize=1, VPCZoneIdentifier=subnet,
+        LaunchTemplate={"LaunchTemplateName": "spot", "Version": "$Default"})
+    client("events").put_rule(Name="spot", EventPattern=json.dumps(
+        {"source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"]}))
     mark = RECORDER.mark()
     collect(TargetSpec(regions=(REGION,)), kinds=ALL_KINDS)
     plan(TargetSpec(regions=("all",), org=True, role_name="Audit"), ClientFactory())

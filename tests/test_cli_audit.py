@@ -125,6 +125,8 @@ def expected_results(ids: dict[str, str]) -> set[tuple[str, str, str]]:
         ("ASG-001", "gpu-asg", "FAIL"),  # 2 of 4 on demand at MaxSize: 50% > 40%
         ("ASG-002", "gpu-asg", "FAIL"),  # one instance type, lowest-price by default
         ("RS-003", ids["instance"], "FAIL"),  # a running g5 that publishes no GPU metrics
+        # spot GPU capacity, and no EventBridge rule, capacity rebalance or termination hook
+        ("SPOT-003", "gpu-asg", "FAIL"),
     }
 
 
@@ -288,6 +290,8 @@ def test_unreachable_service_gives_errors_error_results_and_exit_2(
     assert {e["path"] for e in doc["errors"]} == {
         f"{EAST}/autoscaling:DescribeAutoScalingGroups",
         f"{EAST}/autoscaling:DescribeLaunchConfigurations",
+        f"{EAST}/autoscaling:DescribePolicies",  # ASG-003's scaling policies
+        f"{EAST}/autoscaling:DescribeLifecycleHooks",  # SPOT-003's: never read without groups
     }
     assert all(e["kind"] == "aws" and "endpoint unreachable" in e["reason"] for e in doc["errors"])
     errors = {f["policy_id"] for f in doc["findings"] if f["status"] == "ERROR"}

@@ -26,9 +26,10 @@ def scan_json(*args: str) -> tuple[int, dict, str]:
 
 
 @pytest.mark.parametrize(("args", "policies"), [
-    (["--policy", "spot-*,EBS-00[12]"], {"EBS-001", "EBS-002", "SPOT-001", "SPOT-002"}),
+    (["--policy", "spot-*,EBS-00[12]"], {"EBS-001", "EBS-002", "SPOT-001", "SPOT-002",
+                                          "SPOT-003"}),
     (["--policy", "VPC-001", "--policy", "asg-*"], {"VPC-001", "ASG-001", "ASG-002",
-                                                      "ASG-004"}),
+                                                      "ASG-003", "ASG-004"}),
     (["--policy", "EBS-*", "--skip-policy", "EBS-002,EBS-003"], {"EBS-001"}),
     (["--skip-policy", "SPOT-*,VPC-*", "--skip-policy", "ASG-00?"], {"EBS-001", "EBS-002"}),
 ])

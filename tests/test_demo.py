@@ -52,6 +52,8 @@ def check_demo_report(out: Path) -> dict[str, Any]:
         ("ASG-001", EAST, "llm-training", "FAIL"),  # 4 of 4 on demand
         ("ASG-001", EAST, "inference", "PASS"),  # 2 of 6 at MaxSize: 33 %
         ("VPC-001", EAST, "training", "FAIL"),  # GPU compute, no S3 gateway endpoint
+        ("ASG-003", EAST, "llm-training", "FAIL"),  # target tracking on CPU only
+        ("SPOT-003", EAST, "inference", "FAIL"),  # the rule is in us-west-2, not here
     }
     assert expected <= results, sorted(expected - results)
     wrong = {(p, r, n, s) for p, r, n, s in results
@@ -71,6 +73,11 @@ def check_demo_report(out: Path) -> dict[str, Any]:
            if f.get("location")}
     assert ("EBS-001", "aws_ebs_volume.models", "FAIL") in iac
     assert ("ASG-001", "TrainingGroup", "FAIL") in iac
+    assert ("ASG-003", "aws_autoscaling_policy.inference_cpu", "FAIL") not in iac
+    assert {("ASG-003", "aws_autoscaling_group.inference", "FAIL"),
+            ("SPOT-003", "aws_autoscaling_group.inference", "FAIL")} <= iac
+    # a group with no scaling policy gets no ASG-003 result
+    assert ("ASG-003", EAST, "inference") not in {r[:3] for r in results}
     assert set(doc["inputs"]) == {"accounts", "paths", "regions"}
     assert doc["inputs"]["regions"] == [EAST, WEST]
     html = (out / "report.html").read_text()

@@ -55,6 +55,8 @@ COMMON = (
     "VPC-002",
     "VPC-003",
     "VPC-004",
+    "ASG-003",
+    "SPOT-003",
 )
 
 # What the fixture's header comment promises (the IaC side; live must agree up to the
@@ -62,6 +64,8 @@ COMMON = (
 EXPECTED_IAC_FAILS = {
     ("ASG-001", "aws_autoscaling_group.mixed"),
     ("ASG-002", "aws_autoscaling_group.single_type"),
+    ("ASG-003", "aws_autoscaling_group.mixed"),  # target tracking on CPU only
+    ("SPOT-003", "aws_autoscaling_group.mixed"),  # no rule, no rebalance, no termination hook
     ("EBS-001", "aws_ebs_volume.plain"),
     ("EBS-001", "aws_launch_template.gpu_spot"),
     ("SPOT-001", "aws_launch_template.gpu_spot"),

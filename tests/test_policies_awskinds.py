@@ -143,6 +143,26 @@ CFN_EXPECTED: dict[str, Table] = {
 
 TF_EXPECTED = {"awskinds_fail": TF_FAIL, "awskinds_pass": TF_PASS, "awskinds_cmk": TF_CMK}
 
+# SPOT-003 on these kinds: no fixture has an EventBridge rule, a lifecycle hook or capacity
+# rebalance, so spot GPU capacity fails, except EKS managed node groups (EKS drains spot nodes
+# on rebalance recommendations itself). The same in HCL and plan.
+for _table, _rows in (
+    (TF_FAIL, {f"{NG}.inference": "PASS", MNG.format("gpu_spot"): "PASS",
+               "aws_batch_compute_environment.spot_default_bid": "FAIL",
+               "aws_batch_compute_environment.spot_low_bid": "FAIL",
+               "aws_autoscaling_group.attr_gpu": "FAIL"}),
+    (TF_PASS, {f"{NG}.inference": "PASS", MNG.format("gpu_spot"): "PASS",
+               "aws_batch_compute_environment.spot": "FAIL",
+               "aws_autoscaling_group.attr_gpu": "FAIL"}),
+    (CFN_EXPECTED["eks_batch_fail.yaml"], {"GpuSpotNodegroup": "PASS",
+                                           "SpotComputeEnvironment": "FAIL",
+                                           "LowBidComputeEnvironment": "FAIL"}),
+    (CFN_EXPECTED["eks_batch_pass.yaml"], {"GpuSpotNodegroup": "PASS",
+                                           "SpotComputeEnvironment": "FAIL"}),
+):
+    for _rid, _status in _rows.items():
+        _table[_rid]["SPOT-003"] = _status
+
 
 def plan_expected(case: str) -> Table:
     out = {rid: dict(row) for rid, row in TF_EXPECTED[case].items()}

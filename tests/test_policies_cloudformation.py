@@ -165,6 +165,30 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
             # HeadNode (MaxSize 1): a notice, no verdict
         ],
     ),
+    # -- ASG-003 / SPOT-003 ------------------------------------------------------------------
+    (
+        "scaling_interruption_fail.yaml",
+        ("ASG-003", "SPOT-003"),
+        [
+            ("ASG-003", "CpuTracked", F),  # target tracking on ASGAverageCPUUtilization
+            ("ASG-003", "CpuAlarmed", F),  # step policy, alarm on CPUUtilization
+            ("ASG-003", "OnTheGroup", F),  # the group's own (misplaced) configuration
+            ("ASG-003", "Elsewhere", U),  # no alarm names its step policy; one Refs a param
+            ("SPOT-003", "SpotGroup", F),  # a launch hook, a state-change rule, no target
+            ("SPOT-003", "RebalancingFleet", P),  # SpotMaintenanceStrategies.CapacityRebalance
+        ],
+    ),
+    (
+        "scaling_interruption_pass.yaml",
+        ("ASG-003", "SPOT-003"),
+        [
+            ("ASG-003", "Inference", P),  # GPU target tracking beside a CPU one
+            ("ASG-003", "Workers", P),  # alarm on SQS queue depth
+            ("SPOT-003", "Inference", P),
+            ("SPOT-003", "Workers", P),
+            ("SPOT-003", "Notebook", P),  # the rule covers the template's spot instance too
+        ],
+    ),
 ]
 
 
@@ -282,3 +306,17 @@ Resources:
         [finding] = evaluate(load_template(template).resources, policy_ids=["EBS-001"])
         got[name] = finding.status
     assert got == {"unknown": U, "true": P, "false": F}
+
+
+def test_a_target_tracking_configuration_on_the_group_is_judged_with_a_notice() -> None:
+    """CloudFormation rejects TargetTrackingConfiguration on AWS::AutoScaling::AutoScalingGroup;
+    the group is judged on it all the same, and the reader and the finding both say so."""
+    source = load_template(POLICIES / "scaling_interruption_fail.yaml")
+    assert any("OnTheGroup: TargetTrackingConfiguration is not a property of "
+               "AWS::AutoScaling::AutoScalingGroup: CloudFormation rejects" in n.message
+               for n in source.notices)
+    [finding] = [f for f in evaluate(source.resources, policy_ids=["ASG-003"])
+                 if f.resource["id"] == "OnTheGroup"]
+    assert finding.status is F and "CloudFormation rejects" in finding.evidence[
+        "misplaced_property"]
+    assert finding.evidence["scalers"][0]["metrics"] == ["ASGAverageCPUUtilization"]

@@ -32,6 +32,7 @@ CASES: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("VPC-002", "aws_subnet.private[1]", P),
         ("VPC-003", "aws_vpc_endpoint.s3", P),
         ("VPC-004", "NodePool/gpu", P),  # private subnets selected by tag
+        ("SPOT-003", "NodePool/gpu", U),  # spot; its interruption queue is not read
     ]),
     ("public_gpu", [
         ("EBS-001", "EC2NodeClass/training", F),  # encrypted: false
@@ -39,6 +40,7 @@ CASES: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("ASG-002", "NodePool/p5-spot", F),  # spot only, one instance type
         ("VPC-001", "aws_vpc.main", F),
         ("VPC-004", "NodePool/p5-spot", F),  # public subnet routing to the IGW
+        ("SPOT-003", "NodePool/p5-spot", U),  # spot, no rule in the scan, queue not read
     ]),
     ("endpoint_misses_subnet", [
         ("EBS-001", "EC2NodeClass/inference", P),  # Karpenter's default mappings: encrypted
@@ -66,6 +68,16 @@ CASES: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("VPC-004", "helm_release.karpenter_resources_g5/NodePool/g5-gpu-karpenter", P),
         ("VPC-001", "aws_vpc.this", F),  # GPU pools in its subnet, no S3 gateway endpoint
         ("TF-001", "module.eks", U),  # a registry module, not installed: said, not guessed
+        ("SPOT-003", "kubectl_manifest.karpenter_node_pool", U),
+        ("SPOT-003", "kubernetes_manifest.inferentia_pool", U),
+        ("SPOT-003", "helm_release.karpenter_resources_g5/NodePool/g5-gpu-karpenter", U),
+    ]),
+    ("spot_interruption_queue", [  # EventBridge rules to Karpenter's queue, in the scan
+        ("EBS-001", "EC2NodeClass/gpu", P),
+        ("EBS-003", "EC2NodeClass/gpu", U),
+        ("ASG-002", "NodePool/gpu-spot", P),
+        ("SPOT-003", "NodePool/gpu-spot", P),
+        ("VPC-004", "NodePool/gpu-spot", U),  # its subnet is not in the scan
     ]),
 ]
 
@@ -92,7 +104,10 @@ def test_every_policy_that_applies_has_a_failing_and_a_passing_case() -> None:
     # and the others never judge a Karpenter object
     judged = {pid for _, exp in CASES for pid, rid, _ in exp
               if "NodePool" in rid or "NodeClass" in rid or "manifest" in rid}
-    assert judged <= APPLIES
+    # SPOT-003 judges spot NodePools: PASS on a rule in the scan, else UNKNOWN (Karpenter's
+    # interruption queue setting is not read), never FAIL
+    assert judged <= APPLIES | {"SPOT-003"}
+    assert {s for _, exp in CASES for pid, _, s in exp if pid == "SPOT-003"} == {P, U}
 
 
 def test_a_finding_points_at_the_document_in_a_multi_document_file() -> None:

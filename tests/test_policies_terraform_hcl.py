@@ -173,6 +173,53 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
             ("ASG-002", "aws_autoscaling_group.workers", P),
         ],
     ),
+    # -- ASG-003 / SPOT-003 ------------------------------------------------------------------
+    (
+        "asg003_fail",
+        ("ASG-003",),
+        [
+            ("ASG-003", "aws_autoscaling_group.cpu_tracking", F),
+            ("ASG-003", "aws_autoscaling_group.cpu_alarm", F),  # simple policy, CPU alarm
+            ("ASG-003", "aws_autoscaling_group.unknown_metric", U),  # var without a value
+            ("ASG-003", "aws_autoscaling_group.orphan_step", U),  # no alarm triggers it
+            # cpu_workers (m6i): not GPU; fixed: no scaling policy -- no result
+        ],
+    ),
+    (
+        "asg003_nodegroup",  # a CPU policy whose group is known only after apply
+        ("ASG-003",),
+        [("ASG-003", "aws_eks_node_group.gpu", U), ("ASG-003", "aws_autoscaling_group.fixed", U)],
+    ),
+    (
+        "asg003_pass",
+        ("ASG-003",),
+        [
+            ("ASG-003", "aws_autoscaling_group.gpu_tracking", P),
+            ("ASG-003", "aws_autoscaling_group.queue", P),
+            ("ASG-003", "aws_autoscaling_group.dcgm", P),  # the CPU policy is disabled
+        ],
+    ),
+    (
+        "spot003_fail",
+        ("SPOT-003",),
+        [
+            ("SPOT-003", "aws_autoscaling_group.spot_mixed", F),  # a launch hook only
+            ("SPOT-003", "aws_spot_instance_request.notebook", F),
+            # on_demand: no spot; cpu_spot: not GPU -- no result
+        ],
+    ),
+    (
+        "spot003_pass",
+        ("SPOT-003",),
+        [
+            ("SPOT-003", "aws_autoscaling_group.rebalance", P),
+            ("SPOT-003", "aws_autoscaling_group.hooked", P),
+            ("SPOT-003", "aws_autoscaling_group.hook_resource", P),
+            ("SPOT-003", "aws_spot_fleet_request.rebalance", P),  # replacement_strategy
+        ],
+    ),
+    ("spot003_rule", ("SPOT-003",), [("SPOT-003", "aws_spot_instance_request.worker", P)]),
+    ("spot003_unknown", ("SPOT-003",), [("SPOT-003", "aws_instance.spot", U)]),
 ]
 
 

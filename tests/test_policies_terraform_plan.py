@@ -324,6 +324,139 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
 }
 
 
+# -- ASG-003 / SPOT-003 ----------------------------------------------------------------------
+# No case above has an EventBridge rule or a lifecycle hook: their spot GPU capacity fails
+# SPOT-003 unless it sets capacity_rebalance (gpu_estate_a's balanced group) or is an EKS
+# managed node group (EKS handles interruptions itself). None has a scaling policy: no ASG-003.
+EXPECTED["gpu_estate_a"]["SPOT-003"] = {
+    "aws_autoscaling_group.balanced": "PASS",  # capacity_rebalance = true
+    "aws_autoscaling_group.boundary": "FAIL",
+    "aws_autoscaling_group.all_spot": "FAIL",
+    "aws_spot_instance_request.capped_ok": "FAIL",
+    "aws_spot_instance_request.too_high": "FAIL",
+    "aws_spot_instance_request.too_low": "FAIL",
+    "aws_spot_instance_request.no_price": "FAIL",
+}
+EXPECTED["gpu_estate_b"]["SPOT-003"] = {
+    "aws_autoscaling_group.lab": "FAIL",
+    "aws_spot_fleet_request.lab": "FAIL",
+    "aws_ec2_fleet.lab": "FAIL",
+}
+EXPECTED["gpu_modules"]["SPOT-003"] = {'module.gpu["train"].aws_autoscaling_group.this': "FAIL"}
+EXPECTED["purchase"]["SPOT-003"] = {
+    "aws_autoscaling_group.spot_a": "FAIL",
+    "aws_autoscaling_group.spot_b": "FAIL",
+    "aws_autoscaling_group.mixed": "FAIL",
+}
+EXPECTED["scaling_interruption_fail"] = {  # see its main.tf header
+    "ASG-003": {
+        "aws_autoscaling_group.cpu_tracking": "FAIL",
+        "aws_autoscaling_group.cpu_alarm": "FAIL",
+        "aws_autoscaling_group.orphan_step": "UNKNOWN",
+    },
+    "SPOT-003": {
+        "aws_autoscaling_group.spot_mixed": "FAIL",
+        "aws_spot_instance_request.notebook": "FAIL",
+    },
+}
+EXPECTED["scaling_interruption_pass"] = {
+    "ASG-003": {
+        "aws_autoscaling_group.gpu_tracking": "PASS",
+        "aws_autoscaling_group.queue": "PASS",
+        "aws_autoscaling_group.dcgm": "PASS",
+    },
+    "SPOT-003": {
+        "aws_autoscaling_group.rebalance": "PASS",
+        "aws_autoscaling_group.hooked": "PASS",
+        "aws_autoscaling_group.hook_resource": "PASS",
+        "aws_instance.spot": "UNKNOWN",  # the rule's pattern is known only after apply
+    },
+}
+
+# The other policies on the two cases (their groups are all-on-demand GPU groups, spot
+# groups with no max price, launch templates without encrypted mappings, no subnets read).
+EXPECTED["scaling_interruption_fail"]["ASG-001"] = {
+    "aws_autoscaling_group.cpu_tracking": "FAIL",
+    "aws_autoscaling_group.cpu_alarm": "FAIL",
+    "aws_autoscaling_group.orphan_step": "FAIL",
+    "aws_autoscaling_group.spot_mixed": "FAIL",
+    "aws_autoscaling_group.on_demand": "FAIL",
+}
+EXPECTED["scaling_interruption_fail"]["ASG-002"] = {
+    "aws_autoscaling_group.spot_mixed": "PASS",
+    "aws_autoscaling_group.cpu_spot": "PASS",
+}
+EXPECTED["scaling_interruption_fail"]["ASG-004"] = {
+    "aws_autoscaling_group.spot_mixed": "PASS",
+}
+EXPECTED["scaling_interruption_fail"]["EBS-001"] = {
+    "aws_launch_template.gpu": "FAIL",
+    "aws_launch_template.cpu": "FAIL",
+    "aws_spot_instance_request.notebook": "FAIL",
+}
+EXPECTED["scaling_interruption_fail"]["SPOT-001"] = {
+    "aws_autoscaling_group.spot_mixed": "FAIL",
+    "aws_spot_instance_request.notebook": "PASS",
+    "aws_autoscaling_group.cpu_spot": "FAIL",
+}
+EXPECTED["scaling_interruption_fail"]["SPOT-002"] = {
+    "aws_autoscaling_group.spot_mixed": "PASS",
+    "aws_spot_instance_request.notebook": "PASS",
+    "aws_autoscaling_group.cpu_spot": "PASS",
+}
+EXPECTED["scaling_interruption_fail"]["VPC-004"] = {
+    "aws_autoscaling_group.cpu_tracking": "UNKNOWN",
+    "aws_autoscaling_group.cpu_alarm": "UNKNOWN",
+    "aws_autoscaling_group.orphan_step": "UNKNOWN",
+    "aws_autoscaling_group.fixed": "UNKNOWN",
+    "aws_autoscaling_group.spot_mixed": "UNKNOWN",
+    "aws_spot_instance_request.notebook": "UNKNOWN",
+    "aws_autoscaling_group.on_demand": "UNKNOWN",
+}
+EXPECTED["scaling_interruption_pass"]["ASG-001"] = {
+    "aws_autoscaling_group.gpu_tracking": "FAIL",
+    "aws_autoscaling_group.queue": "FAIL",
+    "aws_autoscaling_group.dcgm": "FAIL",
+    "aws_autoscaling_group.rebalance": "PASS",
+    "aws_autoscaling_group.hooked": "FAIL",
+    "aws_autoscaling_group.hook_resource": "FAIL",
+}
+EXPECTED["scaling_interruption_pass"]["ASG-002"] = {
+    "aws_autoscaling_group.rebalance": "PASS",
+    "aws_autoscaling_group.hooked": "PASS",
+    "aws_autoscaling_group.hook_resource": "FAIL",
+}
+EXPECTED["scaling_interruption_pass"]["ASG-004"] = {
+    "aws_autoscaling_group.rebalance": "PASS",
+    "aws_autoscaling_group.hooked": "PASS",
+    "aws_autoscaling_group.hook_resource": "PASS",
+}
+EXPECTED["scaling_interruption_pass"]["EBS-001"] = {
+    "aws_launch_template.gpu": "FAIL",
+    "aws_instance.spot": "FAIL",
+}
+EXPECTED["scaling_interruption_pass"]["SPOT-001"] = {
+    "aws_autoscaling_group.rebalance": "FAIL",
+    "aws_autoscaling_group.hooked": "FAIL",
+    "aws_autoscaling_group.hook_resource": "FAIL",
+    "aws_instance.spot": "FAIL",
+}
+EXPECTED["scaling_interruption_pass"]["SPOT-002"] = {
+    "aws_autoscaling_group.rebalance": "PASS",
+    "aws_autoscaling_group.hooked": "PASS",
+    "aws_autoscaling_group.hook_resource": "PASS",
+    "aws_instance.spot": "PASS",
+}
+EXPECTED["scaling_interruption_pass"]["VPC-004"] = {
+    "aws_autoscaling_group.gpu_tracking": "UNKNOWN",
+    "aws_autoscaling_group.queue": "UNKNOWN",
+    "aws_autoscaling_group.dcgm": "UNKNOWN",
+    "aws_autoscaling_group.rebalance": "UNKNOWN",
+    "aws_autoscaling_group.hooked": "UNKNOWN",
+    "aws_autoscaling_group.hook_resource": "UNKNOWN",
+    "aws_instance.spot": "UNKNOWN",
+}
+
 @cache
 def findings(case: str) -> tuple[Finding, ...]:
     result = load_plan(FIXTURES / case / "plan.json")  # beside its .tf files

@@ -25,7 +25,8 @@ Q = "Scheduling/SlurmQueues/{}"
 EKSCTL: list[tuple[str, list[tuple[str, str, Status]]]] = [
     ("unmanaged_pass.yaml", [
         (pid, NG.format("train-mix", "nodeGroups", "gpu-mix"), P)
-        for pid in ("ASG-001", "ASG-002", "EBS-001", "SPOT-001", "SPOT-002", "VPC-004")]),
+        for pid in ("ASG-001", "ASG-002", "EBS-001", "SPOT-001", "SPOT-002", "VPC-004",
+                    "SPOT-003")]),  # SPOT-003: instancesDistribution.capacityRebalance
     ("unmanaged_fail.yaml", [
         ("ASG-001", NG.format("train", "nodeGroups", "p4d"), F),  # all on-demand
         ("EBS-001", NG.format("train", "nodeGroups", "p4d"), F),  # volumeEncrypted: false
@@ -42,6 +43,8 @@ EKSCTL: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("SPOT-001", NG.format("train", "nodeGroups", "g6-cheap"), P),
         ("SPOT-002", NG.format("train", "nodeGroups", "g6-cheap"), F),  # maxPrice 0.1
         ("VPC-004", NG.format("train", "nodeGroups", "g6-cheap"), P),
+        ("SPOT-003", NG.format("train", "nodeGroups", "g5-spot"), F),  # no handler
+        ("SPOT-003", NG.format("train", "nodeGroups", "g6-cheap"), F),
     ]),
     ("managed.yaml", [
         # spot managed node groups: no max price (SPOT-*), no split (ASG-001); pools only
@@ -53,6 +56,9 @@ EKSCTL: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("VPC-004", NG.format("infer", "managedNodeGroups", "g6-spot"), U),
         ("EBS-001", NG.format("infer", "managedNodeGroups", "p5"), P),
         ("VPC-004", NG.format("infer", "managedNodeGroups", "p5"), U),
+        # EKS drains managed spot nodes itself (capacity rebalancing)
+        ("SPOT-003", NG.format("infer", "managedNodeGroups", "g5-spot"), P),
+        ("SPOT-003", NG.format("infer", "managedNodeGroups", "g6-spot"), P),
     ]),
 ]
 
@@ -67,6 +73,9 @@ PCLUSTER: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("EBS-001", Q.format("compute-gpu"), P),
         ("VPC-004", Q.format("compute-gpu"), P),
         ("EBS-001", "SharedStorage/HomeEbs", P),  # shared EBS: encrypted by default
+        # a cluster configuration cannot declare an EventBridge rule: spot queues fail SPOT-003
+        # unless a rule is in the scanned tree beside it
+        ("SPOT-003", Q.format("gpu-spot"), F),
     ]),
     ("fail.yaml", [
         ("EBS-001", "HeadNode", F),
@@ -82,6 +91,8 @@ PCLUSTER: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("VPC-004", Q.format("p4d-cheap"), P),
         ("EBS-001", "SharedStorage/scratch", F),
         ("EBS-001", "SharedStorage/datasets", U),  # an existing volume
+        ("SPOT-003", Q.format("p5-spot"), F),
+        ("SPOT-003", Q.format("p4d-cheap"), F),
     ]),
 ]
 
@@ -106,14 +117,14 @@ def test_parallelcluster_policy_results(name: str,
 
 
 @pytest.mark.parametrize(("cases", "applies"), [
-    (EKSCTL, {"ASG-001", "ASG-002", "EBS-001", "SPOT-001", "SPOT-002", "VPC-004"}),
+    (EKSCTL, {"ASG-001", "ASG-002", "EBS-001", "SPOT-001", "SPOT-002", "VPC-004", "SPOT-003"}),
     (PCLUSTER, {"ASG-002", "EBS-001", "SPOT-001", "SPOT-002", "VPC-004"}),
 ], ids=["eksctl", "parallelcluster"])
 def test_every_policy_that_applies_has_a_failing_and_a_passing_case(cases, applies) -> None:
     failing = {pid for _, exp in cases for pid, _, status in exp if status is F}
     passing = {pid for _, exp in cases for pid, _, status in exp if status is P}
     assert applies <= failing and applies <= passing
-    assert {pid for _, exp in cases for pid, _, _ in exp} <= applies
+    assert {pid for _, exp in cases for pid, _, _ in exp} <= applies | {"SPOT-003"}
 
 
 def test_ebs_003_reads_the_kms_keys_of_node_groups_and_queues(tmp_path: Path) -> None:

@@ -55,8 +55,8 @@ def test_a_night_of_changes(tmp_path: Path) -> None:
     assert keys(d["fixed_findings"]) == {("EBS-001", "aws_ebs_volume.models"),
                                          ("SPOT-001", "aws_launch_template.inference")}
     assert keys(d["suppressed_findings"]) == {("ASG-002", "aws_autoscaling_group.inference")}
-    # unchanged: EBS-002, VPC-002, VPC-003 and SPOT-001 on the group
-    assert d["counts"] == {"new": 1, "fixed": 2, "suppressed": 1, "unchanged": 4}
+    # unchanged: EBS-002, VPC-002, VPC-003, and SPOT-001, ASG-003 and SPOT-003 on the group
+    assert d["counts"] == {"new": 1, "fixed": 2, "suppressed": 1, "unchanged": 6}
     assert d["warnings"] == []
     # the fixed SPOT-001 was an exposure (worst-case overspend), never added to the savings;
     # the template is launched by the group whose own SPOT-001 stays, so the capacity was
@@ -68,7 +68,7 @@ def test_a_night_of_changes(tmp_path: Path) -> None:
 
     table = gpuaudit("report", "diff", str(tmp_path / "monday.json"),
                      str(tmp_path / "tuesday.json"))
-    assert "1 new, 2 fixed, 1 newly suppressed, 4 unchanged" in table.stdout
+    assert "1 new, 2 fixed, 1 newly suppressed, 6 unchanged" in table.stdout
     assert "SPOT-002" in table.stdout.split("fixed:")[0]
     md = gpuaudit("report", "diff", str(tmp_path / "monday.json"),
                   str(tmp_path / "tuesday.json"), "--format", "markdown")

@@ -53,7 +53,7 @@ def test_autoscaling_corpus_loads_cleanly(asg: SourceResult) -> None:
     kinds = Counter(r.kind for r in asg.resources)
     # the remote calls not read: vpc, security group, alb, two cloudwatch alarms (TF-001)
     assert kinds == {"ec2.launch_template": 10, "autoscaling.group": 8,
-                     "terraform.module_call": 5}
+                     "autoscaling.scaling_policy": 5, "terraform.module_call": 5}
 
 
 def test_autoscaling_mixed_instances_group(asg: SourceResult) -> None:
@@ -156,3 +156,23 @@ def test_loading_is_deterministic() -> None:
         (r.id, r.scope, r.attrs) for r in b.resources
     ]
     assert a.notices == b.notices
+
+
+def test_autoscaling_scaling_policies_as_the_module_writes_them(asg: SourceResult) -> None:
+    """The module's scaling_policies map (target tracking, predictive, step, metric math) in
+    the model, and what each scales on (ASG-003's reading)."""
+    from policies.scaling_metrics import scaler
+    from scanner.model.graph import ResourceIndex
+
+    index = ResourceIndex(asg.resources)
+    policies = {r.id.split('"')[1]: r for r in asg.resources
+                if r.kind == "autoscaling.scaling_policy"}
+    got = {name: sorted(s.classes) if (s := scaler(p, index)) and s.unknown is None
+           else s.unknown.reason if s and s.unknown is not None else None
+           for name, p in policies.items()}
+    assert got["avg-cpu-policy-greater-than-50"] == ["cpu"]
+    assert got["predictive-scaling"] == ["cpu"]  # PredefinedScalingMetricSpecification
+    assert got["request-count-per-target"] == ["other"]  # ALBRequestCountPerTarget
+    assert got["metric_math"] == ["other", "queue"]  # backlog per instance: SQS / group size
+    # its alarm is a remote module's (not read): what triggers it is not known
+    assert "no alarm in the scan triggers" in got["scale-out"]

@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from scanner.aws.collectors import (
+    alarms,
     autoscaling,
     batch,
     cloudwatch,
     ebs,
     eks,
+    events,
     instances,
     launch_templates,
     sagemaker,
@@ -31,6 +33,8 @@ COLLECTORS: tuple[Collector, ...] = (
     batch.COLLECTOR,
     sagemaker.COLLECTOR,
     vpc.COLLECTOR,
+    alarms.COLLECTOR,  # what triggers step and simple scaling (ASG-003)
+    events.COLLECTOR,  # EventBridge rules on spot interruptions (SPOT-003)
     cloudwatch.COLLECTOR,  # GPU utilization: only when a right-sizing policy is enabled
     spot_prices.COLLECTOR,  # last: it prices the types the others found
 )

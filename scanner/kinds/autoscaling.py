@@ -1,4 +1,4 @@
-"""Auto Scaling: groups, launch configurations, scaling policies."""
+"""Auto Scaling: groups, launch configurations, scaling policies, lifecycle hooks."""
 
 from __future__ import annotations
 
@@ -12,6 +12,41 @@ from scanner.kinds.shapes import (
     TERRAFORM_DEVICE_BLOCKS,
 )
 from scanner.kinds.types import AsGiven, Bool, Ids, Int, List, Num, Obj, Price, Ref, Str
+
+GROUP_KIND = ("autoscaling.group",)
+# A metric a scaling policy or alarm watches (CloudWatch's spelling).
+DIMENSIONS = List(Obj({"Name": Str(), "Value": Str()}))
+METRIC = {"MetricName": Str(), "Namespace": Str(), "Dimensions": DIMENSIONS}
+METRIC_QUERIES = List(Obj({
+    "Id": Str(), "Expression": Str(), "Label": Str(), "ReturnData": Bool(),
+    "MetricStat": Obj({"Metric": Obj(METRIC), "Stat": Str(), "Unit": Str()}),
+}), doc="metric math: the metrics it reads and the expression over them")
+TARGET_TRACKING = Obj({
+    "PredefinedMetricSpecification": Obj({"PredefinedMetricType": Str(),
+                                          "ResourceLabel": Str()}),
+    "CustomizedMetricSpecification": Obj({**METRIC, "Statistic": Str(), "Unit": Str(),
+                                          "Metrics": METRIC_QUERIES}),
+    "TargetValue": Num(),
+    "DisableScaleIn": Bool(),
+})
+PREDICTIVE_SCALING = Obj({
+    "Mode": Str(),
+    "MetricSpecifications": List(Obj({
+        "TargetValue": Num(),
+        "PredefinedMetricPairSpecification": Obj({"PredefinedMetricType": Str()}),
+        "PredefinedScalingMetricSpecification": Obj({"PredefinedMetricType": Str()}),
+        "CustomizedScalingMetricSpecification": Obj({"MetricDataQueries": METRIC_QUERIES}),
+    })),
+})
+LIFECYCLE_HOOK = {
+    "LifecycleHookName": Str(),
+    "LifecycleTransition": Str(doc="autoscaling:EC2_INSTANCE_LAUNCHING | "
+                                   "autoscaling:EC2_INSTANCE_TERMINATING"),
+    "DefaultResult": Str(),
+    "HeartbeatTimeout": Int(),
+    "NotificationTargetARN": Str(),
+    "RoleARN": Str(),
+}
 
 KINDS = (
     Kind(
@@ -78,6 +113,13 @@ KINDS = (
             "HealthCheckType": Str(),
             "TargetGroupARNs": Ids(),
             "DefaultCooldown": Int(doc="live"),
+            "LifecycleHookSpecificationList": List(Obj(LIFECYCLE_HOOK),
+                                                   doc="Terraform: initial_lifecycle_hook"),
+            "TargetTrackingConfiguration": Obj(
+                TARGET_TRACKING.fields,
+                doc="not a property of AWS::AutoScaling::AutoScalingGroup (CloudFormation "
+                    "rejects it; it belongs on an AWS::AutoScaling::ScalingPolicy); read as "
+                    "the group's scaler all the same"),
             "Instances": List(Obj({"InstanceId": Str(), "InstanceType": Str(),
                                    "AvailabilityZone": Str(), "LifecycleState": Str(),
                                    "WeightedCapacity": Num()}), doc="live"),
@@ -96,7 +138,8 @@ KINDS = (
             "capacity_reservation_specification": ("capacity_reservation_preference",),
             "capacity_reservation_target": ("capacity_reservation_ids",
                                             "capacity_reservation_resource_group_arns"),
-            "tag": ("value",)}),),
+            "tag": ("value",),
+            "initial_lifecycle_hook": ("lifecycle_transition",)}),),
         cloudformation=(CloudFormation("AWS::AutoScaling::AutoScalingGroup",
                                        name_property="AutoScalingGroupName"),),
         live="DescribeAutoScalingGroups",
@@ -104,9 +147,46 @@ KINDS = (
     ),
     Kind(
         name="autoscaling.scaling_policy",
-        doc="an Auto Scaling scaling policy (live; read by no policy yet)",
-        attributes={"AutoScalingGroupName": Ref(kinds=("autoscaling.group",)),
-                    "PolicyName": Str(), "PolicyType": Str()},
+        doc="an Auto Scaling scaling policy: target tracking, step, simple or predictive "
+            "(step and simple policies are triggered by the CloudWatch alarms whose actions "
+            "name them)",
+        attributes={
+            "AutoScalingGroupName": Ref(kinds=GROUP_KIND),
+            "PolicyName": Str(),
+            "PolicyType": Str(doc="absent = SimpleScaling"),
+            "AdjustmentType": Str(),
+            "ScalingAdjustment": Int(),
+            "Enabled": Bool(),
+            "StepAdjustments": AsGiven(),
+            "TargetTrackingConfiguration": TARGET_TRACKING,
+            "PredictiveScalingConfiguration": PREDICTIVE_SCALING,
+            "Alarms": List(Obj({"AlarmName": Str(), "AlarmARN": Str()}),
+                           doc="live: the alarms that trigger it"),
+        },
+        terraform=(Terraform("aws_autoscaling_policy", blocks={
+            "target_tracking_configuration": ("target_value",),
+            "predefined_metric_specification": ("predefined_metric_type",),
+            "customized_metric_specification": ("metric_name", "namespace"),
+            "metric_dimension": ("name", "value"),
+            "metrics": ("id", "expression"),
+            "metric_stat": ("stat",),
+            "metric": ("metric_name", "namespace"),
+            "predictive_scaling_configuration": ("mode",),
+            "metric_specification": ("target_value",),
+            "predefined_metric_pair_specification": ("predefined_metric_type",),
+            "predefined_scaling_metric_specification": ("predefined_metric_type",),
+            "customized_scaling_metric_specification": (),
+            "metric_data_queries": ("id", "expression")}),),
+        cloudformation=(CloudFormation("AWS::AutoScaling::ScalingPolicy"),),
         live="DescribePolicies",
+    ),
+    Kind(
+        name="autoscaling.lifecycle_hook",
+        doc="an Auto Scaling lifecycle hook (a group's own LifecycleHookSpecificationList "
+            "is read on the group)",
+        attributes={"AutoScalingGroupName": Ref(kinds=GROUP_KIND), **LIFECYCLE_HOOK},
+        terraform=(Terraform("aws_autoscaling_lifecycle_hook"),),
+        cloudformation=(CloudFormation("AWS::AutoScaling::LifecycleHook"),),
+        live="DescribeLifecycleHooks (per group)",
     ),
 )

@@ -54,6 +54,11 @@ _SPOT_FLEET_SPECIFICATION = Obj({
     "NetworkInterfaces": NETWORK_INTERFACES,
 })
 
+# A fleet's capacity rebalancing (SPOT-003): a replacement launched on a rebalance
+# recommendation ("launch", "launch-before-terminate").
+_MAINTENANCE = Obj({"CapacityRebalance": Obj({"ReplacementStrategy": Str(),
+                                              "TerminationDelay": Int()})})
+
 KINDS = (
     Kind(
         name="ec2.instance",
@@ -133,6 +138,7 @@ KINDS = (
                 "ValidUntil": Str(),
                 "LaunchSpecifications": List(_SPOT_FLEET_SPECIFICATION),
                 "LaunchTemplateConfigs": TEMPLATE_CONFIGS,
+                "SpotMaintenanceStrategies": _MAINTENANCE,
             }),
         },
         terraform=(Terraform("aws_spot_fleet_request", blocks={
@@ -162,7 +168,8 @@ KINDS = (
             }),
             "SpotOptions": Obj({"AllocationStrategy": Str(),
                                 "InstanceInterruptionBehavior": Str(),
-                                "InstancePoolsToUseCount": Int()}),
+                                "InstancePoolsToUseCount": Int(),
+                                "MaintenanceStrategies": _MAINTENANCE}),
             "OnDemandOptions": Obj({"AllocationStrategy": Str()}),
             "LaunchTemplateConfigs": TEMPLATE_CONFIGS,
         },

@@ -1,4 +1,5 @@
-"""Auto Scaling: groups (mixed instances, launch template refs), launch configurations, policies.
+"""Auto Scaling: groups (mixed instances, launch template refs), launch configurations, policies,
+and lifecycle hooks (DescribeLifecycleHooks per group, a few at a time, only when they are needed).
 
 Live ``VPCZoneIdentifier`` is a comma-separated string; the model wants a list. Counts become ints
 (``WeightedCapacity`` is a string in the API). Launch configuration user data is never kept.
@@ -15,17 +16,50 @@ from scanner.model import Resource
 GROUP = "autoscaling.group"
 LAUNCH_CONFIGURATION = "autoscaling.launch_configuration"
 SCALING_POLICY = "autoscaling.scaling_policy"
+LIFECYCLE_HOOK = "autoscaling.lifecycle_hook"
 
 _DISTRIBUTION_INTS = ("OnDemandBaseCapacity", "OnDemandPercentageAboveBaseCapacity")
 
 
 def run(ctx: RegionContext) -> None:
-    ctx.lists(
+    groups, _configs, _policies = ctx.lists(
         "autoscaling",
         ("DescribeAutoScalingGroups", "AutoScalingGroups", group),
         ("DescribeLaunchConfigurations", "LaunchConfigurations", launch_configuration),
         ("DescribePolicies", "ScalingPolicies", scaling_policy),
     )
+    if ctx.wants(LIFECYCLE_HOOK):
+        lifecycle_hooks(ctx, groups)
+
+
+def lifecycle_hooks(ctx: RegionContext, groups: list[dict[str, Any]] | None) -> None:
+    """DescribeLifecycleHooks takes one group: one call per group (``AT_ONCE`` in flight)."""
+    from scanner.aws.collectors.eks import each
+
+    if groups is None:  # the groups could not be read: neither can their hooks
+        why = next((e.reason for e in ctx.result.errors
+                    if e.path.endswith("autoscaling:DescribeAutoScalingGroups")), "")
+        ctx.record_failure("autoscaling:DescribeLifecycleHooks",
+                           "not attempted: the Auto Scaling groups could not be read"
+                           + (f" ({why})" if why else ""), (LIFECYCLE_HOOK,))
+        ctx.settle(("autoscaling", "DescribeLifecycleHooks"))
+        return
+    names = [str(g["AutoScalingGroupName"]) for g in groups if g.get("AutoScalingGroupName")]
+    answers = each(names, lambda n: ctx.call("autoscaling", "DescribeLifecycleHooks",
+                                             AutoScalingGroupName=n))
+    for answer in answers:
+        for item in (answer or {}).get("LifecycleHooks") or []:
+            if isinstance(item, dict) and item.get("LifecycleHookName"):
+                ctx.add(lifecycle_hook(ctx, item))
+
+
+def lifecycle_hook(ctx: RegionContext, item: dict[str, Any]) -> Resource:
+    group_name = str(item.get("AutoScalingGroupName") or "")
+    name = str(item["LifecycleHookName"])
+    attrs = dict(item)
+    if "HeartbeatTimeout" in attrs:
+        attrs["HeartbeatTimeout"] = to_int(attrs["HeartbeatTimeout"])
+    return make(ctx, LIFECYCLE_HOOK, f"{group_name}/{name}", attrs, name=name)
 
 
 def group(ctx: RegionContext, item: dict[str, Any]) -> Resource:
@@ -111,9 +145,11 @@ def scaling_policy(ctx: RegionContext, item: dict[str, Any]) -> Resource:
 COLLECTOR = Collector(
     name="autoscaling",
     calls=(
-        Call("autoscaling", "DescribeAutoScalingGroups", (GROUP,)),
+        # the hooks are read per group: without the groups there are none to read
+        Call("autoscaling", "DescribeAutoScalingGroups", (GROUP, LIFECYCLE_HOOK)),
         Call("autoscaling", "DescribeLaunchConfigurations", (LAUNCH_CONFIGURATION,)),
         Call("autoscaling", "DescribePolicies", (SCALING_POLICY,)),
+        Call("autoscaling", "DescribeLifecycleHooks", (LIFECYCLE_HOOK,)),
     ),
     run=run,
 )

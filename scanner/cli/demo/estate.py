@@ -10,6 +10,9 @@ What a first audit of a GPU team's account typically finds, one of each:
   - a 2 TiB unencrypted ``datasets-scratch`` volume, beside the instances' root volumes, which
     are unencrypted too (the image's mapping; EBS-001);
   - the ``training`` VPC that hosts all of that, without an S3 gateway endpoint (VPC-001);
+  - ``llm-training`` scales on CPU only (target tracking on ASGAverageCPUUtilization: ASG-003)
+    and ``inference``'s spot capacity has no interruption handling (no EventBridge rule on the
+    two-minute warning, no capacity rebalance, no termination hook: SPOT-003);
   - ``notebook-idle``, a g5.xlarge whose GPU did nothing for 14 days, and ``train-exp-7``, a
     p3.8xlarge whose 4 V100s peaked at a fraction of one (three never used), both with 14 days
     of CloudWatch agent GPU metrics (CWAgent ``nvidia_smi_*``, hourly) for right-sizing;
@@ -68,6 +71,7 @@ def seed(now: dt.datetime | None = None) -> Estate:
     estate.account = boto3.client("sts", region_name=EAST).get_caller_identity()["Account"]
     _seed_east(estate)
     _seed_west(estate)
+    _seed_scaling(estate)
     when = (now or dt.datetime.now(dt.timezone.utc)).replace(minute=0, second=0, microsecond=0)
     cloudwatch = boto3.client("cloudwatch", region_name=EAST)
     for name, pattern in (("notebook-idle", _idle), ("train-exp-7", _oversized)):
@@ -199,6 +203,32 @@ def _seed_west(estate: Estate) -> None:
             "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "0.45"}},
         },
     )["LaunchTemplate"]["LaunchTemplateId"]
+
+
+# -- scaling and spot interruption handling (ASG-003, SPOT-003) -------------------------------
+
+
+def _seed_scaling(estate: Estate) -> None:
+    """``llm-training`` scales on CPU only; nothing in us-east-1 handles spot interruptions
+    (``inference`` is spot). In us-west-2 an EventBridge rule sends them to a queue."""
+    import boto3
+
+    autoscaling = boto3.client("autoscaling", region_name=EAST)
+    # (moto keeps scaling policies by name alone: the name is unique in the estate)
+    autoscaling.put_scaling_policy(
+        AutoScalingGroupName="llm-training", PolicyName="llm-training-cpu-target",
+        PolicyType="TargetTrackingScaling",
+        TargetTrackingConfiguration={
+            "PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"},
+            "TargetValue": 60.0})
+    events = boto3.client("events", region_name=WEST)
+    events.put_rule(Name="spot-interruption", EventPattern=json.dumps({
+        "source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning",
+                                               "EC2 Instance Rebalance Recommendation"]}))
+    events.put_targets(Rule="spot-interruption", Targets=[{
+        "Id": "node-termination",
+        "Arn": f"arn:aws:sqs:{WEST}:{estate.account}:node-termination"}])
+    estate.ids["rule:spot-interruption"] = "spot-interruption"
 
 
 # -- CloudWatch agent GPU metrics -------------------------------------------------------------

@@ -446,6 +446,8 @@ class _Reader:
                 value = self._linked(ev, fields.get(renames.get(key, key)), raw, value)
             attrs[renames.get(key, key)] = value
         attrs = _coerce(kind, attrs, lambda msg: self.notice(f"{logical_id}: {msg}", start))
+        for message in _misplaced(rtype, attrs):  # see the block at the end of this module
+            self.notice(f"{logical_id}: {message}", start)
         tags = _tags(attrs)
         name_prop = _NAME_PROPERTY.get(rtype)
         physical = attrs.get(name_prop) if name_prop else None
@@ -1130,3 +1132,20 @@ def _tags(attrs: dict[str, Any]) -> dict[str, str]:
             if isinstance(key, str) and isinstance(value, (str, int, float, bool)):
                 tags[key] = _text(value)
     return tags
+
+
+# ------------------------------------------ properties CloudFormation rejects (ASG-003, ...)
+
+# (resource type, property) -> where it belongs: read all the same (the policies judge what the
+# template says), with a notice that the stack would not deploy as written.
+MISPLACED: dict[tuple[str, str], str] = {
+    ("AWS::AutoScaling::AutoScalingGroup", "TargetTrackingConfiguration"):
+        "an AWS::AutoScaling::ScalingPolicy (PolicyType TargetTrackingScaling, "
+        "AutoScalingGroupName: !Ref the group)",
+}
+
+
+def _misplaced(rtype: str, attrs: dict[str, Any]) -> list[str]:
+    return [f"{prop} is not a property of {rtype}: CloudFormation rejects the template "
+            f"(it belongs on {where}); read as the group's scaler all the same"
+            for (t, prop), where in MISPLACED.items() if t == rtype and prop in attrs]

@@ -90,6 +90,7 @@ COLLECTION_ATTRS = frozenset({
     "vpc_zone_identifier", "route_table_ids", "subnet_ids", "security_group_ids",
     "vpc_security_group_ids", "security_groups", "availability_zones", "target_group_arns",
     "load_balancers", "network_interface_ids", "subnets",
+    "alarm_actions", "ok_actions",  # an alarm's scaling policies (ASG-003)
 })
 # The resource types an id attribute can name: picks one of several referenced resources
 # (an inline route's gateway_id among the references of all the table's routes).

@@ -1,6 +1,7 @@
 # Example GPU inference estate. gpuaudit finds: an unencrypted volume, default encryption off,
 # a spot cap above 0.7 x on-demand, an S3 endpoint that does not cover the GPU subnet's route
-# table and has no policy, and a spot pool with one instance type.
+# table and has no policy, a spot pool with one instance type, a GPU group that scales on CPU
+# only and spot capacity without interruption handling.
 
 variable "region" {
   default = "us-east-1"
@@ -103,5 +104,20 @@ resource "aws_autoscaling_group" "inference" {
         instance_type = "g6.xlarge"
       }
     }
+  }
+}
+
+# -- scaling: the inference group scales on CPU only (ASG-003); nothing here handles its spot
+# capacity's interruption warnings (SPOT-003).
+resource "aws_autoscaling_policy" "inference_cpu" {
+  name                   = "inference-cpu"
+  autoscaling_group_name = aws_autoscaling_group.inference.name
+  policy_type            = "TargetTrackingScaling"
+
+  target_tracking_configuration {
+    predefined_metric_specification {
+      predefined_metric_type = "ASGAverageCPUUtilization"
+    }
+    target_value = 60
   }
 }
