@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from scanner.sizes import exceeds
+from scanner.inputs.sizes import exceeds
 from scanner.sources.terraform.hcl.real_path import forget, real_path
 
 

@@ -24,7 +24,7 @@ def _corpus(tmp_path: Path) -> Path:
 def _scan(corpus: Path, out: Path, workers: str) -> bytes:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GPUAUDIT_WORKERS": workers}
     proc = subprocess.run(
-        [sys.executable, "-m", "scanner.cli", "scan", str(corpus), "--format", "json",
+        [sys.executable, "-m", "scanner", "scan", str(corpus), "--format", "json",
          "--output", str(out), "--quiet", "--fail-on", "none", "--deterministic"],
         cwd=corpus.parent, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
