@@ -184,9 +184,17 @@ def relocate(findings: list[dict[str, Any]], root: Path, cwd: Path) -> str:
             return path
         return os.path.normpath(os.path.join(cwd, path)).replace(os.sep, "/")
 
+    seen: dict[tuple[str, bool], str] = {}  # thousands of findings share a few files
+
     def moved(path: Any, directory: bool = False) -> Any:
         if not isinstance(path, str) or not path:
             return path
+        known = seen.get((path, directory))
+        if known is None:
+            known = seen[(path, directory)] = _moved(path, directory)
+        return known
+
+    def _moved(path: str, directory: bool) -> str:
         if directory:  # the root itself is "."
             rel = repo_relative(f"{path.rstrip('/')}/_", root=root, base=cwd)
             return outside(path) if rel is None else "." if rel == "_" else rel[:-2]

@@ -16,22 +16,32 @@ MAX_DEPTH = 64
 
 def exceeds(value: Any, limit: int) -> bool:
     """Whether ``value`` written out (strings, plus one per node) is more than ``limit``
-    characters. Stops as soon as it knows: the cost is at most ``limit`` steps."""
-    left = [limit]
-
-    def walk(v: Any, depth: int) -> bool:
+    characters. Stops as soon as it knows: the cost is at most ``limit`` steps. (A loop over an
+    explicit stack: one call per resource attribute of every scan, a nested function call and a
+    generator per node took 4% of a large HCL scan.)"""
+    left = limit
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, depth = pop()
         if depth > MAX_DEPTH:
             return True
-        left[0] -= len(v) + 1 if isinstance(v, str) else 1
-        if left[0] < 0:
+        if isinstance(v, str):
+            left -= len(v) + 1
+            if left < 0:
+                return True
+            continue
+        left -= 1
+        if left < 0:
             return True
         if isinstance(v, dict):
-            return any(walk(k, depth + 1) or walk(x, depth + 1) for k, x in v.items())
-        if isinstance(v, list | tuple):
-            return any(walk(x, depth + 1) for x in v)
-        return False
-
-    return walk(value, 0)
+            for k, x in reversed(v.items()):
+                push((x, depth + 1))
+                push((k, depth + 1))
+        elif isinstance(v, list | tuple):
+            for x in reversed(v):
+                push((x, depth + 1))
+    return False
 
 
 def written_size(value: Any, limit: int) -> int:

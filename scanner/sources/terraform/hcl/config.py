@@ -24,6 +24,7 @@ from scanner.sources.terraform.hcl.parse import (
     ParseError,
     parse_hcl,
 )
+from scanner.sources.terraform.hcl.real_path import real_path
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 META_ARGUMENTS = frozenset({"count", "for_each", "provider", "depends_on"})
@@ -180,7 +181,7 @@ class ParseCache:
 
     def add_tree(self, path: str) -> None:
         """A directory given to the scan (a file given stands for its directory)."""
-        real = os.path.realpath(path)
+        real = real_path(path)
         if real not in self.scanned:
             self.scanned.append(real)
             self.trees.append(real)
@@ -191,7 +192,7 @@ class ParseCache:
         trees = self.trees if trees is None else trees
         if not trees:
             return True
-        real = os.path.realpath(path)
+        real = real_path(path)
         return any(real == t or real.startswith(t.rstrip(os.sep) + os.sep) for t in trees)
 
     def admit_dir(self, directory: str) -> bool:
