@@ -25,6 +25,8 @@ CATEGORY_BY_FAMILY = {
     "SPOT": "cost",
     "ASG": "cost",
     "RS": "cost",
+    "NET": "cost",
+    "S3": "cost",
 }
 CATEGORIES = ("security", "cost", "compliance", "operations")  # operations: user policies
 INDEX = "README.md"

@@ -13,6 +13,7 @@ from scanner.aws.collectors import (
     eks,
     instances,
     launch_templates,
+    s3,
     sagemaker,
     spot,
     spot_prices,
@@ -31,6 +32,7 @@ COLLECTORS: tuple[Collector, ...] = (
     batch.COLLECTOR,
     sagemaker.COLLECTOR,
     vpc.COLLECTOR,
+    s3.COLLECTOR,  # S3-001: checkpoint buckets
     cloudwatch.COLLECTOR,  # GPU utilization: only when a right-sizing policy is enabled
     spot_prices.COLLECTOR,  # last: it prices the types the others found
 )
