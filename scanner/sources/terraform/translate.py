@@ -580,6 +580,7 @@ def _autoscaling_group(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str
         ("capacity_rebalance", "CapacityRebalance"),
         ("health_check_type", "HealthCheckType"),
         ("target_group_arns", "TargetGroupARNs"),
+        ("placement_group", "PlacementGroup"),
     ))
     _put(a, "LaunchTemplate", _lt_spec(v.get("launch_template")))
     _put(a, "MixedInstancesPolicy", _mixed_policy(v.get("mixed_instances_policy")))
@@ -1033,7 +1034,18 @@ def _s3_lifecycle(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...
     return "s3.bucket_lifecycle_configuration", a, None, ()
 
 
+# -- placement groups (NET-001) --------------------------------------------------------------
+
+
+def _placement_group(v: Mapping[str, Any]) -> tuple[str, Attrs, Any, tuple[str, ...]]:
+    a = _pairs({}, v, (("name", "GroupName"), ("strategy", "Strategy"),
+                       ("partition_count", "PartitionCount"), ("spread_level", "SpreadLevel")))
+    name = a.get("GroupName")
+    return "ec2.placement_group", a, name if isinstance(name, str) else None, ()
+
+
 _TRANSLATORS.update({
+    "aws_placement_group": _placement_group,
     "aws_s3_bucket": _s3_bucket,
     "aws_s3_bucket_intelligent_tiering_configuration": _s3_intelligent_tiering,
     "aws_s3_bucket_lifecycle_configuration": _s3_lifecycle,
