@@ -115,8 +115,19 @@ _RANK = {Status.FAIL: 0, Status.UNKNOWN: 1, Status.PASS: 2}
         "network, from the catalogue: p4d, p5, p5e, p6, trn1.32xlarge, trn2.48xlarge, …) carry "
         "their fabric in the hourly price. A group that can grow past one node without EFA "
         "interfaces, or outside a cluster placement group, pays for that fabric and leaves it "
-        "unused: collective operations then run over TCP across racks. No saving is counted: "
-        "the price is the same whether the fabric is used or not."),
+        "unused: collective operations then run over TCP across racks. EFA is a network "
+        "interface of type efa in the launch template (or the instance's own interfaces); "
+        "eksctl efaEnabled: true (eksctl then creates a cluster placement group); "
+        "ParallelCluster ComputeResources[].Efa.Enabled with a PlacementGroup on the queue or "
+        "the compute resource. The placement group must have the cluster strategy (a spread "
+        "or partition group fails; one not in the scan is UNKNOWN). A group that can hold at "
+        "most one instance (MaxSize 1, MaxCount 1, an instance) passes; one whose maximum "
+        "size is not known is UNKNOWN. Karpenter NodePools are UNKNOWN: Karpenter attaches "
+        "EFA to nodes for pods that request vpc.amazonaws.com/efa (a pod's request, not the "
+        "NodePool's) and supports no placement groups, and a NodePool's size is bounded by "
+        "limits, not a node count. No money is counted: the fabric is part of the hourly "
+        "price whether it is used or not, and the catalogue names no cheaper type with the "
+        "same GPUs and no fabric, so the finding is an unused paid capability, not a saving."),
     remediation=Remediation(
         text="Attach EFA interfaces (interface type efa) in the launch template and launch "
              "the group into a cluster placement group; for a group that does not run "

@@ -143,8 +143,19 @@ def _unresolved(bucket: Resource, ctx: Context) -> list[Resource]:
         "Training checkpoints and model artifacts are written once and rarely read again, yet "
         "stay in S3 Standard unless the bucket moves them: an Intelligent-Tiering "
         "configuration or an enabled lifecycle rule with a transition is expected on buckets "
-        "whose name matches name_patterns (or that carry tag_key, when set). Live, the saving "
-        "is estimated from the bucket's CloudWatch BucketSizeBytes (StandardStorage)."),
+        "whose name matches name_patterns (regular expressions, case-insensitive; or that "
+        "carry tag_key, when set). A rule counts when its Status is Enabled and it has a "
+        "transition of current versions (an expiration or a noncurrent-version transition "
+        "alone does not). A bucket whose name is generated at apply or not known is never "
+        "FAIL: UNKNOWN when its Terraform address or CloudFormation logical id matches the "
+        "patterns, else no result; a separately declared configuration whose bucket cannot "
+        "be resolved makes the buckets it may belong to UNKNOWN. Live, the saving is the "
+        "bucket's S3 Standard bytes (CloudWatch BucketSizeBytes, StorageType "
+        "StandardStorage) x (S3 Standard 0.023 - Intelligent-Tiering Infrequent Access "
+        "0.0125) $/GB-month, us-east-1 list prices from aws.amazon.com/s3/pricing recorded "
+        "2026-12-03: an upper bound (data read within 30 days stays in the Frequent Access "
+        "tier; the monitoring fee of 0.0025 $ per 1,000 objects is not counted). Without a "
+        "datapoint no money is given, and the evidence says why."),
     remediation=Remediation(
         text="Add a lifecycle rule that transitions objects to INTELLIGENT_TIERING (day 0), "
              "or another transition suited to how the checkpoints are read.",

@@ -50,6 +50,7 @@ IDENTITY: dict[str, tuple[str, ...]] = {
     "clusters": (),  # EKS: names (strings) are their own identity
     "nodegroups": (),
     "Buckets": ("Name",),
+    "PlacementGroups": ("GroupName",),
 }
 _ZONE_KEYS = frozenset({"AvailabilityZone", "availabilityZone", "AvailabilityZones"})
 
