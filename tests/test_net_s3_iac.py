@@ -105,3 +105,26 @@ def test_s3_patterns_and_tag_are_configurable() -> None:
     got = {f.resource["id"]: f.status for f in
            evaluate(result.resources, policy_ids=("S3-001",), config=config)}
     assert got == {"aws_s3_bucket.logs": F}
+
+
+PLAN_CASE = Path(__file__).resolve().parent / "fixtures" / "terraform" / "net_s3"
+PLAN_EXPECTED = {
+    ("NET-001", "aws_autoscaling_group.good"): P,
+    ("NET-001", "aws_autoscaling_group.no_efa"): F,
+    ("NET-001", "aws_autoscaling_group.single"): P,
+    ("NET-001", "aws_autoscaling_group.spread"): F,
+    ("S3-001", "aws_s3_bucket.ckpt"): P,
+    ("S3-001", "aws_s3_bucket.models"): F,
+    ("S3-001", "aws_s3_bucket.archive"): P,
+    ("S3-001", "aws_s3_bucket.generated_ckpt"): U,  # the plan leaves its name unknown
+}
+
+
+@pytest.mark.parametrize("source", ["plan.json", "main.tf"])
+def test_plan_json_and_hcl_agree(source: str) -> None:
+    """The plan JSON real terraform wrote (tools/make_plan_fixtures.sh net_s3) and the HCL it
+    came from give the same results."""
+    result = scan_paths([PLAN_CASE / source])
+    assert not result.errors, result.errors
+    findings = evaluate(result.resources, policy_ids=("NET-001", "S3-001"))
+    assert {(f.policy_id, f.resource["id"]): f.status for f in findings} == PLAN_EXPECTED
