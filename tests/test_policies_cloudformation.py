@@ -165,6 +165,13 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
             # HeadNode (MaxSize 1): a notice, no verdict
         ],
     ),
+    # NET-001 and S3-001: tests/test_net_s3_iac.py
+    ("../../net_s3/cfn/training.yaml", ("NET-001",), [
+        ("NET-001", "GoodGroup", P), ("NET-001", "PlainGroup", F),
+        ("NET-001", "SizedByParameter", U)]),
+    ("../../net_s3/cfn/buckets.yaml", ("S3-001",), [
+        ("S3-001", "CheckpointBucket", U), ("S3-001", "ModelBucket", P),
+        ("S3-001", "ArtifactBucket", F)]),
 ]
 
 
