@@ -14,8 +14,7 @@ from scanner.model import Resource, Result, Severity, Status, Unknown
 KINDS = ("ec2.instance", "autoscaling.group", "eks.nodegroup", "eksctl.node_group",
          "parallelcluster.queue", "karpenter.node_pool")
 NEEDS = ("ec2.launch_template", "ec2.placement_group", "karpenter.ec2_node_class")
-OBSERVED = ("ec2.instance", "autoscaling.group", "eks.nodegroup", "ec2.launch_template",
-            "ec2.placement_group")
+OBSERVED = ("ec2.instance", "autoscaling.group", "eks.nodegroup", "ec2.launch_template")
 
 _TF = '''resource "aws_placement_group" "training" {
   name     = "training"
@@ -120,7 +119,8 @@ _RANK = {Status.FAIL: 0, Status.UNKNOWN: 1, Status.PASS: 2}
         "eksctl efaEnabled: true (eksctl then creates a cluster placement group); "
         "ParallelCluster ComputeResources[].Efa.Enabled with a PlacementGroup on the queue or "
         "the compute resource. The placement group must have the cluster strategy (a spread "
-        "or partition group fails; one not in the scan is UNKNOWN). A group that can hold at "
+        "or partition group fails; one not in the scan is UNKNOWN, and so is every named one in a "
+        "live audit, which does not read placement groups). A group that can hold at "
         "most one instance (MaxSize 1, MaxCount 1, an instance) passes; one whose maximum "
         "size is not known is UNKNOWN. Karpenter NodePools are UNKNOWN: Karpenter attaches "
         "EFA to nodes for pods that request vpc.amazonaws.com/efa (a pod's request, not the "

@@ -118,28 +118,34 @@ def test_iam_policy_grows_by_the_s3_reads() -> None:
                             "s3:GetLifecycleConfiguration", "cloudwatch:GetMetricData"}
 
 
-def test_net_001_on_live_groups_is_an_error_where_placement_groups_cannot_be_read(
-        aws: None) -> None:
-    """moto 5.2.5 does not implement DescribePlacementGroups: NET-001 then judges no group in
-    the region (ERROR naming the call), never PASS or FAIL on a strategy it could not read;
-    and the IAM policy grows by ec2:DescribePlacementGroups."""
+def test_net_001_on_live_groups(aws: None) -> None:
+    """NET-001 live: a p4d group whose template attaches no EFA fails; one with an EFA template
+    in a named placement group is UNKNOWN (the strategy is not read live, never guessed); the
+    IAM policy needs no new action for it."""
     from policies.discovery import all_policies
 
     ec2 = client("ec2")
     vpc = ec2.create_vpc(CidrBlock="10.1.0.0/16")["Vpc"]["VpcId"]
     subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.1.1.0/24")["Subnet"]["SubnetId"]
+    ec2.create_launch_template(LaunchTemplateName="efa", LaunchTemplateData={
+        "InstanceType": "p4d.24xlarge", "ImageId": "ami-12c6146b",
+        "NetworkInterfaces": [{"DeviceIndex": 0, "InterfaceType": "efa", "SubnetId": subnet}]})
     ec2.create_launch_template(LaunchTemplateName="plain", LaunchTemplateData={
         "InstanceType": "p4d.24xlarge", "ImageId": "ami-12c6146b"})
-    client("autoscaling").create_auto_scaling_group(
-        AutoScalingGroupName="train", MinSize=0, MaxSize=4, DesiredCapacity=0,
-        VPCZoneIdentifier=subnet,
-        LaunchTemplate={"LaunchTemplateName": "plain", "Version": "$Default"})
+    asg = client("autoscaling")
+    for name, template, extra in (("placed", "efa", {"PlacementGroup": "train"}),
+                                  ("plain", "plain", {}), ("one", "plain", {})):
+        asg.create_auto_scaling_group(
+            AutoScalingGroupName=name, MinSize=0, MaxSize=1 if name == "one" else 4,
+            DesiredCapacity=0, VPCZoneIdentifier=subnet,
+            LaunchTemplate={"LaunchTemplateName": template, "Version": "$Default"}, **extra)
     kinds = frozenset(all_policies()["NET-001"].observed_needs)
     result = collect(TargetSpec(regions=(REGION,)), kinds=kinds)
     findings = evaluate(result.resources, policy_ids=("NET-001",), gaps=result.gaps)
     got = {f.resource["id"]: f for f in findings}
-    assert got["train"].status.value == "ERROR"
-    assert "ec2:DescribePlacementGroups" in got["train"].message
-    assert not [f for f in findings if f.status.value in ("PASS", "FAIL")]
+    assert {k: f.status.value for k, f in got.items()} == {
+        "placed": "UNKNOWN", "plain": "FAIL", "one": "PASS"}
+    assert "strategy is not read" in got["placed"].message
+    assert "no EFA interface" in got["plain"].message
     actions = policy_document(kinds)["Statement"][0]["Action"]
-    assert "ec2:DescribePlacementGroups" in actions
+    assert not [a for a in actions if "Placement" in a]

@@ -50,7 +50,6 @@ IDENTITY: dict[str, tuple[str, ...]] = {
     "clusters": (),  # EKS: names (strings) are their own identity
     "nodegroups": (),
     "Buckets": ("Name",),
-    "PlacementGroups": ("GroupName",),
 }
 _ZONE_KEYS = frozenset({"AvailabilityZone", "availabilityZone", "AvailabilityZones"})
 

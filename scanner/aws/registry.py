@@ -13,7 +13,6 @@ from scanner.aws.collectors import (
     eks,
     instances,
     launch_templates,
-    placement_groups,
     s3,
     sagemaker,
     spot,
@@ -34,7 +33,6 @@ COLLECTORS: tuple[Collector, ...] = (
     sagemaker.COLLECTOR,
     vpc.COLLECTOR,
     s3.COLLECTOR,  # S3-001: checkpoint buckets
-    placement_groups.COLLECTOR,  # NET-001
     cloudwatch.COLLECTOR,  # GPU utilization: only when a right-sizing policy is enabled
     spot_prices.COLLECTOR,  # last: it prices the types the others found
 )

@@ -137,6 +137,10 @@ def _cluster_group(group: Any, scope: str, views: Views) -> bool | Unknown:
     if isinstance(group, Unknown):
         return group
     found = views.index.resolve_all(group, scope, PLACEMENT_GROUP)
+    if not found and isinstance(group, str) and not views.index.of_kind(PLACEMENT_GROUP):
+        # live: placement groups are not read, only named
+        return Unknown(f"placement group {group[:80]}: its strategy is not read here (cluster, "
+                       "spread or partition)")
     if len(found) != 1:
         what = str(group) if isinstance(group, Ref | str) else repr(group)
         return Unknown(f"placement group {what[:80]} is not in the scan: its strategy is not "

@@ -1,5 +1,7 @@
 """EC2 placement groups (NET-001: a cluster placement group keeps multi-node training on one
-network spine)."""
+network spine). Declared in IaC only: live, a group or template names its placement group, and
+its strategy is not read (DescribePlacementGroups is not among the audit's calls), so NET-001
+says UNKNOWN there rather than guess the strategy."""
 
 from __future__ import annotations
 
@@ -14,6 +16,5 @@ KINDS = (
                     "PartitionCount": Int(), "SpreadLevel": Str()},
         terraform=(Terraform("aws_placement_group"),),
         cloudformation=(CloudFormation("AWS::EC2::PlacementGroup"),),
-        live="DescribePlacementGroups",
     ),
 )

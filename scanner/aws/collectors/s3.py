@@ -23,7 +23,7 @@ from typing import Any
 
 from scanner.aws import faults
 from scanner.aws.collectors.base import Call, Collector, RegionContext
-from scanner.aws.normalize import make, tags_of
+from scanner.aws.normalize import make, partition, tags_of
 from scanner.kinds.facts import S3_STANDARD_BYTES
 from scanner.model import Resource, Unknown
 
@@ -136,7 +136,7 @@ def run(ctx: RegionContext) -> None:
         return
     buckets = []
     for name, (attrs, tags) in zip(names, read, strict=True):
-        arn = f"arn:aws:s3:::{name}"
+        arn = f"arn:{partition(ctx.region)}:s3:::{name}"
         buckets.append(make(ctx, BUCKET, name, attrs, tags=tags, name=name, arn=arn))
     if ctx.wants(S3_STANDARD_BYTES.name) and buckets:
         _sizes(ctx, buckets)
