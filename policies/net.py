@@ -13,8 +13,10 @@ from scanner.model import Resource, Result, Severity, Status, Unknown
 
 KINDS = ("ec2.instance", "autoscaling.group", "eks.nodegroup", "eksctl.node_group",
          "parallelcluster.queue", "karpenter.node_pool")
-NEEDS = ("ec2.launch_template", "ec2.placement_group", "karpenter.ec2_node_class")
-OBSERVED = ("ec2.instance", "autoscaling.group", "eks.nodegroup", "ec2.launch_template")
+NEEDS = ("ec2.launch_template", "autoscaling.launch_configuration", "ec2.placement_group",
+         "karpenter.ec2_node_class")
+OBSERVED = ("ec2.instance", "autoscaling.group", "eks.nodegroup", "ec2.launch_template",
+            "autoscaling.launch_configuration")
 
 _TF = '''resource "aws_placement_group" "training" {
   name     = "training"

@@ -32,8 +32,8 @@ COLLECTORS: tuple[Collector, ...] = (
     batch.COLLECTOR,
     sagemaker.COLLECTOR,
     vpc.COLLECTOR,
-    s3.COLLECTOR,  # S3-001: checkpoint buckets
     cloudwatch.COLLECTOR,  # GPU utilization: only when a right-sizing policy is enabled
+    s3.COLLECTOR,  # S3-001: checkpoint buckets (their sizes: money only, never a gap)
     spot_prices.COLLECTOR,  # last: it prices the types the others found
 )
 
