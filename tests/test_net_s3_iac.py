@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status
-from scanner.scan import scan_paths
+from scanner.sources.scan import scan_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "net_s3"
 F, P, U = Status.FAIL, Status.PASS, Status.UNKNOWN
@@ -90,7 +90,7 @@ def test_karpenter_says_why_it_cannot_be_told() -> None:
 
 
 def test_s3_patterns_and_tag_are_configurable() -> None:
-    from scanner.config import Config
+    from scanner.engine.config import Config
 
     result = scan_paths([FIXTURES / "terraform_s3"])
     config = Config(policies={"S3-001": {"name_patterns": ["logs"]}})

@@ -10,7 +10,7 @@ from scanner.aws.collect import collect
 from scanner.aws.collectors.s3 import lifecycle_rules, tiering_configs
 from scanner.aws.iam_policy import policy_document
 from scanner.aws.targets import TargetSpec
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Finding, SourceResult
 from tests.aws_helpers import (  # noqa: F401 - fixtures
     REGION,

@@ -26,8 +26,8 @@ from typing import Any
 from scanner.compute.index import Views
 from scanner.compute.values import as_list, to_int
 from scanner.compute.view import ComputeView
-from scanner.graph import doubt
 from scanner.model import Ref, Resource, Unknown
+from scanner.model.graph import doubt
 
 EFA_TYPES = frozenset({"efa", "efa-only"})
 PLACEMENT_GROUP = "ec2.placement_group"

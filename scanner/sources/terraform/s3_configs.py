@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scanner.graph import ResourceIndex
 from scanner.model import Resource, Unknown
+from scanner.model.graph import ResourceIndex
 
 BUCKET = "s3.bucket"
 TIERING = "s3.bucket_intelligent_tiering_configuration"
