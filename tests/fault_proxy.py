@@ -53,7 +53,14 @@ _SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/aws4_requ
 # The wire protocol of each service gpuaudit calls (botocore's service models say the same).
 PROTOCOLS = {"ec2": "ec2", "autoscaling": "query", "sts": "query", "kms": "json",
              "organizations": "json", "sagemaker": "json", "eks": "rest-json",
-             "batch": "rest-json"}
+             "batch": "rest-json", "s3": "rest-xml"}
+# S3 (REST-XML): the operation is the method, whether the path names a bucket, and the
+# subresource of the query string.
+_S3_OPERATIONS = {("GET", False, ""): "ListBuckets",
+                  ("GET", True, "tagging"): "GetBucketTagging",
+                  ("GET", True, "intelligent-tiering"):
+                      "ListBucketIntelligentTieringConfigurations",
+                  ("GET", True, "lifecycle"): "GetBucketLifecycleConfiguration"}
 # Well-formed (XHTML, as many portals serve): an XML parser reads it without complaint.
 HTML_PAGE = (b"<html><head><title>Sign in to the guest network</title></head>"
              b"<body><form action=\"/login\"><input name=\"user\"/></form></body></html>\n")
@@ -72,6 +79,9 @@ def _error(protocol: str, fault: str, operation: str) -> tuple[int, str, bytes]:
         "json": {"deny": (400, "AccessDeniedException", f"not authorized to perform {operation}"),
                  "throttle": (400, "ThrottlingException", "Rate exceeded"),
                  "500": (500, "InternalFailure", "An internal error has occurred.")},
+        "rest-xml": {"deny": (403, "AccessDenied", "Access Denied"),
+                     "throttle": (503, "SlowDown", "Please reduce your request rate."),
+                     "500": (500, "InternalError", "We encountered an internal error.")},
         "rest-json": {"deny": (403, "AccessDeniedException",
                                f"not authorized to perform {operation}"),
                       "throttle": (429, "ThrottlingException", "Rate exceeded"),
@@ -83,6 +93,10 @@ def _error(protocol: str, fault: str, operation: str) -> tuple[int, str, bytes]:
                 f"</Code><Message>{message}</Message></Error></Errors>"
                 "<RequestID>f4ul7-1</RequestID></Response>")
         return status, "text/xml;charset=UTF-8", body.encode()
+    if protocol == "rest-xml":
+        body = (f"<Error><Code>{code}</Code><Message>{message}</Message>"
+                "<RequestId>f4ul7-1</RequestId></Error>")
+        return status, "application/xml", body.encode()
     if protocol == "query":
         body = (f"<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code><Message>{message}"
                 "</Message></Error><RequestId>f4ul7-1</RequestId></ErrorResponse>")
@@ -289,6 +303,13 @@ def _operation(h: BaseHTTPRequestHandler, body: bytes, service: str = "?") -> st
         if action:
             return action[0]
     path = urllib.parse.urlsplit(h.path).path
+    if service == "s3":
+        keys = [k.split("=", 1)[0] for k in query.split("&") if k]
+        sub = next((k for k in keys if k in ("tagging", "intelligent-tiering", "lifecycle")),
+                   "")
+        found = _S3_OPERATIONS.get((h.command, path.strip("/") != "", sub))
+        if found:
+            return found
     return _rest_operation(service, h.command, path) or f"{h.command} {path}"
 
 

@@ -727,6 +727,7 @@ def test_every_collector_runs_for_all_kinds(aws: None, kinds: Any) -> None:
         "vpc",
         "alarms",
         "events",
+        "s3",
         "spot_prices",
     } | utilization
     assert all(c["account"] == ACCOUNT and c["region"] == REGION for c in result.coverage)

@@ -155,6 +155,21 @@ def seed(url: str) -> dict[str, str]:
     custom = ec2.create_volume(Size=10, AvailabilityZone="us-east-1a", Encrypted=True,
                                KmsKeyId=key["Arn"])["VolumeId"]
     plain = ec2.create_volume(Size=10, AvailabilityZone="us-east-1a")["VolumeId"]
+    # NET-001: a p4d group that can grow to 4 nodes without EFA (FAIL), one of at most one
+    # node (PASS); S3-001: a checkpoint bucket without tiering (FAIL), one with (PASS)
+    ec2.create_launch_template(LaunchTemplateName="train", LaunchTemplateData={
+        "ImageId": AMI, "InstanceType": "p4d.24xlarge"})
+    for name, size in (("train-4", 4), ("train-1", 1)):
+        asg.create_auto_scaling_group(
+            AutoScalingGroupName=name, MinSize=0, MaxSize=size, DesiredCapacity=0,
+            VPCZoneIdentifier=private,
+            LaunchTemplate={"LaunchTemplateName": "train", "Version": "$Default"})
+    s3 = boto3.client("s3", endpoint_url=url, region_name=EAST)
+    for bucket in ("ml-checkpoints", "ml-models-tiered"):
+        s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_lifecycle_configuration(Bucket="ml-models-tiered", LifecycleConfiguration={
+        "Rules": [{"ID": "tier", "Status": "Enabled", "Filter": {"Prefix": ""},
+                   "Transitions": [{"Days": 0, "StorageClass": "INTELLIGENT_TIERING"}]}]})
     west = boto3.client("ec2", endpoint_url=url, region_name=WEST)
     west.enable_ebs_encryption_by_default()
     west_instance = west.run_instances(ImageId=AMI, MinCount=1, MaxCount=1,

@@ -141,7 +141,7 @@ def test_terraform_resource_keeps_address_and_lines() -> None:
     assert (r.kind, r.id, r.attrs["Encrypted"]) == ("ec2.volume", "module.m.aws_ebs_volume.v",
                                                     False)
     assert (r.provenance.file, r.provenance.start_line, r.provenance.end_line) == ("m.tf", 5, 11)
-    assert terraform_resource("aws_s3_bucket", {"bucket": ["b"]}) is None
+    assert terraform_resource("aws_sqs_queue", {"name": ["q"]}) is None
 
 
 def test_cloudformation_markers_are_dropped_and_values_coerced() -> None:

@@ -47,7 +47,8 @@ TF_FAIL: Table = {
     "aws_batch_compute_environment.ec2_public": {"EBS-001": "FAIL", "VPC-004": "FAIL"},
     "aws_ebs_encryption_by_default.off": {"EBS-002": "FAIL"},
     f"{NG}.inference": {"ASG-002": "FAIL", "EBS-001": "FAIL", "VPC-004": "FAIL"},
-    f"{NG}.training": {"EBS-001": "FAIL", "VPC-004": "PASS"},
+    # NET-001: p4d/p5 node groups that can grow past one node without EFA or a placement group
+    f"{NG}.training": {"EBS-001": "FAIL", "NET-001": "FAIL", "VPC-004": "PASS"},
     "aws_launch_template.attr_any": {"EBS-001": "FAIL", "VPC-004": "UNKNOWN"},
     "aws_launch_template.attr_cpu": {"EBS-001": "FAIL"},
     "aws_launch_template.attr_gpu": {"EBS-001": "FAIL", "VPC-004": "FAIL"},
@@ -57,7 +58,7 @@ TF_FAIL: Table = {
     "aws_vpc.eks": {"VPC-001": "FAIL"},
     "aws_vpc_endpoint.batch_s3": {"VPC-003": "FAIL"},
     MNG.format("cpu"): {"EBS-001": "FAIL"},
-    MNG.format("gpu_lt"): {"VPC-004": "PASS"},
+    MNG.format("gpu_lt"): {"NET-001": "FAIL", "VPC-004": "PASS"},
     MLT.format("gpu_lt"): {"EBS-001": "FAIL"},  # VPC-004: judged on its node group
     MNG.format("gpu_spot"): {"ASG-002": "FAIL", "EBS-001": "FAIL", "VPC-004": "FAIL"},
 }
@@ -79,7 +80,7 @@ TF_PASS: Table = {
     'aws_subnet.private["b"]': {"VPC-002": "PASS"},
     "aws_vpc.ml": {"VPC-001": "PASS"},
     "aws_vpc_endpoint.s3": {"VPC-003": "PASS"},
-    MNG.format("gpu_od"): {"VPC-004": "PASS"},
+    MNG.format("gpu_od"): {"NET-001": "FAIL", "VPC-004": "PASS"},
     MLT.format("gpu_od"): {"EBS-001": "PASS", "EBS-003": "PASS"},
     MNG.format("gpu_spot"): {"ASG-002": "PASS", "EBS-001": "PASS", "EBS-003": "FAIL",
                              "VPC-004": "PASS"},
@@ -108,7 +109,7 @@ CFN_EXPECTED: dict[str, Table] = {
                                      "SPOT-002": "FAIL", "VPC-004": "PASS"},
         "SpotComputeEnvironment": {"ASG-002": "FAIL", "EBS-001": "FAIL", "SPOT-001": "FAIL",
                                    "SPOT-002": "PASS", "VPC-004": "FAIL"},
-        "TrainingNodegroup": {"EBS-001": "FAIL", "VPC-004": "PASS"},
+        "TrainingNodegroup": {"EBS-001": "FAIL", "NET-001": "FAIL", "VPC-004": "PASS"},
         "TrainingS3Endpoint": {"VPC-003": "FAIL"},
         "TrainingSubnet": {"VPC-002": "FAIL"},
         "TrainingVPC": {"VPC-001": "PASS"},

@@ -189,6 +189,13 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
             ("SPOT-003", "Notebook", P),  # the rule covers the template's spot instance too
         ],
     ),
+    # NET-001 and S3-001: tests/test_net_s3_iac.py
+    ("../../net_s3/cfn/training.yaml", ("NET-001",), [
+        ("NET-001", "GoodGroup", P), ("NET-001", "PlainGroup", F),
+        ("NET-001", "SizedByParameter", U)]),
+    ("../../net_s3/cfn/buckets.yaml", ("S3-001",), [
+        ("S3-001", "CheckpointBucket", U), ("S3-001", "ModelBucket", P),
+        ("S3-001", "ArtifactBucket", F)]),
 ]
 
 

@@ -220,6 +220,19 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
     ),
     ("spot003_rule", ("SPOT-003",), [("SPOT-003", "aws_spot_instance_request.worker", P)]),
     ("spot003_unknown", ("SPOT-003",), [("SPOT-003", "aws_instance.spot", U)]),
+    # NET-001 and S3-001: every case in tests/test_net_s3_iac.py
+    ("../../net_s3/terraform_net", ("NET-001",), [
+        ("NET-001", "aws_autoscaling_group.good", P),
+        ("NET-001", "aws_autoscaling_group.no_efa", F),
+        ("NET-001", "aws_autoscaling_group.single", P),
+        ("NET-001", "aws_autoscaling_group.unknown_size", U),
+        ("NET-001", "aws_autoscaling_group.spread", F)]),
+    ("../../net_s3/terraform_s3_orphan", ("S3-001",), [("S3-001", "aws_s3_bucket.ckpt", U)]),
+    ("../../net_s3/terraform_s3", ("S3-001",), [
+        ("S3-001", "aws_s3_bucket.ckpt", P), ("S3-001", "aws_s3_bucket.models", F),
+        ("S3-001", "aws_s3_bucket.old", P), ("S3-001", "aws_s3_bucket.archive_tiered", P),
+        ("S3-001", "aws_s3_bucket.disabled", F), ("S3-001", "aws_s3_bucket.prefixed", F),
+        ("S3-001", "aws_s3_bucket.named_by_address_ckpt", U)]),
 ]
 
 

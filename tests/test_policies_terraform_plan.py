@@ -33,6 +33,10 @@ DISPUTED: dict[tuple[str, str], str] = {}  # (case, policy) -> why the result is
 
 EXPECTED: dict[str, dict[str, dict[str, str]]] = {
     "compute_view": {  # the policy-level regressions of issue 11 (see its main.tf header)
+        "NET-001": {  # p4d.24xlarge without EFA or a placement group; head_node: MaxSize 1
+            "aws_autoscaling_group.head_node": "PASS",
+            "aws_autoscaling_group.zones_only": "FAIL",
+        },
         "ASG-001": {
             "aws_autoscaling_group.zones_only": "FAIL",  # 1 of max 4; head_node: a notice
         },
@@ -276,6 +280,10 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
         },
     },
     "purchase": {  # purchase options: tests/test_purchase_options.py
+        "NET-001": {  # p5 / p4d groups without EFA or a placement group
+            "aws_autoscaling_group.capacity_block": "FAIL",
+            "aws_autoscaling_group.reserved": "FAIL",
+        },
         "ASG-001": {
             "aws_autoscaling_group.mixed": "PASS",
             "aws_autoscaling_group.open": "FAIL",
@@ -319,6 +327,35 @@ EXPECTED: dict[str, dict[str, dict[str, str]]] = {
             "aws_autoscaling_group.reserved": "UNKNOWN",
             "aws_autoscaling_group.spot_a": "UNKNOWN",
             "aws_autoscaling_group.spot_b": "UNKNOWN",
+        },
+    },
+    "net_s3": {  # NET-001 and S3-001: tests/test_net_s3_iac.py
+        "ASG-001": {  # all on-demand
+            "aws_autoscaling_group.good": "FAIL",
+            "aws_autoscaling_group.no_efa": "FAIL",
+            "aws_autoscaling_group.spread": "FAIL",
+        },
+        "EBS-001": {  # the root volume from the AMI, no default encryption
+            "aws_launch_template.efa": "FAIL",
+            "aws_launch_template.plain": "FAIL",
+        },
+        "VPC-004": {  # availability zones only: the default VPC's subnets are not in the plan
+            "aws_autoscaling_group.good": "UNKNOWN",
+            "aws_autoscaling_group.no_efa": "UNKNOWN",
+            "aws_autoscaling_group.single": "UNKNOWN",
+            "aws_autoscaling_group.spread": "UNKNOWN",
+        },
+        "NET-001": {
+            "aws_autoscaling_group.good": "PASS",
+            "aws_autoscaling_group.no_efa": "FAIL",
+            "aws_autoscaling_group.single": "PASS",
+            "aws_autoscaling_group.spread": "FAIL",
+        },
+        "S3-001": {
+            "aws_s3_bucket.archive": "PASS",
+            "aws_s3_bucket.ckpt": "PASS",
+            "aws_s3_bucket.generated_ckpt": "UNKNOWN",
+            "aws_s3_bucket.models": "FAIL",
         },
     },
 }

@@ -31,6 +31,7 @@ EKSCTL: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("ASG-001", NG.format("train", "nodeGroups", "p4d"), F),  # all on-demand
         ("EBS-001", NG.format("train", "nodeGroups", "p4d"), F),  # volumeEncrypted: false
         ("VPC-004", NG.format("train", "nodeGroups", "p4d"), F),  # eksctl's public subnets
+        ("NET-001", NG.format("train", "nodeGroups", "p4d"), P),  # efaEnabled
         ("ASG-001", NG.format("train", "nodeGroups", "g5-spot"), F),  # all spot
         ("ASG-002", NG.format("train", "nodeGroups", "g5-spot"), F),
         ("EBS-001", NG.format("train", "nodeGroups", "g5-spot"), P),
@@ -59,6 +60,7 @@ EKSCTL: list[tuple[str, list[tuple[str, str, Status]]]] = [
         # EKS drains managed spot nodes itself (capacity rebalancing)
         ("SPOT-003", NG.format("infer", "managedNodeGroups", "g5-spot"), P),
         ("SPOT-003", NG.format("infer", "managedNodeGroups", "g6-spot"), P),
+        ("NET-001", NG.format("infer", "managedNodeGroups", "p5"), F),  # 2 nodes, no EFA
     ]),
 ]
 
@@ -72,6 +74,7 @@ PCLUSTER: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("VPC-004", Q.format("gpu-spot"), P),
         ("EBS-001", Q.format("compute-gpu"), P),
         ("VPC-004", Q.format("compute-gpu"), P),
+        ("NET-001", Q.format("compute-gpu"), P),  # Efa and a placement group
         ("EBS-001", "SharedStorage/HomeEbs", P),  # shared EBS: encrypted by default
         # a cluster configuration cannot declare an EventBridge rule: spot queues fail SPOT-003
         # unless a rule is in the scanned tree beside it
@@ -84,6 +87,8 @@ PCLUSTER: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("SPOT-001", Q.format("p5-spot"), F),  # no SpotPrice: the on-demand price
         ("SPOT-002", Q.format("p5-spot"), P),
         ("VPC-004", Q.format("p5-spot"), F),  # AssignPublicIp: true
+        ("NET-001", Q.format("p5-spot"), F),  # MaxCount 4, no Efa, no placement group
+        ("NET-001", Q.format("p4d-cheap"), F),  # MaxCount absent: 10
         ("ASG-002", Q.format("p4d-cheap"), P),
         ("EBS-001", Q.format("p4d-cheap"), P),
         ("SPOT-001", Q.format("p4d-cheap"), P),
@@ -117,8 +122,9 @@ def test_parallelcluster_policy_results(name: str,
 
 
 @pytest.mark.parametrize(("cases", "applies"), [
-    (EKSCTL, {"ASG-001", "ASG-002", "EBS-001", "SPOT-001", "SPOT-002", "VPC-004", "SPOT-003"}),
-    (PCLUSTER, {"ASG-002", "EBS-001", "SPOT-001", "SPOT-002", "VPC-004"}),
+    (EKSCTL, {"ASG-001", "ASG-002", "EBS-001", "NET-001", "SPOT-001", "SPOT-002", "VPC-004",
+              "SPOT-003"}),
+    (PCLUSTER, {"ASG-002", "EBS-001", "NET-001", "SPOT-001", "SPOT-002", "VPC-004"}),
 ], ids=["eksctl", "parallelcluster"])
 def test_every_policy_that_applies_has_a_failing_and_a_passing_case(cases, applies) -> None:
     failing = {pid for _, exp in cases for pid, _, status in exp if status is F}

@@ -73,7 +73,7 @@ def test_kinds(tf_type: str, kind: str) -> None:
 
 
 def test_unsupported_types_give_nothing() -> None:
-    for tf_type in ("aws_kms_key", "aws_s3_bucket", "google_compute_instance", ""):
+    for tf_type in ("aws_kms_key", "aws_sqs_queue", "google_compute_instance", ""):
         assert translate(tf_type, "a.b", {"x": 1}, provenance=PROV, scope="s") == []
 
 

@@ -12,10 +12,19 @@ from scanner.aws.targets import DISCOVERY_CALLS
 
 # boto3 service name → IAM action prefix, where they differ.
 _IAM_PREFIX: dict[str, str] = {}
+# Operations whose IAM action is not their API name (S3 names its actions apart).
+_IAM_ACTIONS: dict[tuple[str, str], str] = {
+    ("s3", "ListBuckets"): "s3:ListAllMyBuckets",
+    ("s3", "GetBucketTagging"): "s3:GetBucketTagging",
+    ("s3", "ListBucketIntelligentTieringConfigurations"):
+        "s3:GetIntelligentTieringConfiguration",
+    ("s3", "GetBucketLifecycleConfiguration"): "s3:GetLifecycleConfiguration",
+}
 
 
 def iam_action(service: str, operation: str) -> str:
-    return f"{_IAM_PREFIX.get(service, service)}:{operation}"
+    return _IAM_ACTIONS.get((service, operation)) or \
+        f"{_IAM_PREFIX.get(service, service)}:{operation}"
 
 
 def policy_document(kinds: Collection[str] | None = None) -> dict[str, Any]:

@@ -49,6 +49,7 @@ IDENTITY: dict[str, tuple[str, ...]] = {
     "SpotPriceHistory": ("AvailabilityZone", "InstanceType", "ProductDescription", "Timestamp"),
     "clusters": (),  # EKS: names (strings) are their own identity
     "nodegroups": (),
+    "Buckets": ("Name",),
 }
 _ZONE_KEYS = frozenset({"AvailabilityZone", "availabilityZone", "AvailabilityZones"})
 

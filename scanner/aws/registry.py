@@ -15,6 +15,7 @@ from scanner.aws.collectors import (
     events,
     instances,
     launch_templates,
+    s3,
     sagemaker,
     spot,
     spot_prices,
@@ -36,6 +37,7 @@ COLLECTORS: tuple[Collector, ...] = (
     alarms.COLLECTOR,  # what triggers step and simple scaling (ASG-003)
     events.COLLECTOR,  # EventBridge rules on spot interruptions (SPOT-003)
     cloudwatch.COLLECTOR,  # GPU utilization: only when a right-sizing policy is enabled
+    s3.COLLECTOR,  # S3-001: checkpoint buckets (their sizes: money only, never a gap)
     spot_prices.COLLECTOR,  # last: it prices the types the others found
 )
 

@@ -110,6 +110,7 @@ KINDS = (
                 }),
             }, doc="a target is a reservation held ahead (docs/purchase-options.md)"),
             "CapacityRebalance": Bool(),
+            "PlacementGroup": Ref(kinds=("ec2.placement_group",), doc="NET-001"),
             "HealthCheckType": Str(),
             "TargetGroupARNs": Ids(),
             "DefaultCooldown": Int(doc="live"),

@@ -56,6 +56,9 @@ KINDS = (
                                "creates the VPC"),
             "ClusterAvailabilityZones": List(Str()),
             "PrivateCluster": Bool(doc="privateCluster.enabled"),
+            "EfaEnabled": Bool(doc="efaEnabled: every interface is EFA, and eksctl creates a "
+                                   "cluster placement group for the node group"),
+            "Placement": Obj({"Group": Str(doc="an existing placement group's name")}),
         },
         formats="eksctl `ClusterConfig` files (YAML)",
     ),

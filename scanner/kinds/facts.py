@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scanner.kinds.types import FieldType, Map, Price, Str
+from scanner.kinds.types import FieldType, Map, Num, Price, Str
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,4 +41,14 @@ EBS_KMS_KEYS = Fact(
     fills=(("ec2.ebs_defaults", "KmsKeyId"),),
 )
 
-FACTS: tuple[Fact, ...] = (SPOT_PRICES, EBS_KMS_KEYS)
+# -- S3 (S3-001's saving) --
+S3_STANDARD_BYTES = Fact(
+    name="s3.standard_storage_bytes",
+    doc="the bytes a bucket holds in S3 Standard: CloudWatch AWS/S3 BucketSizeBytes "
+        "(StorageType StandardStorage), the latest daily datapoint of the last 3 days (live, "
+        "GetMetricData); UNKNOWN with the reason when it could not be read",
+    attribute="StandardStorageBytes",
+    type=Num(doc="bytes"),
+)
+
+FACTS: tuple[Fact, ...] = (SPOT_PRICES, EBS_KMS_KEYS, S3_STANDARD_BYTES)

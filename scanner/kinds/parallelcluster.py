@@ -12,6 +12,9 @@ _ROOT_VOLUME = Obj({"Size": Int(), "Encrypted": Bool(doc="absent = true (Paralle
                     "VolumeType": Str(), "Iops": Int(), "Throughput": Int(),
                     "DeleteOnTermination": Bool()})
 
+_PLACEMENT_GROUP = Obj({"Enabled": Bool(doc="absent = false (true when Id or Name is set)"),
+                        "Id": Str(), "Name": Str()})
+
 KINDS = (
     Kind(
         name="parallelcluster.queue",
@@ -34,9 +37,13 @@ KINDS = (
                 "MinvCpus": Int(),
                 "DesiredvCpus": Int(),
                 "MaxvCpus": Int(),
+                "Efa": Obj({"Enabled": Bool(doc="absent = false"), "GdrSupport": Bool()}),
+                "Networking": Obj({"PlacementGroup": _PLACEMENT_GROUP},
+                                  doc="overrides the queue's"),
             })),
             "Networking": Obj({"SubnetIds": List(Str()),
-                               "AssignPublicIp": Bool(doc="absent: the subnet decides")}),
+                               "AssignPublicIp": Bool(doc="absent: the subnet decides"),
+                               "PlacementGroup": _PLACEMENT_GROUP}),
             "ComputeSettings": Obj({"LocalStorage": Obj({"RootVolume": _ROOT_VOLUME})}),
         },
         formats=FORMATS,

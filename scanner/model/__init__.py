@@ -184,7 +184,7 @@ EXPOSURE_KINDS = frozenset({"overspend_cap"})
 class Savings:
     usd_month: float
     basis: str
-    kind: str  # "overspend_cap" | "spot_mix" | "rightsize" | "idle"
+    kind: str  # "overspend_cap" | "spot_mix" | "rightsize" | "idle" | "storage_tiering"
     # The capacity the money is about (the engine fills it in): amounts of one class on the
     # same capacity overlap, and the report totals count only the largest (scanner.pricing).
     capacity: tuple[str, ...] = ()

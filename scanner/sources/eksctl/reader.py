@@ -32,7 +32,7 @@ _KEYS = ("name", "instanceType", "instanceTypes", "instanceSelector", "spot",
          "instanceMarketOptions", "desiredCapacity", "minSize", "maxSize", "volumeName",
          "volumeSize", "volumeType", "volumeEncrypted", "volumeKmsKeyID", "amiFamily",
          "privateNetworking", "subnets", "availabilityZones", "launchTemplate",
-         "instancesDistribution", "efaEnabled", "capacityReservation")
+         "instancesDistribution", "efaEnabled", "capacityReservation", "placement")
 
 
 def is_cluster_config(value: Any) -> bool:
@@ -109,6 +109,8 @@ def _node_group(ng: dict[str, Any], i: int, section: str, managed: bool,
         attrs["InstancesDistribution"] = _capitalised(ng["instancesDistribution"])
     if "launchTemplate" in ng:
         attrs["LaunchTemplate"] = _capitalised(ng["launchTemplate"])
+    if "placement" in ng:  # NET-001
+        attrs["Placement"] = _capitalised(ng["placement"])
     volumes = ng.get("additionalVolumes")
     if isinstance(volumes, list):
         attrs["AdditionalVolumes"] = [_capitalised(v) for v in volumes]

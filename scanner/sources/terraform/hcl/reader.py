@@ -700,6 +700,9 @@ def _load(
     from scanner.sources.terraform.translate import merge_ebs_defaults
 
     result.resources[:] = merge_ebs_defaults(result.resources)
+    from scanner.sources.terraform.s3_configs import fold_s3_configs
+
+    result.resources[:] = fold_s3_configs(result.resources)
     _dedupe(result)
     return result
 

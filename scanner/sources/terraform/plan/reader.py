@@ -1295,7 +1295,9 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
         out.extend(translate(tf_type, address, values, provenance=prov, scope=scope,
                              skips=skips, notices=result.notices, errors=result.errors,
                              manifests=manifests))
-    result.resources.extend(merge_ebs_defaults(out))
+    from scanner.sources.terraform.s3_configs import fold_s3_configs
+
+    result.resources.extend(fold_s3_configs(merge_ebs_defaults(out)))
     if manifests.refused is not None:
         result.gaps.append(Gap(scope=scope, kinds=("*",), iac=True, reason=(
             f"the plan {spath} was not read whole: {manifests.gap()}")))
