@@ -408,6 +408,7 @@ EXPECTED["scaling_interruption_pass"] = {
         "aws_autoscaling_group.hook_resource": "PASS",
         "aws_instance.spot": "UNKNOWN",  # the rule's pattern is known only after apply
     },
+    "NET-001": {"aws_instance.spot": "PASS"},  # one p4d.24xlarge: no fabric between nodes
 }
 
 # The other policies on the two cases (their groups are all-on-demand GPU groups, spot
