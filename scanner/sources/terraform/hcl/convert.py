@@ -162,7 +162,8 @@ class _Converter:
             return hit  # type: ignore[no-any-return]
         block = self._block(node)
         if len(raw) < 65536:
-            self.cache[key] = block  # type: ignore[index]
+            # the expressions' cache keeps blocks too, by ("block", line, text): a tuple key
+            self.cache[key] = block  # type: ignore[index, assignment]
         return block
 
     def _block(self, node: Node) -> Block:
@@ -286,13 +287,14 @@ class _Converter:
                 i += 1
                 expect_operand = True
         if len(out) == 1:
-            return out[0]
+            only: Expr = out[0]
+            return only
         # precedence climbing over out = [e, op, e, op, e]
         pos = 0
 
         def climb(min_prec: int) -> Expr:
             nonlocal pos
-            left = out[pos]
+            left: Expr = out[pos]
             pos += 1
             while pos < len(out):
                 op = out[pos]
@@ -561,7 +563,8 @@ class _Converter:
                     ln = ln[k:]
                 out.append(ln)
             text = "\n".join(out)
-        return unescape(text)
+        unescaped: str = unescape(text)
+        return unescaped
 
     def directive(self, node: Node, unescape: Any, indent: int) -> tuple[Any, int, bool]:
         inner = node.children[0]

@@ -25,7 +25,7 @@ def _one_or_list(values: Any) -> Any:
 
 
 def _principals(blocks: list[dict[str, Any]]) -> Any:
-    out: dict[str, Any] = {}
+    out: dict[Any, Any] = {}  # by principal type, as given
     for b in blocks:
         ptype = b.get("type")
         ids = b.get("identifiers") or []

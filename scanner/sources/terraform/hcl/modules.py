@@ -207,7 +207,7 @@ class ModuleInstance:
             raise EvalError(f'undeclared variable "{name}"')
         self._vars[name] = _IN_PROGRESS
         try:
-            v: Any = self._var_value(name, decl)
+            v = self._var_value(name, decl)
         except EvalError as exc:
             v = exc
         if is_sensitive(decl.body):
@@ -687,22 +687,22 @@ def walk_instances(
             yield InstanceRecord(cfg.type, ri.address, ri.values(), cfg, inst.path, here, ri,
                                  default)
     for name in inst.config.module_calls:
-        group = inst.module_group(name)
-        keys = group.keys()
-        call = group.call
+        calls = inst.module_group(name)
+        keys = calls.keys()
+        call = calls.call
         here = exists
         if isinstance(keys, Refused):
             continue
         if isinstance(keys, Unknown):
             root.notice(
                 call.file,
-                f"{group.address}: {keys.reason}; scanned once with count.index / each unknown",
+                f"{calls.address}: {keys.reason}; scanned once with count.index / each unknown",
                 call.line,
             )
             if here is True:
                 here = Unknown(f"{keys.reason}")
         inherits = default_provider and _passes_default_aws(call.body.attrs.get("providers"))
-        for mv in group.instances():
+        for mv in calls.instances():
             child = mv.child()
             if isinstance(child, Unknown):
                 continue

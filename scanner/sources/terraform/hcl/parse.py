@@ -193,7 +193,7 @@ def parse_hcl(
 ) -> ParsedFile:
     """Parse HCL source; raise ParseError(reason, line) for any syntax error."""
     if cache is not None and not (want_skips and b"gpuaudit:skip" in src):
-        chunked = _parse_chunked(src, cache)  # type: ignore[arg-type]
+        chunked = _parse_chunked(src, cache)
         if chunked is not None:
             return ParsedFile(chunked, [], frozenset())
     tree = _parser().parse(src)

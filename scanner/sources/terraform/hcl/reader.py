@@ -732,7 +732,7 @@ def _scan_chunk(
 
 # State handed to forked workers (inherited, not pickled): the shared state of the run, the
 # roots, and a shared counter of the next block of roots to take.
-_FORKED: tuple[_Modules, list[dict[str, Any]], Mapping[str, str], list[str], Any] | None = None
+_FORKED: tuple[_Modules, list[VarFile], Mapping[str, str], list[str], Any] | None = None
 BLOCK_ROOTS = 16  # roots taken at a time: work is shared out as it goes, not split up front
 
 

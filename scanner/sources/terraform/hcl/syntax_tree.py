@@ -83,7 +83,7 @@ class ObjectExpr(Expr):
 
 
 # Traversal operations: ("a", name) get attribute; ("i", Expr) index; ("s", full, ops) splat
-Op = tuple
+Op = tuple[Any, ...]
 
 
 class Traversal(Expr):

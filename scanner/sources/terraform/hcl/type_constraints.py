@@ -24,7 +24,7 @@ from scanner.sources.terraform.hcl.values import (
 
 # A type: ("any",) ("string",) ("number",) ("bool",) ("list", T) ("set", T) ("map", T)
 # ("tuple", [T...]) ("object", {name: (T, optional, default)})
-Type = tuple
+Type = tuple[Any, ...]
 
 ANY: Type = ("any",)
 _PRIMITIVES = {"string", "number", "bool", "any"}

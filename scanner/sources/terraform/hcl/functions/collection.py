@@ -296,6 +296,9 @@ def f_index(v: Any, x: Any) -> Any:
 @value_fn("range")
 def f_range(*args: Any) -> Any:
     nums = [to_number(a) for a in args]
+    start: int | float
+    stop: int | float
+    step: int | float
     if len(nums) == 1:
         start, stop, step = 0, nums[0], 1
     elif len(nums) == 2:

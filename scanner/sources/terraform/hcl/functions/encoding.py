@@ -143,7 +143,7 @@ def _yamldecode(text: str) -> Any:
     import yaml  # only when used
 
     class _NoAliases(yaml.SafeLoader):
-        def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+        def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.AliasEvent):
                 raise EvalError("yamldecode: aliases are not supported")
             return super().compose_node(parent, index)

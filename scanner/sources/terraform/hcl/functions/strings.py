@@ -78,11 +78,11 @@ def _format(fmt: str, args: tuple[Any, ...], size: list[int] | None = None) -> s
             p = prec if prec is not None else ("6" if verb in "feE" else "")
             s = format(float(n), ("+" if "+" in flags else "") + (f".{p}" if p else "") + verb)
         elif verb in "xXob":
-            n = int(to_number(a)) if not isinstance(a, str) else None
-            if n is None:
+            whole = int(to_number(a)) if not isinstance(a, str) else None
+            if whole is None:
                 s = a.encode().hex() if verb == "x" else a.encode().hex().upper()
             else:
-                s = format(n, verb)
+                s = format(whole, verb)
         else:
             raise EvalError(f"format: unsupported verb %{verb}")
         if width:
