@@ -21,7 +21,8 @@ from pathlib import Path
 from policies.base import REGISTRY, Policy
 
 BUILTIN_MODULES = ("policies.ebs", "policies.vpc", "policies.spot", "policies.asg",
-                   "policies.rightsizing", "policies.unread_modules")
+                   "policies.rightsizing", "policies.unread_modules",
+                   "policies.cost")  # COST-*
 ENTRY_POINT_GROUP = "gpuaudit.policies"
 
 

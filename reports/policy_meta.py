@@ -25,6 +25,7 @@ CATEGORY_BY_FAMILY = {
     "SPOT": "cost",
     "ASG": "cost",
     "RS": "cost",
+    "COST": "cost",
 }
 CATEGORIES = ("security", "cost", "compliance", "operations")  # operations: user policies
 INDEX = "README.md"

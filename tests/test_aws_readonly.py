@@ -16,7 +16,7 @@ from scanner.aws.clients import (
     check_declarable,
 )
 from scanner.aws.collect import collect, plan
-from scanner.aws.iam_policy import all_actions, policy_document
+from scanner.aws.iam_policy import all_actions, iam_action, policy_document
 from scanner.aws.registry import ALL_KINDS, COLLECTORS, declared_calls, declared_operations
 from scanner.aws.targets import DISCOVERY_CALLS, TargetSpec
 from tests import awskinds_seed
@@ -118,7 +118,12 @@ def test_iam_policy_is_exactly_the_declared_operations() -> None:
     reads, discovery, catalog = doc["Statement"]
     assert reads["Effect"] == discovery["Effect"] == catalog["Effect"] == "Allow"
     assert sorted(reads["Action"] + discovery["Action"] + catalog["Action"]) == all_actions()
-    assert all_actions() == sorted([*declared_operations(), "pricing:GetProducts"])
+    assert all_actions() == sorted([*(iam_action(*op.split(":")) for op in
+                                      declared_operations()), "pricing:GetProducts"])
+    # AWS Budgets authorizes DescribeBudgets as budgets:ViewBudget (COST-002), and nothing else
+    assert [a for a in reads["Action"] if a.startswith("budgets:")] == ["budgets:ViewBudget"]
+    assert policy_document({"budgets.budget"})["Statement"][0]["Action"] == [
+        "budgets:ViewBudget"]
     assert discovery["Action"] == ["ec2:DescribeRegions", "organizations:ListAccounts"]
     # `catalog refresh` reads the Price List API, nothing else; the audit never does
     assert catalog["Action"] == ["pricing:GetProducts"]

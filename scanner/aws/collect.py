@@ -111,6 +111,11 @@ def collect_targets(
     result = SourceResult()
     for key in sorted(parts):
         result.extend(parts[key])
+    # -- account-wide reads (AWS Budgets): once per account, not per region ---------------------
+    from scanner.aws.account_wide import collect_accounts
+
+    result.extend(collect_accounts(targets, wanted, factory, max_workers))
+    # -- end account-wide reads --------------------------------------------------------------
     _one_region_each(result)
     _sort(result)
     return result

@@ -6,16 +6,19 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from scanner.aws.registry import COLLECTORS, declared_calls
+from scanner.aws.registry import ACCOUNT_COLLECTORS, COLLECTORS, declared_calls
 from scanner.aws.targets import DISCOVERY_CALLS
 from scanner.pricing.refresh import CATALOG_CALLS
 
 # boto3 service name → IAM action prefix, where they differ.
 _IAM_PREFIX: dict[str, str] = {}
+# API operations whose IAM action is named otherwise (AWS Budgets authorizes reads as ViewBudget).
+_IAM_ACTION: dict[tuple[str, str], str] = {("budgets", "DescribeBudgets"): "budgets:ViewBudget"}
 
 
 def iam_action(service: str, operation: str) -> str:
-    return f"{_IAM_PREFIX.get(service, service)}:{operation}"
+    named = _IAM_ACTION.get((service, operation))
+    return named or f"{_IAM_PREFIX.get(service, service)}:{operation}"
 
 
 def policy_document(kinds: Collection[str] | None = None) -> dict[str, Any]:
@@ -69,6 +72,6 @@ def render_send() -> str:
 
 def all_actions() -> list[str]:
     """Every IAM action any collector or target discovery declares."""
-    calls = [c for col in COLLECTORS for c in col.calls] + list(DISCOVERY_CALLS) + list(
-        CATALOG_CALLS)
+    calls = [c for col in (*COLLECTORS, *ACCOUNT_COLLECTORS) for c in col.calls] + list(
+        DISCOVERY_CALLS) + list(CATALOG_CALLS)
     return sorted({iam_action(c.service, c.operation) for c in calls})
