@@ -38,6 +38,7 @@ from scanner.runner import EXIT_ERROR, EXIT_FINDINGS, UsageError, finish
 LAZY_COMMANDS = {
     "audit": ("scanner.cli_audit", "audit"),
     "iam-policy": ("scanner.cli_audit", "iam_policy"),
+    "spend": ("scanner.aws.cli_spend", "spend"),  # GPU spend from Cost Explorer
     "catalog": ("scanner.cli_catalog", "catalog"),
     "compliance": ("scanner.cli_compliance", "compliance"),
 }

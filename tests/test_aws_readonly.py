@@ -115,11 +115,16 @@ def test_adaptive_retries_and_endpoint() -> None:
 def test_iam_policy_is_exactly_the_declared_operations() -> None:
     doc = policy_document()
     assert doc["Version"] == "2012-10-17"
-    reads, discovery, catalog = doc["Statement"]
+    reads, discovery, catalog, spend = doc["Statement"]
     assert reads["Effect"] == discovery["Effect"] == catalog["Effect"] == "Allow"
-    assert sorted(reads["Action"] + discovery["Action"] + catalog["Action"]) == all_actions()
+    assert sorted(reads["Action"] + discovery["Action"] + catalog["Action"]
+                  + spend["Action"]) == all_actions()
     assert all_actions() == sorted([*(iam_action(*op.split(":")) for op in
-                                      declared_operations()), "pricing:GetProducts"])
+                                      declared_operations()), "pricing:GetProducts",
+                                    "ce:GetCostAndUsage"])
+    # `gpuaudit spend` reads Cost Explorer's GetCostAndUsage, in a statement of its own
+    assert (spend["Sid"], spend["Action"]) == ("GpuauditSpend", ["ce:GetCostAndUsage"])
+    assert "ce:GetCostAndUsage" not in reads["Action"]
     # AWS Budgets authorizes DescribeBudgets as budgets:ViewBudget (COST-002), and nothing else
     assert [a for a in reads["Action"] if a.startswith("budgets:")] == ["budgets:ViewBudget"]
     assert policy_document({"budgets.budget"})["Statement"][0]["Action"] == [

@@ -7,6 +7,7 @@ from collections.abc import Collection
 from typing import Any
 
 from scanner.aws.registry import ACCOUNT_COLLECTORS, COLLECTORS, declared_calls
+from scanner.aws.spend import SPEND_CALLS
 from scanner.aws.targets import DISCOVERY_CALLS
 from scanner.pricing.refresh import CATALOG_CALLS
 
@@ -48,11 +49,17 @@ def policy_document(kinds: Collection[str] | None = None) -> dict[str, Any]:
             },
         ],
     }
-    if kinds is None:  # the whole policy: `catalog refresh` too
+    if kinds is None:  # the whole policy: `gpuaudit spend` and `catalog refresh` too
         doc["Statement"].append({
             "Sid": "GpuauditCatalogRefresh",
             "Effect": "Allow",
             "Action": sorted({iam_action(c.service, c.operation) for c in CATALOG_CALLS}),
+            "Resource": "*",
+        })
+        doc["Statement"].append({
+            "Sid": "GpuauditSpend",
+            "Effect": "Allow",
+            "Action": sorted({iam_action(c.service, c.operation) for c in SPEND_CALLS}),
             "Resource": "*",
         })
     return doc
@@ -73,5 +80,5 @@ def render_send() -> str:
 def all_actions() -> list[str]:
     """Every IAM action any collector or target discovery declares."""
     calls = [c for col in (*COLLECTORS, *ACCOUNT_COLLECTORS) for c in col.calls] + list(
-        DISCOVERY_CALLS) + list(CATALOG_CALLS)
+        DISCOVERY_CALLS) + list(CATALOG_CALLS) + list(SPEND_CALLS)
     return sorted({iam_action(c.service, c.operation) for c in calls})
