@@ -196,3 +196,15 @@ def test_no_gpu_compute_in_iac_is_not_applicable(tmp_path: Path) -> None:
     (tmp_path / "main.tf").write_text('resource "aws_instance" "web" {\n'
                                       '  ami = "ami-1"\n  instance_type = "m5.large"\n}\n')
     assert cost_002(scan_paths([tmp_path])) == ([], [])
+
+
+def test_terraform_plan_json_made_by_real_terraform() -> None:
+    """The same translator reads plan JSON (tools/make_plan_fixtures.sh cost_budget): the
+    budget on GPU instance types passes, the S3 one has no result of its own."""
+    plan = Path(__file__).parent / "fixtures" / "terraform" / "cost_budget" / "plan.json"
+    findings, notices = cost_002(scan_paths([plan]))
+    f = only(findings)
+    assert (f.status.value, f.resource["id"]) == ("PASS", "aws_budgets_budget.gpu")
+    rows = {r["name"]: r["covers_gpu_compute"] for r in f.evidence["budgets"]}
+    assert rows == {"budget-s3-monthly": False, "gpu-instances": True}
+    assert notices == []
