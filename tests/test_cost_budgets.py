@@ -13,10 +13,10 @@ import pytest
 from scanner.aws.collect import collect
 from scanner.aws.registry import DEFAULT_KINDS
 from scanner.aws.targets import TargetSpec
-from scanner.engine import run
+from scanner.engine.evaluate import run
 from scanner.kinds.budgets import ACCOUNT_BUDGETS, BUDGET
 from scanner.model import Finding, SourceResult
-from scanner.scan import scan_paths
+from scanner.sources.scan import scan_paths
 from tests.aws_helpers import (  # noqa: F401 - fixtures
     ACCOUNT,
     AMI,

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from scanner.aws.spend import last_full_month
-from scanner.cli import cli
+from scanner.cli.main import cli
 from tests.aws_helpers import (  # noqa: F401 - fixtures
     ACCOUNT,
     MotoServer,

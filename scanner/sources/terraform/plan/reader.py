@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from scanner.catalog import region_name
+from scanner.inputs.numbers import NOT_FINITE
+from scanner.inputs.safe_read import ReadError, decode_text, read_regular
 from scanner.kinds import schema
 from scanner.model import (
     Gap,
@@ -60,8 +62,6 @@ from scanner.model import (
     SourceResult,
     Unknown,
 )
-from scanner.safe_read import ReadError, decode_text, read_regular
-from scanner.sane_numbers import NOT_FINITE
 from scanner.sources.terraform.plan.locate import (
     Block,
     SourceIndex,
@@ -1042,7 +1042,7 @@ def _sensitive(value: Any, marks: Any, out: set[str]) -> None:
         _hide_copies(value, short)
 
 
-# A report's redaction finds only secrets of at least this many characters (scanner.redact's
+# A report's redaction finds only secrets of at least this many characters (scanner.findings.redact's
 # MIN_SENSITIVE): a shorter sensitive value (terraform marks a substr() of a secret too) is
 # made UNKNOWN here, so that it never reaches a report.
 _SHORT_SECRET = 4
