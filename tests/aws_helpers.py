@@ -97,8 +97,10 @@ def service_id(service: str) -> str:
 def declared_set() -> set[tuple[str, str]]:
     from scanner.aws.clients import ALWAYS_ALLOWED
     from scanner.aws.registry import declared_calls
+    from scanner.aws.spend import SPEND_CALLS  # `gpuaudit spend`
 
-    pairs = {(c.service, c.operation) for c in declared_calls()} | set(ALWAYS_ALLOWED)
+    pairs = {(c.service, c.operation) for c in (*declared_calls(), *SPEND_CALLS)}
+    pairs |= set(ALWAYS_ALLOWED)
     return {(service_id(s), op) for s, op in pairs}
 
 

@@ -25,6 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from policies import all_policies
+from scanner.aws.account_wide import ACCOUNT_COLLECTORS
 from scanner.aws.clients import ALWAYS_ALLOWED
 from scanner.aws.collectors.base import Call
 from scanner.aws.registry import COLLECTORS, declared_operations
@@ -255,7 +256,7 @@ def readers(kinds: tuple[str, ...]) -> set[str]:
 
 def declared(operation: str) -> Call:
     service, name = operation.split(":")
-    return next(c for col in COLLECTORS for c in col.calls
+    return next(c for col in (*COLLECTORS, *ACCOUNT_COLLECTORS) for c in col.calls
                 if (c.service, c.operation) == (service, name))
 
 
@@ -289,6 +290,9 @@ def test_the_fault_free_audit_judges_every_policy_in_the_faulted_region(
     """Every policy has a PASS or FAIL in us-east-1, so an ERROR there is a verdict lost."""
     ids = estate[1]
     judged = {p for p, _, s in results(baseline, EAST) if s in ("PASS", "FAIL")}
+    # what is judged once per account (COST-002 on the account's budgets) has no region
+    judged |= {p for p, _, s in results(baseline, None) if s in ("PASS", "FAIL")
+               and p in readers(("budgets.account",))}
     assert judged == set(POLICIES)
     east = results(baseline, EAST)
     assert ("VPC-001", ids["vpc"], "PASS") in east  # it has an S3 gateway endpoint
@@ -333,6 +337,8 @@ def test_every_declared_operation_failed_alone(
     call = declared(operation)
     proxy.fail(operation, fault, region=EAST)  # "eks:ListClusters", not sagemaker's
     code, doc = audit(proxy.url, tmp_path)
+    # read once per account (AWS Budgets, sent to us-east-1): its gap is the whole account's
+    where = "*" if service == "budgets" else EAST
     if not readers(call.kinds):
         # no enabled policy reads what it feeds: it is not even called
         assert operation not in proxy.calls()
@@ -342,7 +348,7 @@ def test_every_declared_operation_failed_alone(
                if (r, op.rsplit(":", 1)[-1], f) == (EAST, name, fault)) >= 1, \
         f"{operation} was not called"
     assert code == 2
-    assert_no_verdict_where_data_is_missing(doc, baseline, call)
+    assert_no_verdict_where_data_is_missing(doc, baseline, call, where)
 
 
 # -- every fault class on the calls of the issue's examples ------------------------------------

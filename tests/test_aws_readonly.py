@@ -16,7 +16,7 @@ from scanner.aws.clients import (
     check_declarable,
 )
 from scanner.aws.collect import collect, plan
-from scanner.aws.iam_policy import all_actions, policy_document
+from scanner.aws.iam_policy import all_actions, iam_action, policy_document
 from scanner.aws.registry import ALL_KINDS, COLLECTORS, declared_calls, declared_operations
 from scanner.aws.targets import DISCOVERY_CALLS, TargetSpec
 from tests import awskinds_seed
@@ -115,19 +115,24 @@ def test_adaptive_retries_and_endpoint() -> None:
 def test_iam_policy_is_exactly_the_declared_operations() -> None:
     doc = policy_document()
     assert doc["Version"] == "2012-10-17"
-    reads, discovery, catalog = doc["Statement"]
+    reads, discovery, catalog, spend = doc["Statement"]
     assert reads["Effect"] == discovery["Effect"] == catalog["Effect"] == "Allow"
-    assert sorted(reads["Action"] + discovery["Action"] + catalog["Action"]) == all_actions()
-    # IAM actions are the operations' names, but for S3's, which IAM names apart
-    renamed = {"s3:ListBuckets": "s3:ListAllMyBuckets",
-               "s3:GetBucketLifecycleConfiguration": "s3:GetLifecycleConfiguration",
-               "s3:ListBucketIntelligentTieringConfigurations":
-                   "s3:GetIntelligentTieringConfiguration"}
-    assert all_actions() == sorted(
-        [renamed.get(op, op) for op in declared_operations()] + ["pricing:GetProducts"])
+    assert sorted(reads["Action"] + discovery["Action"] + catalog["Action"]
+                  + spend["Action"]) == all_actions()
+    # IAM actions are the operations' names, but for S3's and AWS Budgets', which IAM names apart
+    assert all_actions() == sorted([*(iam_action(*op.split(":")) for op in
+                                      declared_operations()), "pricing:GetProducts",
+                                    "ce:GetCostAndUsage"])
     assert [a for a in reads["Action"] if a.startswith("s3:")] == [
         "s3:GetBucketTagging", "s3:GetIntelligentTieringConfiguration",
         "s3:GetLifecycleConfiguration", "s3:ListAllMyBuckets"]
+    # `gpuaudit spend` reads Cost Explorer's GetCostAndUsage, in a statement of its own
+    assert (spend["Sid"], spend["Action"]) == ("GpuauditSpend", ["ce:GetCostAndUsage"])
+    assert "ce:GetCostAndUsage" not in reads["Action"]
+    # AWS Budgets authorizes DescribeBudgets as budgets:ViewBudget (COST-002), and nothing else
+    assert [a for a in reads["Action"] if a.startswith("budgets:")] == ["budgets:ViewBudget"]
+    assert policy_document({"budgets.budget"})["Statement"][0]["Action"] == [
+        "budgets:ViewBudget"]
     assert discovery["Action"] == ["ec2:DescribeRegions", "organizations:ListAccounts"]
     # `catalog refresh` reads the Price List API, nothing else; the audit never does
     assert catalog["Action"] == ["pricing:GetProducts"]

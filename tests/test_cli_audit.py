@@ -127,6 +127,7 @@ def expected_results(ids: dict[str, str]) -> set[tuple[str, str, str]]:
         ("RS-003", ids["instance"], "FAIL"),  # a running g5 that publishes no GPU metrics
         # spot GPU capacity, and no EventBridge rule, capacity rebalance or termination hook
         ("SPOT-003", "gpu-asg", "FAIL"),
+        ("COST-002", f"budgets:{ACCOUNT}", "FAIL"),  # GPU compute, and no budget at all
     }
 
 
@@ -198,7 +199,7 @@ def test_audit_end_to_end(
     cov = {(c["region"], c["service"]): c for c in doc["coverage"]}
     services = {c.name for c in selected(needed_kinds(None, (), ()))}  # what policies need
     assert {"ebs", "instances", "launch_templates", "autoscaling", "spot", "vpc"} <= services
-    assert set(cov) == {(r, s) for r in (REGION, WEST) for s in services}
+    assert set(cov) == {(r, s) for r in (REGION, WEST) for s in services} | {("*", "budgets")}
     assert all(c["status"] == "ok" and c["account"] == ACCOUNT for c in cov.values())
     assert cov[(REGION, "vpc")]["calls"] == 5
     # progress went to stderr, one plain line per pair (not a terminal)
@@ -302,7 +303,9 @@ def test_unreachable_service_gives_errors_error_results_and_exit_2(
                if {"autoscaling.group", "autoscaling.launch_configuration"} & set(p.observed_needs)}
     assert errors == readers
     for f in doc["findings"]:
-        if f["policy_id"] in readers:
+        # COST-002's verdict on the account stands on what was read: a GPU instance runs and
+        # no budget covers it, whatever the unread groups hold; the region still has its ERROR
+        if f["policy_id"] in readers and f["resource"]["kind"] != "budgets.account":
             assert f["status"] == "ERROR", f
             assert "autoscaling:DescribeAutoScalingGroups: endpoint unreachable" in f["message"]
     assert ("SPOT-001", ids["lt"], "ERROR") in not_passing(doc)  # it may launch through a group
@@ -379,7 +382,8 @@ def test_shards_split_the_pairs(
         assert res.exit_code in (0, 1), res.output
         doc = json.loads(out.read_text())
         regions.append(doc["inputs"]["regions"])
-        assert {c["region"] for c in doc["coverage"]} == set(doc["inputs"]["regions"])
+        # "*": what is read once per account (AWS Budgets)
+        assert {c["region"] for c in doc["coverage"]} - {"*"} == set(doc["inputs"]["regions"])
     assert regions == [[REGION], [WEST], [REGION, WEST]]
     merged = tmp_path / "merged.json"
     res = CliRunner().invoke(

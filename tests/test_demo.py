@@ -54,6 +54,7 @@ def check_demo_report(out: Path) -> dict[str, Any]:
         ("VPC-001", EAST, "training", "FAIL"),  # GPU compute, no S3 gateway endpoint
         ("ASG-003", EAST, "llm-training", "FAIL"),  # target tracking on CPU only
         ("SPOT-003", EAST, "inference", "FAIL"),  # the rule is in us-west-2, not here
+        ("COST-002", None, f"budgets:{ACCOUNT}", "FAIL"),  # its one budget watches S3 only
     }
     assert expected <= results, sorted(expected - results)
     wrong = {(p, r, n, s) for p, r, n, s in results
@@ -64,6 +65,9 @@ def check_demo_report(out: Path) -> dict[str, Any]:
         assert ("RS-002", EAST, "notebook-idle", "FAIL") in results
     if "RS-001" in catalogue:
         assert ("RS-001", EAST, "train-exp-7", "FAIL") in results
+    cost = next(f for f in doc["findings"] if f["policy_id"] == "COST-002"
+                and f["resource"].get("account") == ACCOUNT)
+    assert [b["name"] for b in cost["evidence"]["budgets"]] == ["datasets-storage"]
     asg = next(f for f in doc["findings"]
                if f["policy_id"] == "ASG-001" and f["resource"]["name"] == "llm-training")
     assert asg["savings"]["usd_month"] > 0 and "x 730 h" in asg["savings"]["basis"]

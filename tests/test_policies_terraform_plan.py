@@ -519,8 +519,13 @@ def test_policy_results(case: str, policy: str) -> None:
     assert statuses(case, policy) == EXPECTED[case].get(policy, {})
 
 
+# Policies that never FAIL in IaC by design: COST-002 cannot know that no budget exists
+# elsewhere in the account (its IaC cases: tests/test_cost_budgets.py, plan fixture cost_budget).
+NO_IAC_FAIL = {"COST-002"}
+
+
 def test_every_policy_fails_and_passes_somewhere() -> None:
-    for policy in POLICIES:
+    for policy in (p for p in POLICIES if p not in NO_IAC_FAIL):
         seen = {s for case in EXPECTED for s in EXPECTED[case].get(policy, {}).values()}
         assert {"PASS", "FAIL"} <= seen, policy
         got = {s for case in EXPECTED for s in statuses(case, policy).values()}

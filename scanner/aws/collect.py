@@ -81,6 +81,12 @@ def collect_targets(
     factory = factory or ClientFactory()
     deadline = factory.deadline
     parts: dict[tuple[str, str], SourceResult] = {}
+    # -- account-wide reads (AWS Budgets): once per account, not per region; first, so that a
+    # region that stalls until the deadline does not cost them --------------------------------
+    from scanner.aws.account_wide import collect_accounts
+
+    account_wide = collect_accounts(targets, wanted, factory, max_workers)
+    # -- end account-wide reads --------------------------------------------------------------
     total = len(targets)
     pool = ThreadPoolExecutor(max_workers=max(1, max_workers))
     futures: dict[Future[SourceResult], RegionRun] = {}
@@ -111,6 +117,7 @@ def collect_targets(
     result = SourceResult()
     for key in sorted(parts):
         result.extend(parts[key])
+    result.extend(account_wide)
     _one_region_each(result)
     _sort(result)
     return result

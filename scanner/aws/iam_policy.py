@@ -6,19 +6,23 @@ import json
 from collections.abc import Collection
 from typing import Any
 
+from scanner.aws.account_wide import ACCOUNT_COLLECTORS
 from scanner.aws.price_list import CATALOG_CALLS
 from scanner.aws.registry import COLLECTORS, declared_calls
+from scanner.aws.spend import SPEND_CALLS
 from scanner.aws.targets import DISCOVERY_CALLS
 
 # boto3 service name → IAM action prefix, where they differ.
 _IAM_PREFIX: dict[str, str] = {}
-# Operations whose IAM action is not their API name (S3 names its actions apart).
+# Operations whose IAM action is not their API name (S3 names its actions apart; AWS Budgets
+# authorizes reads as ViewBudget).
 _IAM_ACTIONS: dict[tuple[str, str], str] = {
     ("s3", "ListBuckets"): "s3:ListAllMyBuckets",
     ("s3", "GetBucketTagging"): "s3:GetBucketTagging",
     ("s3", "ListBucketIntelligentTieringConfigurations"):
         "s3:GetIntelligentTieringConfiguration",
     ("s3", "GetBucketLifecycleConfiguration"): "s3:GetLifecycleConfiguration",
+    ("budgets", "DescribeBudgets"): "budgets:ViewBudget",
 }
 
 
@@ -54,11 +58,17 @@ def policy_document(kinds: Collection[str] | None = None) -> dict[str, Any]:
             },
         ],
     }
-    if kinds is None:  # the whole policy: `catalog refresh` too
+    if kinds is None:  # the whole policy: `gpuaudit spend` and `catalog refresh` too
         doc["Statement"].append({
             "Sid": "GpuauditCatalogRefresh",
             "Effect": "Allow",
             "Action": sorted({iam_action(c.service, c.operation) for c in CATALOG_CALLS}),
+            "Resource": "*",
+        })
+        doc["Statement"].append({
+            "Sid": "GpuauditSpend",
+            "Effect": "Allow",
+            "Action": sorted({iam_action(c.service, c.operation) for c in SPEND_CALLS}),
             "Resource": "*",
         })
     return doc
@@ -78,6 +88,6 @@ def render_send() -> str:
 
 def all_actions() -> list[str]:
     """Every IAM action any collector or target discovery declares."""
-    calls = [c for col in COLLECTORS for c in col.calls] + list(DISCOVERY_CALLS) + list(
-        CATALOG_CALLS)
+    calls = [c for col in (*COLLECTORS, *ACCOUNT_COLLECTORS) for c in col.calls] + list(
+        DISCOVERY_CALLS) + list(CATALOG_CALLS) + list(SPEND_CALLS)
     return sorted({iam_action(c.service, c.operation) for c in calls})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from scanner.aws.account_wide import ACCOUNT_COLLECTORS  # read once per account (Budgets)
 from scanner.aws.collectors import (
     alarms,
     autoscaling,
@@ -42,7 +43,8 @@ COLLECTORS: tuple[Collector, ...] = (
 )
 
 # Every kind a live audit can produce, plus the pseudo-kind of the default EBS KMS key.
-ALL_KINDS: frozenset[str] = frozenset(k for c in COLLECTORS for k in c.kinds)
+ALL_KINDS: frozenset[str] = frozenset(k for c in (*COLLECTORS, *ACCOUNT_COLLECTORS)
+                                      for k in c.kinds)
 # What runs when the caller does not say which kinds it needs: everything but the optional
 # default-KMS-key read (only EBS-003, off by default, needs it) and the GPU utilization
 # (CloudWatch; only the RS-* policies read it, and `audit` asks for it when they are enabled).
@@ -57,7 +59,8 @@ def selected(kinds: Collection[str]) -> tuple[Collector, ...]:
 def declared_calls(kinds: Collection[str] | None = None) -> tuple[Call, ...]:
     """Every operation the collectors (for ``kinds``, default all) and target discovery declare."""
     wanted = ALL_KINDS if kinds is None else frozenset(kinds)
-    calls = [c for col in COLLECTORS for c in col.calls if set(c.kinds) & wanted]
+    calls = [c for col in (*COLLECTORS, *ACCOUNT_COLLECTORS) for c in col.calls
+             if set(c.kinds) & wanted]
     return (*calls, *DISCOVERY_CALLS)
 
 

@@ -13,7 +13,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
@@ -200,6 +200,10 @@ class Target:
     region: str
     principal: Principal | None = field(default=None, compare=False)
     failure: tuple[str, str] | None = None  # (what, reason), e.g. ("sts:AssumeRole", "denied")
+    # Whether this pair also reads what is read once per account (scanner.aws.account_wide):
+    # set by ``shard`` on each account's first pair, so that exactly one shard reads it;
+    # None (pairs made elsewhere): the account's first pair at hand does.
+    account_wide: bool | None = field(default=None, compare=False)
 
     @property
     def scope(self) -> str:
@@ -212,6 +216,15 @@ class Target:
 def shard(targets: Sequence[Target], spec: tuple[int, int] | None) -> list[Target]:
     """Deterministic split: sort the pairs, shard K of N takes every N-th from position K-1."""
     ordered = sorted(targets, key=Target.sort_key)
+    # -- account-wide reads: the account's first pair of the whole list, whatever the shard --
+    firsts: set[int] = set()
+    seen: set[str] = set()
+    for t in ordered:
+        if t.account not in seen and t.principal is not None and t.failure is None:
+            seen.add(t.account)
+            firsts.add(id(t))
+    ordered = [replace(t, account_wide=id(t) in firsts) for t in ordered]
+    # -- end account-wide reads --
     if spec is None:
         return ordered
     k, n = spec

@@ -39,6 +39,7 @@ from scanner.run.pipeline import EXIT_ERROR, EXIT_FINDINGS, finish
 LAZY_COMMANDS = {
     "audit": ("scanner.cli.audit", "audit"),
     "iam-policy": ("scanner.cli.audit", "iam_policy"),
+    "spend": ("scanner.aws.cli_spend", "spend"),  # GPU spend from Cost Explorer
     "catalog": ("scanner.cli.catalog", "catalog"),
     "compliance": ("scanner.cli.compliance", "compliance"),
 }

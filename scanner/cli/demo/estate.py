@@ -72,6 +72,7 @@ def seed(now: dt.datetime | None = None) -> Estate:
     _seed_east(estate)
     _seed_west(estate)
     _seed_scaling(estate)
+    _seed_budgets(estate)  # COST-002
     when = (now or dt.datetime.now(dt.timezone.utc)).replace(minute=0, second=0, microsecond=0)
     cloudwatch = boto3.client("cloudwatch", region_name=EAST)
     for name, pattern in (("notebook-idle", _idle), ("train-exp-7", _oversized)):
@@ -229,6 +230,23 @@ def _seed_scaling(estate: Estate) -> None:
         "Id": "node-termination",
         "Arn": f"arn:aws:sqs:{WEST}:{estate.account}:node-termination"}])
     estate.ids["rule:spot-interruption"] = "spot-interruption"
+# -- AWS Budgets (COST-002) --------------------------------------------------------------------
+# The account's only budget watches S3 storage: nothing guards the GPU compute's spend, so
+# COST-002 fails on the account.
+
+
+def _seed_budgets(estate: Estate) -> None:
+    import boto3
+
+    boto3.client("budgets", region_name=EAST).create_budget(
+        AccountId=estate.account,
+        Budget={"BudgetName": "datasets-storage", "BudgetType": "COST", "TimeUnit": "MONTHLY",
+                "BudgetLimit": {"Amount": "500", "Unit": "USD"},
+                "CostFilters": {"Service": ["Amazon Simple Storage Service"]}})
+    estate.ids["budget:datasets-storage"] = "datasets-storage"
+
+
+# -- end AWS Budgets ---------------------------------------------------------------------------
 
 
 # -- CloudWatch agent GPU metrics -------------------------------------------------------------

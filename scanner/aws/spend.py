@@ -1,0 +1,144 @@
+"""Actual GPU spend from Cost Explorer: GetCostAndUsage grouped by INSTANCE_TYPE (and
+LINKED_ACCOUNT for an Organization) over a period, asked for GPU / accelerator families only
+(the request's filter) and kept to GPU types again here (the catalogue's family rule), so a
+group Cost Explorer answers outside the filter never counts.
+
+A read that fails is an error with its reason, never a spend of 0; a period Cost Explorer
+has no data for says so."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from scanner.aws.collectors.base import Call
+from scanner.catalog import Catalog, family_of, is_gpu_type
+
+SPEND_CALLS = (Call("ce", "GetCostAndUsage", ("ce.gpu_spend",)),)
+EC2_COMPUTE = "Amazon Elastic Compute Cloud - Compute"
+METRIC = "UnblendedCost"
+MAX_PAGES = 50  # GetCostAndUsage pages read per period (each costs 0.01 USD); more is an error
+CE_REGION = "us-east-1"  # Cost Explorer's one endpoint
+
+
+class SpendError(Exception):
+    """The spend could not be read (the message says why)."""
+
+
+@dataclass
+class Spend:
+    start: str
+    end: str
+    metric: str = METRIC
+    rows: list[dict[str, Any]] = field(default_factory=list)  # account, instance_type, usd
+    estimated: bool = False
+    periods: int = 0  # ResultsByTime entries Cost Explorer answered
+    dropped: list[str] = field(default_factory=list)  # groups outside GPU types
+
+    @property
+    def total(self) -> float:
+        return round(float(sum(r["usd"] for r in self.rows)), 2)
+
+    def by_family(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for r in self.rows:
+            fam = family_of(r["instance_type"])
+            out[fam] = round(out.get(fam, 0.0) + r["usd"], 2)
+        return dict(sorted(out.items()))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"period": {"start": self.start, "end": self.end}, "metric": self.metric,
+                "source": "Cost Explorer GetCostAndUsage", "estimated": self.estimated,
+                "total_usd": self.total, "by_family": self.by_family(),
+                "rows": sorted(self.rows, key=lambda r: (r.get("account") or "",
+                                                         r["instance_type"])),
+                "no_data": self.periods == 0}
+
+
+def last_full_month(today: dt.date | None = None) -> tuple[str, str]:
+    """[first day of last month, first day of this month) as Cost Explorer dates."""
+    today = today or dt.date.today()
+    first = today.replace(day=1)
+    start = (first - dt.timedelta(days=1)).replace(day=1)
+    return start.isoformat(), first.isoformat()
+
+
+def gpu_families(catalog: Catalog) -> list[str]:
+    return sorted({family_of(t) for t in catalog.instances if is_gpu_type(t)})
+
+
+def request(start: str, end: str, families: Iterable[str], by_account: bool) -> dict[str, Any]:
+    group_by = [{"Type": "DIMENSION", "Key": "INSTANCE_TYPE"}]
+    if by_account:
+        group_by.append({"Type": "DIMENSION", "Key": "LINKED_ACCOUNT"})
+    return {
+        "TimePeriod": {"Start": start, "End": end},
+        "Granularity": "MONTHLY",
+        "Metrics": [METRIC],
+        "GroupBy": group_by,
+        "Filter": {"And": [
+            {"Dimensions": {"Key": "SERVICE", "Values": [EC2_COMPUTE]}},
+            {"Dimensions": {"Key": "INSTANCE_TYPE_FAMILY", "Values": sorted(families)}},
+        ]},
+    }
+
+
+def read_spend(client: Any, start: str, end: str, catalog: Catalog, *, by_account: bool,
+               account: str | None = None) -> Spend:
+    """Every page of the answer (at most MAX_PAGES), summed per (account, instance type)."""
+    params = request(start, end, gpu_families(catalog), by_account)
+    spend = Spend(start, end)
+    sums: dict[tuple[str | None, str], Decimal] = {}
+    token: str | None = None
+    for _ in range(MAX_PAGES):
+        page = client.get_cost_and_usage(**params, **({"NextPageToken": token} if token else {}))
+        for period in page.get("ResultsByTime") or []:
+            spend.periods += 1
+            spend.estimated |= bool(period.get("Estimated"))
+            for group in period.get("Groups") or []:
+                keys = [str(k) for k in group.get("Keys") or []]
+                itype = keys[0] if keys else ""
+                who = keys[1] if by_account and len(keys) > 1 else account
+                if not is_gpu_type(itype):
+                    spend.dropped.append(itype[:40])
+                    continue
+                amount = ((group.get("Metrics") or {}).get(METRIC) or {}).get("Amount")
+                try:
+                    value = Decimal(str(amount))
+                except InvalidOperation as exc:
+                    raise SpendError(f"{itype}: amount {str(amount)[:20]!r} is not a number") \
+                        from exc
+                if not value.is_finite():
+                    raise SpendError(f"{itype}: amount {amount!r} is not a number")
+                sums[(who, itype)] = sums.get((who, itype), Decimal(0)) + value
+        token = page.get("NextPageToken")
+        if not token:
+            break
+    else:
+        raise SpendError(f"more than {MAX_PAGES} pages of GetCostAndUsage: not read whole")
+    spend.rows = [{"account": who, "instance_type": t, "usd": round(float(v), 2)}
+                  for (who, t), v in sorted(sums.items(), key=lambda kv: (kv[0][0] or "",
+                                                                          kv[0][1]))]
+    return spend
+
+
+def table(spend: Spend) -> str:
+    """The terminal table: spend per (account,) instance type, totals by family."""
+    if spend.periods == 0:
+        return (f"GPU spend {spend.start} to {spend.end}: Cost Explorer has no data for the "
+                "period (not 0: nothing was answered)\n")
+    lines = [f"GPU spend {spend.start} to {spend.end} ({spend.metric}"
+             + (", estimated" if spend.estimated else "") + ")", ""]
+    accounts = any(r["account"] for r in spend.rows)
+    head = ("account       " if accounts else "") + f"{'instance type':<18}{'USD':>14}"
+    lines.append(head)
+    for r in spend.rows:
+        lines.append((f"{r['account'] or '?':<14}" if accounts else "")
+                     + f"{r['instance_type']:<18}{r['usd']:>14,.2f}")
+    lines += ["", f"{'family':<18}{'USD':>14}"]
+    lines += [f"{fam:<18}{usd:>14,.2f}" for fam, usd in spend.by_family().items()]
+    lines.append(f"{'total':<18}{spend.total:>14,.2f}")
+    return "\n".join(lines) + "\n"
