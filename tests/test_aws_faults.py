@@ -132,9 +132,12 @@ def test_denied_auto_scaling_call_leaves_the_other_auto_scaling_lists(aws: None)
     seed()
     fault = Fault(403, query_error("AccessDenied", "User is not authorized"))
     result = run({"before-send.auto-scaling.DescribeAutoScalingGroups": fault})
-    assert [e.path for e in result.errors] == [f"{SCOPE}/autoscaling:DescribeAutoScalingGroups"]
+    # the lifecycle hooks are read per group: without the groups they are not read either
+    assert [e.path for e in result.errors] == [f"{SCOPE}/autoscaling:DescribeAutoScalingGroups",
+                                               f"{SCOPE}/autoscaling:DescribeLifecycleHooks"]
     assert result.errors[0].reason == "access denied (AccessDenied): User is not authorized"
-    assert [g.kinds for g in result.gaps] == [("autoscaling.group",)]
+    assert [g.kinds for g in result.gaps] == [("autoscaling.group", "autoscaling.lifecycle_hook"),
+                                              ("autoscaling.lifecycle_hook",)]
     assert by_kind(result.resources, "autoscaling.group") == []
     assert [r.id for r in by_kind(result.resources, "autoscaling.launch_configuration")] == ["lc"]
 
@@ -239,18 +242,20 @@ def test_unreachable_service_endpoint(moto_server: Any, monkeypatch: pytest.Monk
     assert sorted(e.path for e in result.errors) == [
         f"{SCOPE}/autoscaling:DescribeAutoScalingGroups",
         f"{SCOPE}/autoscaling:DescribeLaunchConfigurations",
+        f"{SCOPE}/autoscaling:DescribeLifecycleHooks",
         f"{SCOPE}/autoscaling:DescribePolicies",
     ]
     first, *rest = result.errors
     assert first.reason.startswith("endpoint unreachable: http://127.0.0.1:1")
     # the other calls of the unreachable service are not sent (each would wait through its
     # retries), but each is reported with its own gap
-    assert [e.reason for e in rest] == [
+    assert sorted(e.reason for e in rest) == [
         f"not attempted after an earlier failure: {first.reason}"
-    ] * 2
+    ] * 2 + [f"not attempted: the Auto Scaling groups could not be read ({first.reason})"]
     assert sorted(g.kinds for g in result.gaps) == [
-        ("autoscaling.group",),
+        ("autoscaling.group", "autoscaling.lifecycle_hook"),
         ("autoscaling.launch_configuration",),
+        ("autoscaling.lifecycle_hook",),
         ("autoscaling.scaling_policy",),
     ]
     assert {"ec2.volume", "ec2.instance", "ec2.subnet"} <= kinds_of(result)
@@ -310,6 +315,7 @@ def test_region_wide_refusal_stops_the_service_but_reports_every_kind(aws: None)
     assert {r.kind for r in result.resources} == {
         "autoscaling.group",
         "autoscaling.launch_configuration",
+        "budgets.account",  # the account-wide read (AWS Budgets) is another endpoint
     }
 
 
@@ -348,7 +354,8 @@ def test_at_the_deadline_what_was_read_stays_and_the_rest_is_a_gap(aws: None) ->
     assert east >= {"ec2.vpc", "ec2.subnet", "ec2.route_table", "ec2.volume", "ec2.instance",
                     "autoscaling.group", "ec2.ebs_defaults"}
     assert "ec2.vpc_endpoint" not in east
-    assert {r.scope for r in result.resources} == {SCOPE}
+    # the account-wide read (AWS Budgets) comes before the regions' and is whole
+    assert {r.scope for r in result.resources} == {SCOPE, f"{ACCOUNT}/*"}
     rows = {(c["region"], c["service"]): c for c in result.coverage}
     assert rows[(REGION, "vpc")]["status"] == "error"
     assert rows[(REGION, "vpc")]["error"] == f"ec2:DescribeVpcEndpoints: {reason}"

@@ -237,7 +237,19 @@ def judge(pol: Policy, r: Resource, view: ComputeView, ctx: _Context) -> Verdict
         return _spot(r, view)
     if pol.id in ("ASG-001", "ASG-002"):
         return _purchase(pol.id, r, view, ctx)
+    if pol.id in NO_RESULT_BY_DESIGN:
+        return Verdict(BY_DESIGN, reason=NO_RESULT_BY_DESIGN[pol.id])
     return Verdict(UNEXPLAINED, reason="no result, and no reason known to this tool")
+
+
+# Policies whose silence on a GPU object of their kinds is their rule (their pages say so)
+NO_RESULT_BY_DESIGN = {
+    "ASG-003": "no scaling policy on the group: ASG-003 judges how a group scales, not whether",
+    "SPOT-003": "no spot capacity: SPOT-003 judges spot capacity's interruption handling",
+    "NET-001": "not a multi-node group of an EFA-fabric type",
+    "COST-002": "judged per account: in IaC only a budget in the tree can answer (a notice "
+                "says when there is none)",
+}
 
 
 def _network(pid: str, r: Resource, view: ComputeView, ctx: _Context) -> Verdict:
