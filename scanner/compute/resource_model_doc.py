@@ -77,8 +77,9 @@ Terraform and CloudFormation types, the facts it carries) and register its extra
 of `scanner/compute/extractors/` (both found by discovery; `tests/test_compute_view.py` adds a
 made-up kind this way). The CloudFormation source then reads and coerces it, the plan reader
 knows its block keys, and every policy whose question applies judges it. What remains per
-source: a translator in `scanner/sources/terraform/translate.py` (names only; the schema types
-the values) and, live, a collector in `scanner/aws/collectors/` listed in `scanner/aws/registry.py`.
+source: a translator in `scanner/sources/terraform/translate/` (one module per family, one table
+in its `__init__`; names only, the schema types the values) and, live, a collector in
+`scanner/aws/collectors/` listed in `scanner/aws/registry.py`.
 A kind read from a format of its own (Karpenter, eksctl, ParallelCluster) names it in
 `Kind.formats`; its package in `scanner/sources/` has a stdlib `sniff` module the scan runs on
 every YAML/JSON file and a `reader` imported only when the sniff matches

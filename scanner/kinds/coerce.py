@@ -1,7 +1,7 @@
 """Coerce a resource's attributes to the schema's types, path by path.
 
 A source gives the conversion of a scalar (``convert(type, key, value)``: CloudFormation turns
-"2" into 2 and reports garbage; see ``scanner.sources.cloudformation.reader``; the scalar
+"2" into 2 and reports garbage; see ``scanner.sources.cloudformation.resources``; the scalar
 converters the text formats share are at the end of this module); this walk decides
 which conversion applies where, from the kind's declared attributes. Attributes the schema does
 not declare are carried as given, and so are ``None``, :class:`~scanner.model.Unknown` and
