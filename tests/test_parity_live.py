@@ -305,7 +305,9 @@ def test_both_reports_are_clean_and_cover_every_common_policy(run: Run) -> None:
     assert run.live_rc == 1 and run.iac_rc == 1  # high FAILs, no input errors (that would be 2)
     rows = run.live["coverage"]
     assert rows and all(r["status"] == "ok" for r in rows), rows
-    assert {(r["account"], r["region"]) for r in rows} == {("123456789012", REGION)}
+    # the regions read, and the account-wide read of AWS Budgets
+    assert {(r["account"], r["region"]) for r in rows} == {("123456789012", REGION),
+                                                          ("123456789012", "*")}
     live, iac = _statuses(run.live, True), _statuses(run.iac, False)
     for pid in COMMON:  # the comparison is not vacuous
         assert any(k[0] == pid for k in live), f"no live result for {pid}"
