@@ -40,7 +40,10 @@ Stdlib only: the pre-commit path imports this.
 from __future__ import annotations
 
 import gc
+import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +66,20 @@ from scanner.sources.terraform.plan.document import (
     _read,
 )
 from scanner.sources.terraform.plan.locate import Block, SourceIndex, has_tf_files
-from scanner.sources.terraform.plan.refs import _keyless, _split_module_path
-from scanner.sources.terraform.plan.resolve import _NO_EXPRESSIONS, BLOCK_KEYS, _Ctx, _Plan
+from scanner.sources.terraform.plan.planned import (
+    Planned,
+    PlannedIndex,
+    PlannedResources,
+    in_memory,
+)
+from scanner.sources.terraform.plan.refs import _keyless
+from scanner.sources.terraform.plan.resolve import (
+    _NO_EXPRESSIONS,
+    BLOCK_KEYS,
+    _ConfigModule,
+    _Ctx,
+    _Plan,
+)
 from scanner.sources.terraform.plan.sensitive import (
     _sensitive,
     _sensitive_changes,
@@ -75,6 +90,8 @@ from scanner.sources.terraform.translate import SUPPORTED_TYPES, merge_ebs_defau
 __all__ = ["BLOCK_KEYS", "load_plan", "looks_like_plan"]
 
 SNIFF_BYTES = 4096
+# "whole" or "stream": how every plan is read (for comparing the two; default: by size)
+READ_ENV = "GPUAUDIT_PLAN_READ"
 _KEY_AFTER_VERSION = re.compile(
     r'"terraform_version"\s*:\s*"[^"]*"\s*,\s*"(variables|planned_values|resource_changes|'
     r'resource_drift|prior_state|output_changes|relevant_attributes|configuration)"')
@@ -100,50 +117,108 @@ def looks_like_plan(head: str) -> bool:
 
 
 
-def load_plan(path: Path, *, source_dir: Path | None = None) -> SourceResult:
-    """Read one plan JSON file. Bad input becomes an InputError in the result, never raises."""
+def load_plan(path: Path, *, source_dir: Path | None = None,
+              stream: bool | None = None) -> SourceResult:
+    """Read one plan JSON file. Bad input becomes an InputError in the result, never raises.
+
+    ``stream``: read it in one streaming pass (:mod:`.stream`) rather than as one document;
+    None: as the environment variable :data:`READ_ENV` says, else stream files of at least
+    :data:`~.stream.STREAM_BYTES`. Both give the same result: a
+    file the streaming reader does not take (not terraform's layout, not valid JSON) is read
+    as one document, which says what is wrong with it."""
     was_enabled = gc.isenabled()
     gc.disable()  # millions of small objects, freed at once: the cyclic GC only slows it down
     try:
-        result = SourceResult()
+        if stream is None and os.environ.get(READ_ENV) in ("whole", "stream"):
+            stream = os.environ[READ_ENV] == "stream"
+        if stream is not False:
+            streamed = _streamed(path, source_dir, force=stream is True)
+            if streamed is not None:
+                return streamed
         read = _read(path)
         if isinstance(read, InputError):
+            result = SourceResult()
             result.errors.append(read)
             return result
         doc, text = read
-        try:
-            _load(path, doc, text, source_dir, result)
-        except (TypeError, AttributeError, KeyError, ValueError, IndexError,
-                RecursionError) as exc:
-            result.resources.clear()
-            result.errors.append(InputError(str(path), f"malformed Terraform plan: "
-                                                       f"{type(exc).__name__}: {exc}"))
-        return result
+        problems: list[str] = []
+
+        def load(result: SourceResult) -> None:
+            planned = in_memory(_planned_of(doc, problems))
+            _load(path, doc, planned, lambda: _plan_lines(text), problems, source_dir, result)
+
+        return _guarded(path, load)
     finally:
         if was_enabled:
             gc.enable()
 
 
+def _streamed(path: Path, source_dir: Path | None, *, force: bool) -> SourceResult | None:
+    """The plan read by :mod:`.stream`; None when it does not take the file."""
+    from scanner.sources.terraform.plan.stream import NotStreamable, stream_plan
 
-def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
-          result: SourceResult) -> None:
+    try:
+        doc, planned, lines_of = stream_plan(path, force=force)
+        return _guarded(path, lambda result: _load(path, doc, planned, lines_of, [], source_dir,
+                                                   result))
+    except NotStreamable:
+        return None
+
+
+def _guarded(path: Path, load: Callable[[SourceResult], None]) -> SourceResult:
+    """``load`` into a new result; a plan of a shape it does not expect is an input error."""
+    result = SourceResult()
+    try:
+        load(result)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError) as exc:
+        result.resources.clear()
+        result.errors.append(InputError(str(path), f"malformed Terraform plan: "
+                                                   f"{type(exc).__name__}: {exc}"))
+    return result
+
+
+def _planned_of(doc: dict[str, Any], problems: list[str]) -> list[Planned]:
+    """The planned resources of a decoded plan; what is not of terraform's shape goes to
+    ``problems``."""
+    if "planned_values" not in doc:
+        return _from_changes(doc.get("resource_changes"), problems)
+    pv = doc["planned_values"]
+    if not isinstance(pv, dict):
+        problems.append(f"planned_values is {_json_type(pv)}, not an object")
+        return []
+    if "root_module" not in pv:
+        problems.append("planned_values has no root_module")
+        return []
+    return list(_iter_planned(pv["root_module"], problems))
+
+
+@dataclass
+class _Where:
+    """Where findings point: the .tf blocks (when the files are the plan's) or the plan file."""
+
+    spath: str
+    sources: SourceIndex | None
+    scope: str
+    lines_of: Callable[[], dict[str, int] | None]
+    lines: dict[str, int] | None = None
+    lines_done: bool = False
+    bad_skips_seen: set[tuple[str, int]] = field(default_factory=set)
+    plan_provs: dict[tuple[str, str | None, str], Provenance] = field(default_factory=dict)
+
+    def plan_line(self, address: str) -> int | None:
+        """The line of ``address`` in the plan; None when the JSON is on one line."""
+        if not self.lines_done:
+            self.lines, self.lines_done = self.lines_of(), True
+        return None if self.lines is None else self.lines.get(address, 1)
+
+
+def _load(path: Path, doc: dict[str, Any], planned: PlannedResources,
+          lines_of: Callable[[], dict[str, int] | None], problems: list[str],
+          source_dir: Path | None, result: SourceResult) -> None:
     from scanner.sources.karpenter.terraform import ManifestBudget
 
     spath = str(path)
     manifests = ManifestBudget()
-    problems: list[str] = []
-    if "planned_values" in doc:
-        pv = doc["planned_values"]
-        if not isinstance(pv, dict):
-            problems.append(f"planned_values is {_json_type(pv)}, not an object")
-            planned = []
-        elif "root_module" not in pv:
-            problems.append("planned_values has no root_module")
-            planned = []
-        else:
-            planned = list(_iter_planned(pv["root_module"], problems))
-    else:
-        planned = _from_changes(doc.get("resource_changes"), problems)
     if "configuration" in doc and not isinstance(doc["configuration"], dict):
         problems.append(f"configuration is {_json_type(doc['configuration'])}, not an object")
     for problem in problems[:20]:
@@ -154,31 +229,33 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
     _sensitive_variables(doc, result.sensitive)
     _sensitive_changes(doc.get("resource_changes"), result.sensitive)
     config = _config_modules(doc.get("configuration"), result.errors, spath)
-    module_instances: dict[tuple[str, str], list[str]] = {}
-    addresses: set[str] = set()
-    seen_modules: set[str] = {""}
-    for module, r in planned:
-        addr = r.get("address")
-        if isinstance(addr, str):
-            addresses.add(addr)
-        while module not in seen_modules:  # this instance and its parents, once each
-            seen_modules.add(module)
-            segments = _split_module_path(module)
-            if not segments:
-                break
-            parent = ".".join(f"module.{n}{i}" for n, i in segments[:-1])
-            module_instances.setdefault((parent, segments[-1][0]), []).append(module)
-            module = parent
-    plan = _Plan(config, addresses, module_instances)
-
+    index = planned.index
+    plan = _Plan(config, index.addresses, index.module_instances)
     if doc.get("errored") is True:
         result.notices.append(Notice(spath, "terraform reported errors while planning: the plan "
                                             "may be incomplete"))
     if not config:
         result.notices.append(Notice(spath, "the plan has no configuration section: values known "
                                             "only after apply cannot be told from unset ones"))
+    where = _where(path, source_dir, config, index, lines_of, result)
+    regions = _provider_regions(doc)
+    out: list[Resource] = []
+    for module, r in planned.again():
+        out.extend(_translate_one(module, r, plan, config, regions, where, manifests, result))
+    result.resources.extend(merge_ebs_defaults(out))
+    if manifests.refused is not None:
+        result.gaps.append(Gap(scope=where.scope, kinds=("*",), iac=True, reason=(
+            f"the plan {spath} was not read whole: {manifests.gap()}")))
+    if plan.unknown:
+        result.notices.append(Notice(spath, f"{plan.unknown} value(s) are known only after apply "
+                                            f"and stay UNKNOWN, e.g. {plan.example}"))
 
-    # Where are the .tf files?
+
+def _where(path: Path, source_dir: Path | None, config: dict[str, _ConfigModule],
+           index: PlannedIndex, lines_of: Callable[[], dict[str, int] | None],
+           result: SourceResult) -> _Where:
+    """Where are the .tf files?"""
+    spath = str(path)
     tf_dir = source_dir
     if tf_dir is None and has_tf_files(path.parent):
         tf_dir = path.parent
@@ -186,96 +263,100 @@ def _load(path: Path, doc: dict[str, Any], text: str, source_dir: Path | None,
     dir_notices: list[Notice] = []
     if tf_dir is not None and config:
         sources = SourceIndex(_module_dirs(config, tf_dir, dir_notices, spath))
-        if source_dir is None and not _matches(sources, planned):
+        if source_dir is None and not _matches(sources, index.root):
             sources = None  # unrelated .tf files beside the plan
     if sources is not None:
         result.notices.extend(dir_notices)
     scope = str(tf_dir) if sources is not None else spath
-    lines: dict[str, int] | None = None
-    lines_done = False
-    bad_skips_seen: set[tuple[str, int]] = set()
-    plan_provs: dict[tuple[str, str | None, str], Provenance] = {}
-    regions = _provider_regions(doc)
-
-    out: list[Resource] = []
-    for module, r in planned:
-        tf_type = r.get("type")
-        if not isinstance(tf_type, str) or tf_type not in SUPPORTED_TYPES \
-                or r.get("mode", "managed") != "managed":
-            continue
-        address = r.get("address")
-        name = r.get("name")
-        if not isinstance(address, str) or not isinstance(name, str):
-            result.errors.append(InputError(spath, f"malformed Terraform plan: a planned "
-                                                   f"{tf_type} has no address or name"))
-            continue
-        values = r.get("values")
-        if values is None:
-            values = {}  # terraform omits "values" when every one is unknown
-        elif not isinstance(values, dict):
-            result.errors.append(InputError(spath, f"malformed Terraform plan: the values of "
-                                                   f"{address} are {_json_type(values)}, not an "
-                                                   "object"))
-            continue
-        _sensitive(values, r.get("sensitive_values"), result.sensitive)
-        keyless = _keyless(module)
-        block: Block | None = sources.locate(keyless, tf_type, name) if sources else None
-        cm = config.get(keyless)
-        rcfg = cm.resource(tf_type, name) if cm is not None else None
-        region = regions.get(str(rcfg.get("provider_config_key"))) if rcfg is not None else None
-        key = rcfg.get("provider_config_key") if rcfg is not None else None
-        provider = key if isinstance(key, str) and key else "?"
-        if rcfg is not None:
-            exprs = rcfg.get("expressions")
-            ctx = _Ctx(module, r.get("index"), rcfg.get("for_each_expression"),
-                       block.dynamic if block else {}, tf_type,
-                       block.picks if block else {})
-            plan.fill(values, exprs if isinstance(exprs, dict) else _NO_EXPRESSIONS, ctx, address)
-            for dyn in ctx.dynamic:
-                # a `dynamic` block missing from the planned values (terraform writes known
-                # blocks, even none, as a list): its for_each is known only after apply
-                if dyn not in values:
-                    plan._set(values, dyn, Unknown(f"the {dyn} blocks are made by a dynamic "
-                                                   "block known only after apply"), address)
-        if block is not None:
-            prov = Provenance(SourceKind.TERRAFORM_PLAN, str(block.file), block.start_line,
-                              block.end_line, module, pricing_region=region, provider=provider)
-            skips = block.skips
-            for line, line_text in block.bad_skips:
-                if (str(block.file), line) not in bad_skips_seen:
-                    bad_skips_seen.add((str(block.file), line))
-                    result.notices.append(Notice(
-                        str(block.file), f"gpuaudit:skip on {address} has no policy id or no "
-                                         f"reason and is not applied: {line_text}", line))
-        else:
-            if not lines_done:
-                lines, lines_done = _plan_lines(text), True
-            if lines is None:  # one-line JSON: the same location for every resource of a module
-                prov = plan_provs.get((module, region, provider))
-                if prov is None:
-                    prov = plan_provs[(module, region, provider)] = Provenance(
-                        SourceKind.TERRAFORM_PLAN, spath, 1, 1, module, pricing_region=region,
-                        provider=provider)
-            else:
-                line = lines.get(address, 1)
-                prov = Provenance(SourceKind.TERRAFORM_PLAN, spath, line, line, module,
-                                  pricing_region=region, provider=provider)
-            skips = ()
-        out.extend(translate(tf_type, address, values, provenance=prov, scope=scope,
-                             skips=skips, notices=result.notices, errors=result.errors,
-                             manifests=manifests))
-    result.resources.extend(merge_ebs_defaults(out))
-    if manifests.refused is not None:
-        result.gaps.append(Gap(scope=scope, kinds=("*",), iac=True, reason=(
-            f"the plan {spath} was not read whole: {manifests.gap()}")))
-    if plan.unknown:
-        result.notices.append(Notice(spath, f"{plan.unknown} value(s) are known only after apply "
-                                            f"and stay UNKNOWN, e.g. {plan.example}"))
+    return _Where(spath, sources, scope, lines_of)
 
 
-def _matches(sources: SourceIndex, planned: list[tuple[str, dict[str, Any]]]) -> bool:
+def _translate_one(module: str, r: dict[str, Any], plan: _Plan,
+                   config: dict[str, _ConfigModule], regions: dict[str, str], where: _Where,
+                   manifests: Any, result: SourceResult) -> list[Resource]:
+    """The Resource(s) of one planned resource, its values known after apply resolved."""
+    spath = where.spath
+    tf_type = r.get("type")
+    if not isinstance(tf_type, str) or tf_type not in SUPPORTED_TYPES \
+            or r.get("mode", "managed") != "managed":
+        return []
+    address = r.get("address")
+    name = r.get("name")
+    if not isinstance(address, str) or not isinstance(name, str):
+        result.errors.append(InputError(spath, f"malformed Terraform plan: a planned "
+                                               f"{tf_type} has no address or name"))
+        return []
+    values = r.get("values")
+    if values is None:
+        values = {}  # terraform omits "values" when every one is unknown
+    elif not isinstance(values, dict):
+        result.errors.append(InputError(spath, f"malformed Terraform plan: the values of "
+                                               f"{address} are {_json_type(values)}, not an "
+                                               "object"))
+        return []
+    _sensitive(values, r.get("sensitive_values"), result.sensitive)
+    keyless = _keyless(module)
+    block: Block | None = where.sources.locate(keyless, tf_type, name) if where.sources else None
+    cm = config.get(keyless)
+    rcfg = cm.resource(tf_type, name) if cm is not None else None
+    region = regions.get(str(rcfg.get("provider_config_key"))) if rcfg is not None else None
+    key = rcfg.get("provider_config_key") if rcfg is not None else None
+    provider = key if isinstance(key, str) and key else "?"
+    if rcfg is not None:
+        _fill(plan, module, r, values, rcfg, block, tf_type, address)
+    if block is not None:
+        prov = Provenance(SourceKind.TERRAFORM_PLAN, str(block.file), block.start_line,
+                          block.end_line, module, pricing_region=region, provider=provider)
+        skips = block.skips
+        _bad_skips(block, address, where, result)
+    else:
+        prov = _plan_provenance(where, module, address, region, provider)
+        skips = ()
+    return translate(tf_type, address, values, provenance=prov, scope=where.scope,
+                     skips=skips, notices=result.notices, errors=result.errors,
+                     manifests=manifests)
+
+
+def _fill(plan: _Plan, module: str, r: dict[str, Any], values: dict[str, Any],
+          rcfg: dict[str, Any], block: Block | None, tf_type: str, address: str) -> None:
+    exprs = rcfg.get("expressions")
+    ctx = _Ctx(module, r.get("index"), rcfg.get("for_each_expression"),
+               block.dynamic if block else {}, tf_type, block.picks if block else {})
+    plan.fill(values, exprs if isinstance(exprs, dict) else _NO_EXPRESSIONS, ctx, address)
+    for dyn in ctx.dynamic:
+        # a `dynamic` block missing from the planned values (terraform writes known
+        # blocks, even none, as a list): its for_each is known only after apply
+        if dyn not in values:
+            plan._set(values, dyn, Unknown(f"the {dyn} blocks are made by a dynamic "
+                                           "block known only after apply"), address)
+
+
+def _bad_skips(block: Block, address: str, where: _Where, result: SourceResult) -> None:
+    for line, line_text in block.bad_skips:
+        if (str(block.file), line) not in where.bad_skips_seen:
+            where.bad_skips_seen.add((str(block.file), line))
+            result.notices.append(Notice(
+                str(block.file), f"gpuaudit:skip on {address} has no policy id or no "
+                                 f"reason and is not applied: {line_text}", line))
+
+
+def _plan_provenance(where: _Where, module: str, address: str, region: str | None,
+                     provider: str) -> Provenance:
+    line = where.plan_line(address)
+    if line is not None:
+        return Provenance(SourceKind.TERRAFORM_PLAN, where.spath, line, line, module,
+                          pricing_region=region, provider=provider)
+    # one-line JSON: the same location for every resource of a module
+    prov = where.plan_provs.get((module, region, provider))
+    if prov is None:
+        prov = where.plan_provs[(module, region, provider)] = Provenance(
+            SourceKind.TERRAFORM_PLAN, where.spath, 1, 1, module, pricing_region=region,
+            provider=provider)
+    return prov
+
+
+def _matches(sources: SourceIndex, root: list[tuple[str, str]]) -> bool:
     """Do the .tf files hold the plan's root module? (any root resource found, or none to find)"""
-    root = [r for module, r in planned if not module and r.get("mode", "managed") == "managed"]
     if not root:
         return True
-    return any(sources.locate("", str(r.get("type")), str(r.get("name"))) for r in root[:200])
+    return any(sources.locate("", tf_type, name) for tf_type, name in root)
