@@ -282,7 +282,7 @@ def gpuaudit_command(server: Target, report: Path, regions: Sequence[str]) -> li
     return [
         sys.executable,
         "-m",
-        "scanner.cli",
+        "scanner",
         "audit",
         *endpoint,
         "--regions",

@@ -59,7 +59,7 @@ def main() -> int:
     regions = [r for r in boto3.Session().get_available_regions("ec2")
                if r.split("-")[0] in PARTITION_PREFIXES][:17]
     clients, classes = _counting()
-    from scanner.cli import cli
+    from scanner.cli.main import cli
 
     cpu: list[float] = []
     first: tuple[int, dict[str, int]] = (0, {})

@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
-GPUAUDIT = [sys.executable, "-m", "scanner.cli"]
+GPUAUDIT = [sys.executable, "-m", "scanner"]
 # Byte-compiled modules as an installed package has them (pip compiles at install), kept under
 # .cache/ rather than beside the sources: with PYTHONDONTWRITEBYTECODE (this machine's default)
 # every module changed since its last .pyc was compiled again on each run (0.09 s of a run).
@@ -116,12 +116,12 @@ def _checkov(restricted: bool) -> Callable[[], list[str]]:
 
 
 def _small_cfn() -> list[str]:
-    return [*GPUAUDIT, "scan", "scanner/demo/examples/cloudformation/gpu-training.yaml",
+    return [*GPUAUDIT, "scan", "scanner/cli/demo/examples/cloudformation/gpu-training.yaml",
             "--fail-on", "none"]
 
 
 def _small_tf() -> list[str]:
-    return [*GPUAUDIT, "scan", "scanner/demo/examples/terraform/main.tf", "--fail-on", "none"]
+    return [*GPUAUDIT, "scan", "scanner/cli/demo/examples/terraform/main.tf", "--fail-on", "none"]
 
 
 def _demo() -> list[str]:

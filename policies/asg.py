@@ -10,7 +10,7 @@ from policies.common import describe, rate
 from policies.format_fixes import with_formats
 from scanner.compute import GROUP, POOLS, SpotPools, kinds_with, reads_of
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
-from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, usd_text
+from scanner.model.money import HOURS_PER_MONTH, Component, build_savings, usd_text
 from scanner.pricing.prices import SPOT, price, region_of
 from scanner.pricing.rates import paid
 

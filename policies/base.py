@@ -8,9 +8,9 @@ from typing import Any
 
 from scanner.catalog import Catalog
 from scanner.compute import Views, views
-from scanner.graph import ResourceIndex
 from scanner.kinds import schema
 from scanner.model import Notice, Resource, Result, Savings, Severity, Status, Unknown
+from scanner.model.graph import ResourceIndex
 from scanner.pricing.rates import LIST_PRICING, Pricing
 
 

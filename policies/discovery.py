@@ -5,7 +5,7 @@ same thing to them:
 2. plugins: the modules named by the entry points of group :data:`ENTRY_POINT_GROUP`
    (registering with ``policies.api.policy``), loaded once per process;
 3. declarative YAML policies of the policy directories in use (``--policy-dir``, ``policy_dirs:``
-   of the config), loaded by ``scanner.policy_files`` and validated before any scan.
+   of the config), loaded by ``policies.declarative`` and validated before any scan.
 
 An id is unique across the three: a plugin or a YAML file that reuses one is an error naming it.
 """
@@ -134,7 +134,7 @@ def add_policy_dirs(dirs: Iterable[Path | str]) -> None:
         raise PolicyLoadError(plugins[0])
     if not dirs:
         return
-    from scanner.policy_files import PolicyFileError, load_policy_dir
+    from policies.declarative import PolicyFileError, load_policy_dir
 
     taken = dict.fromkeys(all_policies())
     fresh: dict[str, Policy] = {}

@@ -31,7 +31,7 @@ from scanner.catalog import InstanceSpec, is_gpu_type, vendor_by_family
 from scanner.compute import MEASURED, kinds_with, reads_of
 from scanner.compute.view import CAPACITY_BLOCK, RESERVATION_TARGETED
 from scanner.model import Resource, Result, Severity, Status, Unknown
-from scanner.pricing.money import (
+from scanner.model.money import (
     HOURS_PER_MONTH,
     Component,
     build_savings,

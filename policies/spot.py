@@ -12,7 +12,7 @@ from policies.format_fixes import with_formats
 from scanner.compute import SPOT, SpotOffer, kinds_with
 from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Result, Severity, Status, Unknown
-from scanner.pricing.money import Component, build_savings
+from scanner.model.money import Component, build_savings
 from scanner.pricing.prices import Price, price, region_of
 
 # The cap is the organisation's share of the on-demand list price, and what spot can cost is

@@ -23,8 +23,8 @@ from policies.common import (
 from policies.format_fixes import with_formats
 from scanner.compute import Attr, Placement
 from scanner.compute.launch import decisive
-from scanner.graph import doubt, first_doubt
 from scanner.model import Ref, Resource, Result, Severity, Status, Unknown
+from scanner.model.graph import doubt, first_doubt
 
 S3_SERVICE = re.compile(r"^com\.amazonaws\.[^.]+\.s3$")
 

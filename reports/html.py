@@ -46,11 +46,11 @@ from reports.common import (
     suppression_text,
 )
 from reports.compliance_report import html_section
-from reports.paths import repo_relative
 from reports.policy_meta import describe
 from reports.sparkline import sparkline
 from scanner.compliance import finding_controls, short_label
-from scanner.pricing.money import HOURS_PER_MONTH
+from scanner.findings.paths import repo_relative
+from scanner.model.money import HOURS_PER_MONTH
 
 TEMPLATE = "report.html.j2"
 SCRIPT = "report.js"

@@ -26,7 +26,7 @@ from reports.common import (
 from reports.policy_meta import describe
 from scanner import __version__
 from scanner.compliance import finding_controls, frameworks
-from scanner.runner import UsageError
+from scanner.run.pipeline import UsageError
 
 
 class OcsfUnavailable(UsageError):

@@ -44,9 +44,9 @@ from reports.common import (
     resource_label,
     suppression_kind,
 )
-from reports.paths import repo_relative, uri
 from reports.policy_meta import PROJECT_URL, describe
 from scanner.compliance import finding_controls
+from scanner.findings.paths import repo_relative, uri
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 # GitHub reads a score: over 9.0 critical, 7.0-8.9 high, 4.0-6.9 medium, 0.1-3.9 low.
@@ -177,7 +177,7 @@ def placed(path: str, *, root: Path | None = None, base: Path | None = None) -> 
     rel = repo_relative(path, root=root, base=base)
     if rel is not None:
         return rel
-    from scanner.repo_root import path_root  # no AWS: the parents walked for a .git
+    from scanner.inputs.repo_root import path_root  # no AWS: the parents walked for a .git
 
     posix = path.replace("\\", "/").replace("\x00", "")
     drive = PureWindowsPath(posix).drive

@@ -1,5 +1,5 @@
 """`python -m scanner`: the gpuaudit command, for a checkout without the console script."""
 
-from scanner.cli import main
+from scanner.cli.main import main
 
 main()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.catalog import Catalog
-from scanner.engine import run as run_engine
+from scanner.engine.evaluate import run as run_engine
 from scanner.model import Finding, Resource
 from scanner.telemetry import COVERAGE, TELEMETRY
 from tests.model_builders import res
@@ -50,7 +50,7 @@ def evaluate(*resources: Resource, policies: tuple[str, ...] = RS,
              catalog: Catalog | None = None, region: str | None = "us-east-1",
              **params: Any) -> tuple[dict[tuple[str, str], Finding], list[str]]:
     """Findings by (policy, resource id), and the notices' texts."""
-    from scanner.config import Config
+    from scanner.engine.config import Config
 
     config = Config(policies={p: dict(params) for p in policies}) if params else None
     placed = [in_region(r, region) if region else r for r in resources]

@@ -17,7 +17,7 @@ from reports import render
 from reports.asff import MAX_DESCRIPTION, MAX_TITLE, build
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "scanner" / "demo" / "examples"
+EXAMPLES = ROOT / "scanner" / "cli" / "demo" / "examples"
 ACCOUNT = "111122223333"
 REQUIRED = ("SchemaVersion", "Id", "ProductArn", "GeneratorId", "AwsAccountId", "Types",
             "CreatedAt", "UpdatedAt", "Severity", "Title", "Description", "Resources")

@@ -17,10 +17,10 @@ from scanner.aws.collect import collect
 from scanner.aws.registry import ALL_KINDS, DEFAULT_KINDS
 from scanner.aws.targets import TargetSpec
 from scanner.compute import views
-from scanner.config import Config
-from scanner.engine import evaluate
-from scanner.graph import ResourceIndex
+from scanner.engine.config import Config
+from scanner.engine.evaluate import evaluate
 from scanner.model import Finding, Provenance, Resource, SourceKind, SourceResult
+from scanner.model.graph import ResourceIndex
 from scanner.pricing.overlap import capacity_of
 from scanner.sources.cloudformation.reader import load_template
 from scanner.telemetry import COVERAGE, TELEMETRY

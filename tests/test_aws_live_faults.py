@@ -28,7 +28,7 @@ from policies import all_policies
 from scanner.aws.clients import ALWAYS_ALLOWED
 from scanner.aws.collectors.base import Call
 from scanner.aws.registry import COLLECTORS, declared_operations
-from scanner.cli import cli
+from scanner.cli.main import cli
 from tests import awskinds_seed
 from tests.aws_helpers import ACCOUNT, AMI, declared_only  # noqa: F401 - fixture
 from tests.fault_proxy import FAULTS, FaultProxy
@@ -400,7 +400,7 @@ def test_a_stalled_call_holds_neither_the_audit_nor_the_other_region(
     the stalled request. us-west-2 is complete."""
     proxy.fail("DescribeVpcEndpoints", "stall", region=EAST)
     out = tmp_path / "report.json"
-    args = [sys.executable, "-m", "scanner.cli", "audit", "--endpoint-url", proxy.url,
+    args = [sys.executable, "-m", "scanner", "audit", "--endpoint-url", proxy.url,
             "--regions", f"{EAST},{WEST}", "--format", "json", "--output", str(out),
             "--deterministic", "--include-passed", "--timeout", "20",
             *(a for p in POLICIES for a in ("--policy", p))]
@@ -429,7 +429,7 @@ def test_a_policy_reads_nothing_live_beyond_its_observed_needs(estate: Any) -> N
     from scanner.aws.collect import collect
     from scanner.aws.registry import ALL_KINDS
     from scanner.aws.targets import TargetSpec
-    from scanner.engine import evaluate
+    from scanner.engine.evaluate import evaluate
 
     proxy = estate[0]
     proxy.clear()

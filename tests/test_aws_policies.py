@@ -10,7 +10,7 @@ from scanner.aws.collectors.ebs import EBS_KMS
 from scanner.aws.collectors.spot_prices import SPOT_PRICES
 from scanner.aws.registry import DEFAULT_KINDS
 from scanner.aws.targets import TargetSpec
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Finding, SourceResult
 from tests.aws_helpers import (  # noqa: F401 - fixtures
     ACCOUNT,

@@ -15,7 +15,7 @@ from scanner.aws.collect import collect
 from scanner.aws.registry import ALL_KINDS
 from scanner.aws.secrets import REDACTED, looks_like_credential, scrub
 from scanner.aws.targets import TargetSpec
-from scanner.cli_audit import audit
+from scanner.cli.audit import audit
 from tests.aws_helpers import (  # noqa: F401 - fixtures
     ACCOUNT,
     AMI,

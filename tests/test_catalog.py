@@ -148,8 +148,8 @@ resource "aws_instance" "known" {
 
 
 def _scan_notices(tmp_path: Path, instance_type: str) -> list[str]:
-    from scanner.engine import run
-    from scanner.scan import scan_paths
+    from scanner.engine.evaluate import run
+    from scanner.sources.scan import scan_paths
 
     (tmp_path / "main.tf").write_text(_TF % instance_type)
     source = scan_paths([tmp_path])

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from scanner.catalog import catalog_from_doc, default_catalog
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Finding
 from scanner.pricing.prices import price
 

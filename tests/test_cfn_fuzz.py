@@ -15,12 +15,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scanner.scan import scan_paths
 from scanner.sources.cloudformation.reader import load_template
+from scanner.sources.scan import scan_paths
 from tests.memory_peak import peak_memory
 
 ROOT = Path(__file__).resolve().parents[1]
-GOOD = ROOT / "scanner" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
+GOOD = ROOT / "scanner" / "cli" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
 GOOD_IDS = {r.id for r in load_template(GOOD).resources}
 
 # Generous bounds: a case that needs more has escaped the budget (MAX_WORK / MAX_BUILT).

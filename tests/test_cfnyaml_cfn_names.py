@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Ref, Status
-from scanner.scan import ScanOptions, scan_paths
+from scanner.sources.scan import ScanOptions, scan_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cfnyaml_cfn_names"
 F, P, U = Status.FAIL, Status.PASS, Status.UNKNOWN
@@ -106,7 +106,7 @@ def test_what_links(tmp_path: Path, lt_name: str, group_name: str, extra: str,
 
 def test_every_consumer_kind_links_by_the_same_expression() -> None:
     from scanner.compute.index import views
-    from scanner.graph import ResourceIndex
+    from scanner.model.graph import ResourceIndex
 
     source = scan_paths([FIXTURES / "every-consumer.yaml"])
     assert source.errors == []

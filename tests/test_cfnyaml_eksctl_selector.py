@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from scanner.compute.index import views
-from scanner.engine import evaluate
-from scanner.graph import ResourceIndex
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status, Unknown
-from scanner.scan import scan_paths
+from scanner.model.graph import ResourceIndex
+from scanner.sources.scan import scan_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cfnyaml_eksctl_selector"
 ID = "ClusterConfig/selector-demo/"

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from scanner.scan import DATA_SUFFIXES, SKIP_DIRS, scan_paths
 from scanner.sources.cloudformation import yaml_nodes
 from scanner.sources.cloudformation.embedded import property_of
 from scanner.sources.cloudformation.reader import KINDS, is_template, looks_like_cloudformation
 from scanner.sources.eksctl.sniff import looks_like_eksctl
 from scanner.sources.karpenter.sniff import looks_like_karpenter
 from scanner.sources.parallelcluster.sniff import looks_like_parallelcluster
+from scanner.sources.scan import DATA_SUFFIXES, SKIP_DIRS, scan_paths
 from scanner.sources.yaml_documents.reader import YamlError, load_documents
 
 ROOT = Path(__file__).resolve().parent.parent

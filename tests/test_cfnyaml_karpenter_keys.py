@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from scanner.compute import node_requirements as nr
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status, Unknown
-from scanner.scan import scan_paths
+from scanner.sources.scan import scan_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cfnyaml_karpenter_keys"
 

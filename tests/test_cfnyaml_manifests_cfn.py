@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status, Unknown
-from scanner.scan import scan_paths
+from scanner.sources.scan import scan_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cfnyaml_manifests_cfn"
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status
-from scanner.scan import scan_paths
 from scanner.sources.karpenter.reader import read_if_manifests
+from scanner.sources.scan import scan_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cfnyaml_mixed_documents"
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Ref, Status, Unknown
-from scanner.scan import ScanOptions, scan_paths
+from scanner.sources.scan import ScanOptions, scan_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cfnyaml_pcluster_cfn"
 F, P, U = Status.FAIL, Status.PASS, Status.UNKNOWN

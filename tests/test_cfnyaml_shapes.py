@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status
-from scanner.scan import scan_paths
+from scanner.sources.scan import scan_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SEEDS = [

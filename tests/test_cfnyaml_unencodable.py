@@ -13,8 +13,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from reports.schema import validate_report
-from scanner.cli_options import FORMATS as CLI_FORMATS
+from scanner.cli.options import FORMATS as CLI_FORMATS
+from scanner.findings.schema import validate_report
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "cfnyaml_unencodable"

@@ -1,4 +1,4 @@
-"""What a change is answerable for (scanner/change_scope.py), through `gpuaudit scan` with
+"""What a change is answerable for (scanner/engine/change_scope.py), through `gpuaudit scan` with
 files named one by one, in throwaway git repositories: local modules and their callers, the
 first commit, variables files, a pull request's base, and the roots a change does not reach."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scanner.cli import cli
+from scanner.cli.main import cli
 
 MODULE = """variable "encrypted" {
   default = true

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from reports.schema import validate_report
+from scanner.findings.schema import validate_report
 from scanner.integrations.checkov.findings import merge, severity_of, to_finding
 from scanner.integrations.checkov.run import Outcome, read_report
 from scanner.model import Finding, Severity, Status
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "checkov"
-GPUAUDIT = [sys.executable, "-m", "scanner.cli"]
+GPUAUDIT = [sys.executable, "-m", "scanner"]
 
 
 def _run(args: list[str], env: dict[str, str] | None = None,
@@ -47,7 +47,7 @@ def test_missing_checkov_is_a_usage_error(tmp_path: Path) -> None:
     empty.mkdir()
     env = {"PATH": str(empty)}
     out = subprocess.run([sys.executable, "-c", "import sys; sys.executable = '/nonexistent/py';"
-                          "from scanner.cli import main; main()", "scan", str(FIXTURE),
+                          "from scanner.cli.main import main; main()", "scan", str(FIXTURE),
                           "--with-checkov"], capture_output=True, text=True, cwd=ROOT,
                          env={k: v for k, v in os.environ.items() if k != "GPUAUDIT_CHECKOV"}
                          | env)
@@ -84,7 +84,7 @@ def test_checkov_output_that_is_not_json_is_an_error(tmp_path: Path) -> None:
 
 
 def test_scan_without_the_option_imports_nothing_of_checkov(tmp_path: Path) -> None:
-    code = ("import sys\nfrom scanner.cli import cli\n"
+    code = ("import sys\nfrom scanner.cli.main import cli\n"
             "try:\n    cli.main(['scan', sys.argv[1], '--quiet'], standalone_mode=False)\n"
             "except SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if 'checkov' in m or 'integrations' in m))")

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from reports.schema import validate_report
+from scanner.findings.schema import validate_report
 from scanner.integrations.checkov.findings import SAME_FACT
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "checkov"
-GPUAUDIT = [sys.executable, "-m", "scanner.cli"]
+GPUAUDIT = [sys.executable, "-m", "scanner"]
 ENV = {**os.environ, "BC_SKIP_MAPPING": "TRUE", "LOG_LEVEL": "WARNING"}
 
 

@@ -17,7 +17,7 @@ import click
 import pytest
 import yaml
 
-from scanner.cli import cli
+from scanner.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CI = ROOT / "examples" / "ci"
@@ -206,7 +206,7 @@ def _gpuaudit_on_path(tmp_path: Path) -> dict[str, str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "gpuaudit"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m scanner.cli "$@"\n')
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m scanner.cli.main "$@"\n')
     shim.chmod(0o755)
     path = os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent),
                             os.environ.get("PATH", "")])
@@ -325,7 +325,7 @@ def test_the_nightly_merge_step_fails_when_a_shard_report_is_missing(
     env = {**_gpuaudit_on_path(tmp_path), "SHARDS": str(doc["env"]["SHARDS"]),
            "GITHUB_OUTPUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}
     for k in range(1, shards + 1):  # a report with nothing failing, as each shard's stand-in
-        subprocess.run([sys.executable, "-m", "scanner.cli", "scan", str(work / "shards"),
+        subprocess.run([sys.executable, "-m", "scanner", "scan", str(work / "shards"),
                         "--format", "json", "--output", str(work / "shards" / f"shard-{k}.json"),
                         "--quiet"], env=env, check=False, timeout=120)
     proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=work, env=env,

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from reports.schema import validate_report
+from scanner.findings.schema import validate_report
 
 ROOT = Path(__file__).resolve().parents[1]
-CFN_EXAMPLE = ROOT / "scanner" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
-TF_EXAMPLE = ROOT / "scanner" / "demo" / "examples" / "terraform"
+CFN_EXAMPLE = ROOT / "scanner" / "cli" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
+TF_EXAMPLE = ROOT / "scanner" / "cli" / "demo" / "examples" / "terraform"
 
 
 def gpuaudit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scanner.cli", *args], cwd=cwd or ROOT,
+    return subprocess.run([sys.executable, "-m", "scanner", *args], cwd=cwd or ROOT,
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
 
@@ -255,7 +255,7 @@ def test_unwritable_report_paths_are_errors_naming_the_path(tmp_path: Path):
 @pytest.mark.parametrize(("code", "status", "stderr"),
                          [("None", 0, ""), ("2", 2, ""), ("'no such file'", 2, "no such file\n")])
 def test_hard_exit_flushes_and_keeps_the_exit_status(code: str, status: int, stderr: str):
-    script = ("import sys\nfrom scanner.cli import hard_exit\n"
+    script = ("import sys\nfrom scanner.cli.main import hard_exit\n"
               "sys.stdout.write('report text')  # unflushed: hard_exit must flush it\n"
               f"hard_exit({code})\nprint('not reached')\n")
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,

@@ -15,13 +15,13 @@ import pytest
 from click.testing import CliRunner, Result
 
 from policies import all_policies
-from reports.schema import validate_report
 from scanner.aws.collectors.ebs import EBS_KMS
 from scanner.aws.iam_policy import policy_document
 from scanner.aws.registry import selected
 from scanner.aws.targets import Target
-from scanner.cli import cli
-from scanner.cli_audit import Progress, needed_kinds
+from scanner.cli.audit import Progress, needed_kinds
+from scanner.cli.main import cli
+from scanner.findings.schema import validate_report
 from tests.aws_helpers import (  # noqa: F401 - fixtures
     ACCOUNT,
     AMI,

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scanner.cli import cli
+from scanner.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "scanner" / "demo" / "examples"
+EXAMPLES = ROOT / "scanner" / "cli" / "demo" / "examples"
 CFN = EXAMPLES / "cloudformation" / "gpu-training.yaml"
 
 
@@ -79,7 +79,7 @@ def test_an_audit_without_any_credentials_says_so_in_one_line(tmp_path: Path) ->
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update({"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_EC2_METADATA_DISABLED": "true",
                 "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "PYTHONPATH": str(ROOT)})
-    run = [sys.executable, "-m", "scanner.cli", "audit", "--regions", "us-east-1,us-west-2"]
+    run = [sys.executable, "-m", "scanner", "audit", "--regions", "us-east-1,us-west-2"]
     proc = subprocess.run(run, capture_output=True, text=True, env=env, cwd=tmp_path,
                           timeout=120)
     assert proc.returncode == 2

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from reports.compliance_report import evaluate
-from reports.schema import validate_report
+from scanner.findings.schema import validate_report
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "scanner" / "demo" / "examples"
+EXAMPLES = ROOT / "scanner" / "cli" / "demo" / "examples"
 
 
 def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -13,9 +13,9 @@ import pytest
 
 from scanner.compute import DEVICES, GROUP, LAUNCHES, PLACES, SPOT, kinds_with, registry, views
 from scanner.compute.view import GpuRequirement, SpotOffer, Types
-from scanner.graph import ResourceIndex
 from scanner.kinds import schema
 from scanner.model import Ref, Unknown
+from scanner.model.graph import ResourceIndex
 from tests.model_builders import res
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,7 +146,7 @@ import json, sys
 import scanner.kinds, scanner.compute.extractors
 scanner.kinds.__path__.append(sys.argv[1])
 scanner.compute.extractors.__path__.append(sys.argv[2])
-from scanner.engine import run
+from scanner.engine.evaluate import run
 from scanner.sources.cloudformation.reader import load_template
 source = load_template(__import__("pathlib").Path(sys.argv[3]))
 out = run(source.resources, policy_ids=["EBS-001", "VPC-004", "SPOT-001", "VPC-001"])

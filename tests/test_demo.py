@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from policies import all_policies
-from reports.schema import validate_report
+from scanner.findings.schema import validate_report
 
 ROOT = Path(__file__).resolve().parents[1]
 SARIF_SCHEMA = ROOT / "tests" / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
@@ -100,7 +100,7 @@ def test_the_sandbox_keeps_the_machine_s_aws_settings_out_and_is_undone(
     machine's again. (The whole demo under these settings: tests/test_packaging.py.)"""
     import boto3
 
-    from scanner.demo import sandbox
+    from scanner.cli.demo import sandbox
 
     for name, value in HOSTILE_ENV.items():
         monkeypatch.setenv(name, value)
@@ -119,7 +119,7 @@ def test_demo_without_moto_says_how_to_get_it(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "sys.modules['moto'] = None  # as if the demo extra were not installed\n"
-        "from scanner.cli import main\n"
+        "from scanner.cli.main import main\n"
         f"sys.argv = ['gpuaudit', 'demo', '--output-dir', {str(tmp_path / 'out')!r}]\n"
         "main()\n"
     )
@@ -131,7 +131,7 @@ def test_demo_without_moto_says_how_to_get_it(tmp_path: Path) -> None:
 
 
 def test_demo_totals_are_the_reports_totals_each_capacity_counted_once() -> None:
-    from scanner.demo import totals
+    from scanner.cli.demo import totals
 
     def fail(kind: str, usd: float, counted: bool = True) -> dict[str, Any]:
         return {"status": "FAIL", "savings": {"kind": kind, "usd_month": usd, "counted": counted}}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scanner.engine import run
+from scanner.engine.evaluate import run
 from scanner.model import Finding, Gap, Provenance, Resource, Skip, SourceKind, Status
 
 ACCOUNT = "123456789012"

@@ -9,8 +9,8 @@ import pytest
 
 from scanner.compute import views
 from scanner.compute.requirements import gpu_requirement
-from scanner.graph import ResourceIndex
 from scanner.model import Ref, Unknown
+from scanner.model.graph import ResourceIndex
 from tests.model_builders import res
 
 U = "unknown"

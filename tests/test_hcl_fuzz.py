@@ -315,7 +315,7 @@ def test_hostile_directory_through_the_cli(tmp_path: Path) -> None:
         p = tmp_path / name
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(data)
-    from scanner.cli import cli
+    from scanner.cli.main import cli
 
     res = CliRunner().invoke(cli, ["scan", str(tmp_path), "--format", "json", "-o",
                                    str(tmp_path / "out.json"), "--include-passed", "-q"])

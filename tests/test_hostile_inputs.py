@@ -17,21 +17,21 @@ from typing import Any
 import pytest
 
 from reports import render
-from reports.schema import validate_report
-from scanner.config import ConfigError, load_config
+from scanner.engine.config import ConfigError, load_config
+from scanner.findings.schema import validate_report
 from scanner.model import SourceResult, Unknown
-from scanner.scan import scan_paths
 from scanner.sources.cloudformation.reader import MAX_STRING, load_template
+from scanner.sources.scan import scan_paths
 from scanner.sources.terraform.plan.reader import load_plan
 
 ROOT = Path(__file__).resolve().parents[1]
-CFN_EXAMPLE = ROOT / "scanner" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
+CFN_EXAMPLE = ROOT / "scanner" / "cli" / "demo" / "examples" / "cloudformation" / "gpu-training.yaml"
 PLAN_A = ROOT / "tests" / "fixtures" / "terraform" / "gpu_estate_a" / "plan.json"
 
 
 def gpuaudit(*args: str, cwd: Path | None = None,
              timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scanner.cli", *args], cwd=cwd or ROOT,
+    return subprocess.run([sys.executable, "-m", "scanner", *args], cwd=cwd or ROOT,
                           capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
 
@@ -459,7 +459,7 @@ def test_a_plan_number_of_thousands_of_digits_is_an_input_error(tmp_path: Path) 
 
 
 def test_an_internal_error_exits_2_with_one_line() -> None:
-    code = ("import scanner.cli as c\n"
+    code = ("import scanner.cli.main as c\n"
             "def boom(**_kw):\n    raise ZeroDivisionError('division by zero')\n"
             "c.cli.main = boom\nc.main()\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
@@ -627,7 +627,7 @@ def test_a_directory_that_cannot_be_listed_is_reported_once(
 
 def test_no_input_crashes_a_renderer() -> None:
     """Every renderer takes a document with hostile strings (the redaction step cleans it)."""
-    from scanner.report import assemble
+    from scanner.findings.report import assemble
 
     doc = assemble(findings=[], errors=[{"kind": "input", "path": "\udcff\n=1+1",
                                          "reason": "@team \x1b[31m"}],

@@ -8,8 +8,8 @@ import pytest
 
 from scanner.compute import node_requirements as nr
 from scanner.compute.subnet_selection import select
-from scanner.graph import ResourceIndex
 from scanner.model import Resource, Unknown
+from scanner.model.graph import ResourceIndex
 from tests.model_builders import res
 
 

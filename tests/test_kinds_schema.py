@@ -13,13 +13,13 @@ import pytest
 from policies import all_policies
 from policies.base import REGISTRY, Remediation, policy
 from scanner.aws.registry import COLLECTORS
+from scanner.compute.resource_model_doc import DOC, render
 from scanner.kinds import Kind, Terraform, build, schema
-from scanner.kinds.doc import DOC, render
 from scanner.kinds.types import AsGiven, Bool, Int, Json, List, Map, Obj, Str
 from scanner.model import Ref, Severity, SourceKind, Unknown
-from scanner.scan import scan_paths
 from scanner.sources.cloudformation.reader import KINDS as CFN_KINDS
 from scanner.sources.cloudformation.reader import load_template
+from scanner.sources.scan import scan_paths
 from scanner.sources.terraform.plan.reader import BLOCK_KEYS
 from scanner.sources.terraform.translate import translate
 
@@ -30,7 +30,7 @@ OPAQUE = (Json, AsGiven, Map)
 
 def test_the_resource_model_page_is_generated_from_the_schema() -> None:
     assert DOC.read_text(encoding="utf-8") == render(), \
-        "docs/resource-model.md is stale: run python -m scanner.kinds.doc --write"
+        "docs/resource-model.md is stale: run python -m scanner.compute.resource_model_doc --write"
 
 
 def test_every_kind_and_fact_is_on_the_page() -> None:
@@ -58,7 +58,7 @@ def test_every_attribute_terraform_gives_is_declared() -> None:
     """Terraform's translators only map names; the schema decides every value's type, so an
     attribute they emit and the schema does not declare would go uncoerced."""
     result = scan_paths([FIXTURES / "hcl", FIXTURES / "terraform", FIXTURES / "parity",
-                         ROOT / "scanner" / "demo" / "examples" / "terraform"])
+                         ROOT / "scanner" / "cli" / "demo" / "examples" / "terraform"])
     s = schema()
     seen = 0
     for r in result.resources:

@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from scanner.aws.pages import ForeignAnswer, InconsistentAnswer, check_region, one_copy_each
-from scanner.cli import cli
+from scanner.cli.main import cli
 from tests.aws_helpers import AMI
 from tests.fault_proxy import FaultProxy
 from tests.live_server import MotoProcess, clean_aws_env

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Ref, Status, Unknown
-from scanner.scan import scan_paths
+from scanner.sources.scan import scan_paths
 from tests.test_maybe_resources import gpu, network, s3_endpoint, without
 
 TYPE_NOT_KNOWN = Unknown("var.instance_type has no value")

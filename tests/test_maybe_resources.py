@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Ref, Resource, Status, Unknown
 from tests.model_builders import res
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from scanner.catalog import default_catalog
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
+from scanner.findings.report import build_report
 from scanner.model import Resource
-from scanner.report import build_report
 from scanner.telemetry import COVERAGE, TELEMETRY
 from tests.model_builders import res
 
@@ -124,7 +124,7 @@ def test_a_group_and_its_members_count_once() -> None:
 
 
 def test_a_member_s_own_amount_is_its_group_s_capacity() -> None:
-    from scanner.graph import ResourceIndex
+    from scanner.model.graph import ResourceIndex
     from scanner.pricing.overlap import capacity_of
 
     member = res("ec2.instance", "i-1", declared=False, AutoScalingGroupName="g")
@@ -169,7 +169,7 @@ def test_a_templates_capacity_is_its_users_in_its_own_scope() -> None:
     """The users of every template are found in one pass (scanner.pricing.overlap): each
     template gets the groups, node groups, Batch environments and instances of its own scope
     that launch it, and nothing of another scope that names a template alike."""
-    from scanner.graph import ResourceIndex
+    from scanner.model.graph import ResourceIndex
     from scanner.pricing.overlap import capacity_of
 
     def scope(name: str) -> list[Resource]:

@@ -66,7 +66,7 @@ def test_a_policy_with_no_mapping_has_no_requirements() -> None:
 
 def test_without_py_ocsf_models_it_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
     from reports.ocsf import OcsfUnavailable
-    from scanner.runner import UsageError
+    from scanner.run.pipeline import UsageError
 
     monkeypatch.setitem(sys.modules, "py_ocsf_models.events.findings.compliance_finding", None)
     with pytest.raises(OcsfUnavailable, match=r"pip install 'gpuaudit\[ocsf\]'") as info:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from scanner.config import Config
-from scanner.engine import evaluate
+from scanner.engine.config import Config
+from scanner.engine.evaluate import evaluate
 from scanner.model import SourceResult, Status
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
 from scanner.sources.terraform.plan.reader import load_plan

@@ -181,7 +181,7 @@ def _gpuaudit(args: list[str], *, cwd: Path, env: dict[str, str], out: Path) -> 
     cmd = [
         sys.executable,
         "-m",
-        "scanner.cli",
+        "scanner",
         *args,
         "--format",
         "json",

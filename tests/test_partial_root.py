@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Gap, Provenance, Resource, SourceKind, Status
-from scanner.scan import scan_paths
+from scanner.sources.scan import scan_paths
 
 VOLUME = ('resource "aws_ebs_volume" "data" {\n  availability_zone = "us-east-1a"\n'
           "  size              = 100\n}\n")

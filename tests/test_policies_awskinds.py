@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from scanner.config import Config
-from scanner.engine import evaluate
+from scanner.engine.config import Config
+from scanner.engine.evaluate import evaluate
 from scanner.model import Finding, Resource
 from scanner.sources.cloudformation.reader import load_template
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
@@ -411,7 +411,7 @@ def test_rs001_fails_a_node_group_of_one_gpu_model_that_a_smaller_type_fits(
     """The FAIL of RS-001 on an EKS node group of one GPU model: one of its four L4s at 10 %
     and 3 GiB fits a cheaper type with one L4 and a quarter of the host (four L4s at 10 % would
     have only a T4 type cheaper with four GPUs, and a T4 lacks the L4's BF16 and FP8)."""
-    from scanner.scan import scan_paths
+    from scanner.sources.scan import scan_paths
     from scanner.telemetry.history import attach, load_utilization
 
     tf = tmp_path / "tf"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from policies import all_policies
-from scanner.config import Config
-from scanner.engine import evaluate, run
+from scanner.engine.config import Config
+from scanner.engine.evaluate import evaluate, run
 from scanner.model import Status
 from scanner.sources.cloudformation.reader import load_template
 from tests.test_rightsizing_sources import UTILIZATION_POLICIES

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from policies import all_policies
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status
-from scanner.scan import scan_paths
+from scanner.sources.scan import scan_paths
 
 CASES_DIR = Path(__file__).resolve().parent / "fixtures" / "karpenter" / "policies"
 F, P, U = Status.FAIL, Status.PASS, Status.UNKNOWN

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from scanner.config import Config
-from scanner.engine import evaluate, select_policies
+from scanner.engine.config import Config
+from scanner.engine.evaluate import evaluate, select_policies
 from scanner.model import UNKNOWN, Gap, Provenance, Ref, Severity, Skip, SourceKind, Status, Unknown
 from tests.model_builders import res
 
@@ -384,7 +384,7 @@ def test_vpc003_separate_endpoint_policy_resource():
 
 
 def test_a_resource_that_may_not_exist_gets_no_pass_or_fail() -> None:
-    from scanner.engine import evaluate
+    from scanner.engine.evaluate import evaluate
     from scanner.model import Provenance, Resource, SourceKind, Status, Unknown
 
     def volume(name: str, encrypted: bool, exists: object) -> Resource:
@@ -632,7 +632,7 @@ def small_group(max_size, desired=1, **extra):
 
 
 def test_asg001_a_group_too_small_for_any_split_in_the_band_gets_a_notice_not_a_fail():
-    from scanner.engine import run
+    from scanner.engine.evaluate import run
 
     template = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceType": "p5.48xlarge"})
     for max_size, desired in ((1, 1), (2, 1), (2, 2)):
@@ -652,7 +652,7 @@ def test_asg001_a_group_too_small_for_any_split_in_the_band_gets_a_notice_not_a_
 
 
 def test_a_notice_from_a_policy_counts_only_for_the_files_a_precommit_scan_reports():
-    from scanner.engine import run
+    from scanner.engine.evaluate import run
 
     template = res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceType": "p5.48xlarge"})
     group = small_group(1)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from policies import all_policies
-from scanner.engine import evaluate, run
+from scanner.engine.evaluate import evaluate, run
 from scanner.model import Finding, Status
 from scanner.sources.terraform.plan.reader import load_plan
 from tests.test_rightsizing_sources import UTILIZATION_POLICIES

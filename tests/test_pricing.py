@@ -16,10 +16,10 @@ import pytest
 from botocore.stub import Stubber
 
 from scanner.aws.clients import ClientFactory, ReadOnlyViolation
+from scanner.aws.price_list import PRICING_REGION, RefreshError, on_demand_price, refresh, request
 from scanner.catalog import CatalogError, catalog_from_doc, default_catalog, load_catalog
-from scanner.pricing.money import HOURS_PER_MONTH, Component, build_savings, rate_text
+from scanner.model.money import HOURS_PER_MONTH, Component, build_savings, rate_text
 from scanner.pricing.prices import price
-from scanner.pricing.refresh import PRICING_REGION, RefreshError, on_demand_price, refresh, request
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = json.loads((ROOT / "tests/fixtures/pricing/get_products_eu-west-1.json").read_text())
@@ -109,7 +109,7 @@ def _stubbed(types: list[str]) -> tuple[Any, Stubber]:
 def test_refresh_reads_the_recorded_price_list_answers() -> None:
     types = ["g4dn.xlarge", "g5.2xlarge", "p3.8xlarge", "p5.48xlarge"]
     client, stub = _stubbed(types)
-    from scanner.cli_catalog import pages_of
+    from scanner.cli.catalog import pages_of
 
     with stub:
         updated = refresh(default_catalog(), ["eu-west-1"], pages_of(client), types=types)
@@ -156,7 +156,7 @@ def test_the_pricing_client_is_read_only() -> None:
 def test_refresh_command_reports_a_failure_plainly(tmp_path: Path) -> None:
     out = tmp_path / "cat.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "scanner.cli", "catalog", "refresh", "--region", "eu-west-1",
+        [sys.executable, "-m", "scanner", "catalog", "refresh", "--region", "eu-west-1",
          "--output", str(out), "--endpoint-url", "http://127.0.0.1:9"],
         capture_output=True, text=True, timeout=120, cwd=ROOT,
         env={"PATH": "/usr/bin:/bin", "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x",

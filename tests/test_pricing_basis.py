@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scanner.cli import cli
-from scanner.config import Config
-from scanner.engine import run
+from scanner.cli.main import cli
+from scanner.engine.config import Config
+from scanner.engine.evaluate import run
 from scanner.model import Provenance, Resource, SourceKind
 from scanner.pricing.rates import Pricing, family_of
 from scanner.sources.cloudformation.reader import load_template

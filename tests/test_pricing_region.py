@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from scanner.catalog import Catalog, default_catalog, region_name
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Provenance, Resource, SourceKind
 from scanner.pricing.prices import region_of
 

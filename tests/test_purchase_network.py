@@ -13,7 +13,7 @@ import pytest
 
 from scanner.aws.collect import collect
 from scanner.aws.targets import TargetSpec
-from scanner.engine import run
+from scanner.engine.evaluate import run
 from scanner.model import Resource
 from scanner.sources.cloudformation.reader import load_template
 from scanner.sources.terraform.hcl.reader import load_terraform_dir

@@ -14,9 +14,9 @@ from scanner.aws.collect import collect
 from scanner.aws.targets import TargetSpec
 from scanner.compute import views
 from scanner.compute.purchase import market_option
-from scanner.engine import run
-from scanner.graph import ResourceIndex
+from scanner.engine.evaluate import run
 from scanner.model import Resource, Unknown
+from scanner.model.graph import ResourceIndex
 from scanner.sources.cloudformation.reader import load_template
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
 from scanner.sources.terraform.plan.reader import load_plan

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from scanner.compute import views
-from scanner.config import Config
-from scanner.engine import evaluate
-from scanner.graph import ResourceIndex
+from scanner.engine.config import Config
+from scanner.engine.evaluate import evaluate
 from scanner.model import Provenance, Ref, SourceKind, Unknown
-from scanner.scan import scan_paths
+from scanner.model.graph import ResourceIndex
+from scanner.sources.scan import scan_paths
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
 from scanner.sources.terraform.translate import translate
 

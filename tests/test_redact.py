@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from scanner.aws.secrets import REDACTED, scrub
-from scanner.cli import cli
-from scanner.credentials import VENDORED, looks_like_credential, secret_name
-from scanner.redact import SENSITIVE, redact_document
-from scanner.scan import scan_paths
+from scanner.cli.main import cli
+from scanner.findings.redact import SENSITIVE, redact_document
+from scanner.inputs.credentials import VENDORED, looks_like_credential, secret_name
+from scanner.sources.scan import scan_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAN_A = ROOT / "tests" / "fixtures" / "terraform" / "gpu_estate_a" / "plan.json"

@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 from reports import render
+from scanner.findings.redact import MAX_EVIDENCE, MAX_TEXT, redact_document
+from scanner.inputs.sizes import bounded, exceeds
 from scanner.model import Unknown
-from scanner.redact import MAX_EVIDENCE, MAX_TEXT, redact_document
-from scanner.scan import scan_paths
-from scanner.sizes import bounded, exceeds
+from scanner.sources.scan import scan_paths
 from tests.report_samples import document, finding
 
 FAN_OUT = """AWSTemplateFormatVersion: '2010-09-09'
@@ -122,7 +122,7 @@ def test_a_million_absurd_numbers_are_one_unknown_not_a_million(tmp_path: Path) 
 
 
 def test_absurd_numbers_of_a_template_share_one_unknown() -> None:
-    from scanner.sane_numbers import sane_number
+    from scanner.inputs.numbers import sane_number
 
     assert sane_number(1e308) is sane_number(-1e300)
     assert sane_number(float("nan")) is sane_number(float("inf"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scanner.repo_root import repo_root
+from scanner.inputs.repo_root import repo_root
 
 
 def test_a_module_outside_the_scanned_directory_widens_the_root(tmp_path: Path) -> None:

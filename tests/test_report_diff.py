@@ -10,9 +10,9 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from scanner.cli import cli
+from scanner.cli.main import cli
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "scanner/demo/examples/terraform/main.tf"
+EXAMPLE = Path(__file__).resolve().parents[1] / "scanner/cli/demo/examples/terraform/main.tf"
 
 
 def gpuaudit(*args: str) -> Result:

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from reports import render
-from scanner.cli import cli
+from scanner.cli.main import cli
 from tests.report_samples import sample
 
 BAD = {

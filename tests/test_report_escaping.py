@@ -79,7 +79,7 @@ def test_markdown_pings_nobody_and_keeps_tables() -> None:
 
 @pytest.mark.parametrize("fmt", ["markdown"])
 def test_report_diff_markdown_pings_nobody(fmt: str) -> None:
-    from scanner.report_diff import diff_reports, render_diff_markdown
+    from reports.diff import diff_reports, render_diff_markdown
 
     old = _doc()
     new = _doc()

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from reports.schema import validate_report
-from scanner.cli import cli
+from scanner.cli.main import cli
+from scanner.findings.schema import validate_report
 
 ROOT = Path(__file__).resolve().parent.parent
-TF = ROOT / "scanner" / "demo" / "examples" / "terraform"
-CFN = ROOT / "scanner" / "demo" / "examples" / "cloudformation"
+TF = ROOT / "scanner" / "cli" / "demo" / "examples" / "terraform"
+CFN = ROOT / "scanner" / "cli" / "demo" / "examples" / "cloudformation"
 
 
 def gpuaudit(*args: str) -> Result:
@@ -93,7 +93,7 @@ def _live(account: str, regions: list[str], passes: int) -> dict[str, Any]:
 
 
 def test_live_shards_overlap_by_account_and_region() -> None:
-    from scanner.report_merge import Part, merge_reports
+    from scanner.findings.merge import Part, merge_reports
 
     heard: list[str] = []
     a = Part("a.json", _live("111111111111", ["us-east-1", "eu-west-1"], 4))

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from reports import policy_docs
 from reports.policy_meta import DOCS_URL
-from scanner.cli import cli
+from scanner.cli.main import cli
 from tests.sarif_rules import github_upload_problems
 from tests.test_reports import sarif_schema_errors
 
@@ -212,7 +212,7 @@ def test_one_module_under_two_roots_is_two_logical_locations(
 
 
 def test_report_order_sorts_by_root_before_the_fingerprint() -> None:
-    from scanner.engine import report_order
+    from scanner.engine.evaluate import report_order
 
     loc = {"file": "modules/disk/main.tf", "start_line": 1}
 

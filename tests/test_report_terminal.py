@@ -22,8 +22,8 @@ from click.testing import CliRunner
 
 from reports import render
 from reports.table import fold, text_width
-from scanner import progress as live_progress
-from scanner.cli import cli
+from scanner.aws import progress as live_progress
+from scanner.cli.main import cli
 from tests.aws_helpers import ACCOUNT, REGION, aws, aws_env, declared_only  # noqa: F401
 from tests.report_samples import document, finding, sample
 
@@ -118,7 +118,7 @@ def _pty_run(args: list[str], env: dict[str, str], cols: int, cwd: Path = ROOT) 
     """Run gpuaudit with stdout on a real pseudo-terminal of ``cols`` columns."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "scanner.cli", *args], cwd=cwd,
+    proc = subprocess.Popen([sys.executable, "-m", "scanner", *args], cwd=cwd,
                             stdout=slave, stderr=subprocess.PIPE, env=env)
     os.close(slave)
     chunks = []
@@ -173,7 +173,7 @@ def test_a_terminal_gets_colour_and_its_width(monorepo: Path) -> None:
 def test_no_colour_with_no_color_or_off_a_terminal(monorepo: Path) -> None:
     out = _pty_run(["scan", str(monorepo)], _env(NO_COLOR="1"), cols=120)
     assert "high" in out and "\x1b[" not in out
-    piped = subprocess.run([sys.executable, "-m", "scanner.cli", "scan", str(monorepo)],
+    piped = subprocess.run([sys.executable, "-m", "scanner", "scan", str(monorepo)],
                            cwd=ROOT, capture_output=True, text=True, env=_env(), timeout=60)
     assert "high" in piped.stdout and "\x1b[" not in piped.stdout
     assert all(text_width(line) <= 100 for line in piped.stdout.splitlines())
@@ -209,7 +209,7 @@ class _Tty(io.StringIO):
 
 
 def test_progress_listener_only_on_a_terminal() -> None:
-    from scanner.cli_audit import Progress
+    from scanner.cli.audit import Progress
 
     assert Progress(io.StringIO()).listener() is None
     assert Progress(_Tty(), enabled=False).listener() is None

@@ -22,8 +22,8 @@ from reports.common import reveal
 from reports.csv_report import COLUMNS
 from reports.html import CSP
 from reports.sarif import artifact_uri
-from reports.schema import load_schema, validate_report
 from reports.table import text_width
+from scanner.findings.schema import load_schema, validate_report
 from tests.report_samples import (
     HOSTILE,
     SAMPLES,
@@ -105,11 +105,11 @@ def test_invalid_document_is_rejected_with_a_json_path(how: str, expected: str) 
 
 def test_engine_report_validates_and_renders() -> None:
     """Contract with the lead's engine: a real evaluation's document fits the schema."""
-    pytest.importorskip("scanner.engine")
+    pytest.importorskip("scanner.engine.evaluate")
     from scanner.catalog import default_catalog
-    from scanner.engine import run
+    from scanner.engine.evaluate import run
+    from scanner.findings.report import build_report
     from scanner.model import Gap, Provenance, Resource, Skip, SourceKind, Unknown
-    from scanner.report import build_report
 
     def vol(rid: str, encrypted: Any, **kw: Any) -> Resource:
         prov = Provenance(SourceKind.TERRAFORM_HCL, file="infra/main.tf", start_line=3, end_line=9)

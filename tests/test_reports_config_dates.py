@@ -1,4 +1,4 @@
-"""Dates and values of the config file (scanner/config.py): an impossible ``expires`` in a mute
+"""Dates and values of the config file (scanner/engine/config.py): an impossible ``expires`` in a mute
 list entry, a date and time, a number too long to convert, in YAML and in pyproject.toml, are
 config errors naming the file and the key (exit 2 through the CLI), never an internal error."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scanner.cli import cli
-from scanner.config import ConfigError, load_config
+from scanner.cli.main import cli
+from scanner.engine.config import ConfigError, load_config
 
 VOLUME = ('resource "aws_ebs_volume" "scratch" {\n  availability_zone = "us-east-1a"\n'
           '  size = 10\n}\n')

@@ -2,7 +2,7 @@
 validated against the shipped findings JSON Schema first: a key missing or of another shape
 is an error naming the file and the JSON path (exit 2), never a TypeError; unknown keys are
 refused at the top level and in the records, tolerated (and never read) in the objects that
-describe the run (reports/schema.py ``input_keys``), the same way by every command."""
+describe the run (scanner/findings/schema.py ``input_keys``), the same way by every command."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from scanner.cli import cli
+from scanner.cli.main import cli
 from tests.report_samples import sample
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scanner.cli import cli
+from scanner.cli.main import cli
 from tests.sarif_rules import github_upload_problems
 from tests.test_report_sarif import UNDECIDED, UNENCRYPTED, sarif_schema_errors
 

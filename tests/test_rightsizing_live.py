@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reports.schema import validate_report
+from scanner.findings.schema import validate_report
 from tests.live_server import MotoProcess, clean_aws_env
 from tests.rightsizing_seed import END_TEXT, MACHINES, seed_cloudwatch, terraform, write_history
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 
 def _run(args: list[str], env: dict[str, str], out: Path) -> tuple[int, dict[str, Any]]:
-    proc = subprocess.run([sys.executable, "-m", "scanner.cli", *args, "--format", "json", "-o",
+    proc = subprocess.run([sys.executable, "-m", "scanner", *args, "--format", "json", "-o",
                            str(out), "--deterministic", "--include-passed", "--quiet"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr

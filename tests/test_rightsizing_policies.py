@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policies.recommend import Demand, Options, fits, recommend
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Finding, Resource
 from scanner.pricing.prices import price
 from scanner.telemetry import COVERAGE, TELEMETRY
@@ -46,7 +46,7 @@ LIGHT_P3 = [gpu(0, 25, 25, 5000), gpu(1, 0, 0, 0), gpu(2, 0, 0, 0), gpu(3, 0, 0,
 
 def run(*resources: Resource, policies: tuple[str, ...] = RS, catalog: Any = None,
         **params: Any) -> dict[tuple[str, str], Finding]:
-    from scanner.config import Config
+    from scanner.engine.config import Config
 
     config = Config(policies={p: dict(params) for p in policies}) if params else None
     found = evaluate([in_region(r) for r in resources], policy_ids=policies, config=config,

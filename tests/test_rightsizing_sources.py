@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import SourceResult
 from scanner.sources.cloudformation.reader import load_template
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
@@ -90,7 +90,7 @@ def test_scan_without_utilization_never_imports_the_telemetry_readers(tmp_path: 
         "import sys\n"
         f"sys.argv = ['gpuaudit', 'scan', {str(TF)!r}, '--format', 'json', '-o', {str(out)!r},"
         " '--quiet']\n"
-        "from scanner.cli import cli\n"
+        "from scanner.cli.main import cli\n"
         "try:\n    cli()\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in sys.modules if m.startswith(('scanner.telemetry.', "
         "'ijson', 'scanner.aws', 'boto3'))))\n")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine import evaluate as evaluate_resources
+from scanner.engine.evaluate import evaluate as evaluate_resources
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
 from scanner.telemetry.history import attach, load_utilization
 from tests.rs_builders import coverage, gpu, group, member, usage

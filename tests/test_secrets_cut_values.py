@@ -9,8 +9,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from scanner.cli import cli
-from scanner.redact import MIN_HEAD, SENSITIVE, Redactor
+from scanner.cli.main import cli
+from scanner.findings.redact import MIN_HEAD, SENSITIVE, Redactor
 
 SECRET = "longsecretvalue-abcdefghijklmnopqrstuvwxyz-0123456789-ABCDEFGHIJ"
 FORMATS = ("json", "html", "sarif", "junit", "markdown", "csv", "table")

@@ -1,4 +1,4 @@
-"""The credential detector (scanner/credentials.py) on every token kind, in every way scripts,
+"""The credential detector (scanner/inputs/credentials.py) on every token kind, in every way scripts,
 user data, env files, JSON and YAML write one, in plain text and in base64 (gzip too); and on
 the evidence it must leave alone. Its patterns are detect-secrets' where that library has a
 detector (checked both ways against the installed library), ours where it has none."""
@@ -13,7 +13,7 @@ import pkgutil
 
 import pytest
 
-from scanner.credentials import (
+from scanner.inputs.credentials import (
     BASE64_ENTROPY,
     KEYWORDS,
     LEFT_OUT,
@@ -181,7 +181,7 @@ def test_no_string_costs_the_square_of_its_length(name: str) -> None:
     # 3-9 s on these; linear work is a few milliseconds
     import time
 
-    from scanner.credentials import _credential
+    from scanner.inputs.credentials import _credential
 
     start = time.process_time()
     _credential(HOSTILE[name])
@@ -189,7 +189,7 @@ def test_no_string_costs_the_square_of_its_length(name: str) -> None:
 
 
 def test_a_credential_across_the_report_cut_is_redacted() -> None:
-    from scanner.redact import MAX_TEXT, Redactor
+    from scanner.findings.redact import MAX_TEXT, Redactor
 
     token = TOKENS["huggingface"]
     text = "x" * (MAX_TEXT - 10) + " " + token + " and more"

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scanner.cli import cli
-from scanner.cli_audit import audit
-from scanner.credentials import REDACTED
+from scanner.cli.audit import audit
+from scanner.cli.main import cli
+from scanner.inputs.credentials import REDACTED
 from tests.aws_helpers import AMI, REGION, aws, aws_env, client, declared_only  # noqa: F401
 from tests.secret_tokens import TOKENS, secret_parts
 

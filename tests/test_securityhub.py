@@ -15,11 +15,11 @@ import boto3
 import pytest
 
 from scanner.aws.clients import check_declarable
-from scanner.compliance.securityhub import SendRefused, client
+from scanner.aws.securityhub import SendRefused, client
 from tests.live_server import MotoProcess, clean_aws_env
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "scanner" / "demo" / "examples"
+EXAMPLES = ROOT / "scanner" / "cli" / "demo" / "examples"
 REGION = "eu-west-1"
 MOTO_ACCOUNT = "123456789012"
 

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from scanner.compute import views
-from scanner.graph import ResourceIndex
 from scanner.model import Provenance, SourceKind, Unknown
-from scanner.scan import NOT_IAC, scan_paths
+from scanner.model.graph import ResourceIndex
 from scanner.sources.karpenter.reader import read_if_manifests
 from scanner.sources.karpenter.terraform import from_terraform
+from scanner.sources.scan import NOT_IAC, scan_paths
 from scanner.sources.yaml_documents.holes import HoledText
 
 NODE_POOL = """\

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scanner.config import Config
-from scanner.engine import evaluate, run
+from scanner.engine.config import Config
+from scanner.engine.evaluate import evaluate, run
 from scanner.model import Ref, Resource, SourceResult, Status, Unknown
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status, Unknown
 from scanner.sources.terraform.hcl.reader import instance_values, load_terraform_dir
 
@@ -221,8 +221,8 @@ def test_a_module_under_two_roots_gives_two_findings_everywhere(
 
     from click.testing import CliRunner
 
-    from reports.schema import validate_report
-    from scanner.cli import cli
+    from scanner.cli.main import cli
+    from scanner.findings.schema import validate_report
 
     write(
         tmp_path,
@@ -275,7 +275,7 @@ def test_a_finding_keeps_its_id_however_its_root_is_spelled(
 
     from click.testing import CliRunner
 
-    from scanner.cli import cli
+    from scanner.cli.main import cli
 
     repo = tmp_path / "repo"
     write(repo, {
@@ -301,7 +301,7 @@ def test_a_finding_keeps_its_id_however_its_root_is_spelled(
 
 
 def test_live_fingerprints_do_not_change() -> None:
-    from scanner.engine import fingerprint
+    from scanner.engine.evaluate import fingerprint
 
     ident = {"kind": "ec2.volume", "id": "vol-1", "account": "123456789012",
              "region": "us-east-1", "root": None}

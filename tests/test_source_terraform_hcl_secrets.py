@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scanner.cli import cli
+from scanner.cli.main import cli
 from scanner.sources.terraform.hcl.reader import instance_values, load_terraform_dir
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from scanner.model import Unknown
-from scanner.scan import scan_paths
 from scanner.sources.eksctl.reader import read_if_cluster_config
 from scanner.sources.parallelcluster.reader import read_if_cluster_configuration
+from scanner.sources.scan import scan_paths
 
 EKSCTL = """\
 apiVersion: eksctl.io/v1alpha5

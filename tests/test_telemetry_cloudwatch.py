@@ -12,7 +12,7 @@ import pytest
 from scanner.aws.collect import collect
 from scanner.aws.registry import DEFAULT_KINDS
 from scanner.aws.targets import TargetSpec
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.telemetry import COVERAGE, TELEMETRY
 from scanner.telemetry.aggregate import Window
 from scanner.telemetry.cloudwatch import (

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
 from scanner.telemetry import TELEMETRY
 from scanner.telemetry.dcgm import MAX_DEVICES

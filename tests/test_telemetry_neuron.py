@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.sources.terraform.hcl.reader import load_terraform_dir
 from scanner.telemetry import TELEMETRY
 from scanner.telemetry.files import TelemetryFileError, parse_file

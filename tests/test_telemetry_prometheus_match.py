@@ -1,12 +1,12 @@
 """How ``audit --prometheus-url`` ties a Prometheus host to an audited instance
-(``scanner.rightsizing_inputs.match_hosts``): by instance id, private DNS name or its first
+(``scanner.run.rightsizing_inputs.match_hosts``): by instance id, private DNS name or its first
 label, private IP (a scrape target's port aside); a private DNS name or IP that instances in
 two VPCs or accounts share is given to neither (whose series they are is not known)."""
 
 from __future__ import annotations
 
 from scanner.model import Provenance, Resource, SourceKind
-from scanner.rightsizing_inputs import AMBIGUOUS, match_hosts
+from scanner.run.rightsizing_inputs import AMBIGUOUS, match_hosts
 
 
 def _inst(iid: str, scope: str, ip: str) -> Resource:

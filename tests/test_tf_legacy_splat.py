@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status
 from scanner.sources.terraform.hcl.parse import Lit, Traversal, parse_expression
 from scanner.sources.terraform.hcl.reader import load_terraform_dir

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status
 from scanner.sources.karpenter.terraform import MANIFEST_BUDGET, MAX_MANIFEST_TEXT
 from scanner.sources.terraform.hcl.reader import load_terraform_dir

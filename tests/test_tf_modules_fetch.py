@@ -20,10 +20,10 @@ from typing import Any, ClassVar
 import pytest
 from click.testing import CliRunner
 
-from scanner.cli import cli
-from scanner.engine import evaluate
+from scanner.cli.main import cli
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status
-from scanner.scan import ScanOptions, scan_paths
+from scanner.sources.scan import ScanOptions, scan_paths
 from scanner.sources.terraform.fetch import FetchError, ModuleFetcher, extract
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

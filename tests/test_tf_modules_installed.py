@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scanner.cli import cli
-from scanner.engine import evaluate
+from scanner.cli.main import cli
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status
-from scanner.scan import scan_paths
+from scanner.sources.scan import scan_paths
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tf_modules_init"
 NODE_LT = 'module.eks.module.eks_managed_node_group["{}"].aws_launch_template.this'

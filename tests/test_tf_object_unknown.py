@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Ref, Status, Unknown
 from scanner.sources.terraform.hcl.expressions import evaluate as evaluate_expression
 from scanner.sources.terraform.hcl.parse import parse_expression

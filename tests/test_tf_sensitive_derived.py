@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.redact import MIN_SENSITIVE
+from scanner.findings.redact import MIN_SENSITIVE
 from scanner.sources.terraform.hcl.values import SHORT_SECRET
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from reports.schema import validate_report
+from scanner.findings.schema import validate_report
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "tf_var_inputs"

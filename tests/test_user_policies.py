@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from policies import discovery
-from reports.schema import validate_report
-from scanner.engine import evaluate
+from policies.declarative import PolicyFileError, load_policy_file
+from policies.declarative.conditions import compile_condition
+from scanner.engine.evaluate import evaluate
+from scanner.findings.schema import validate_report
 from scanner.model import Provenance, Resource, SourceKind, Unknown
-from scanner.policy_files import PolicyFileError, load_policy_file
-from scanner.policy_files.conditions import compile_condition
 from tests.aws_helpers import (  # noqa: F401 - fixtures
     MotoServer,
     aws,
@@ -45,7 +45,7 @@ def no_user_policies_left() -> Iterator[None]:
 
 
 def gpuaudit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scanner.cli", *args], cwd=cwd or ROOT,
+    return subprocess.run([sys.executable, "-m", "scanner", *args], cwd=cwd or ROOT,
                           capture_output=True, text=True, timeout=180,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
 
@@ -171,7 +171,7 @@ def test_policies_test_refuses_a_fixture_folder_for_no_policy(tmp_path: Path) ->
 def test_the_allow_list_on_live_instances(aws: None) -> None:
     from scanner.aws.collect import collect
     from scanner.aws.targets import TargetSpec
-    from scanner.cli_audit import needed_kinds
+    from scanner.cli.audit import needed_kinds
     from tests.aws_helpers import AMI, REGION, client
 
     discovery.use_policy_dirs([EXAMPLES])
@@ -196,7 +196,7 @@ def test_gpuaudit_audit_with_a_policy_dir_against_a_moto_server(
 ) -> None:
     from click.testing import CliRunner
 
-    from scanner.cli import cli
+    from scanner.cli.main import cli
     from tests.aws_helpers import AMI, REGION, client
 
     ec2 = client("ec2", endpoint_url=moto_server.url)
@@ -218,7 +218,7 @@ def test_gpuaudit_audit_with_a_policy_dir_against_a_moto_server(
 def test_audit_reads_only_what_enabled_user_policies_read(aws: None, tmp_path: Path) -> None:
     from scanner.aws.collect import collect
     from scanner.aws.targets import TargetSpec
-    from scanner.cli_audit import needed_kinds
+    from scanner.cli.audit import needed_kinds
     from tests.aws_helpers import AMI, RECORDER, REGION, client
 
     write(tmp_path / "p" / "instances.yaml", """
@@ -246,7 +246,7 @@ def test_audit_reads_only_what_enabled_user_policies_read(aws: None, tmp_path: P
 
 
 def test_the_docs_name_every_compute_view_field() -> None:
-    from scanner.policy_files.fields import FIELDS
+    from policies.declarative.fields import FIELDS
 
     text = (ROOT / "docs" / "user-policies.md").read_text()
     for name in FIELDS:
@@ -349,7 +349,7 @@ def test_an_unknown_attribute_is_unknown_naming_the_path(tmp_path: Path) -> None
 
 
 def test_attribute_paths_of_the_kind_schema_through_lists() -> None:
-    from scanner.policy_files.fields import read_attribute
+    from policies.declarative.fields import read_attribute
 
     r = _resource(BlockDeviceMappings=[{"Ebs": {"Encrypted": True}}, {"Ebs": {"Encrypted": U}},
                                        {"DeviceName": "/dev/sdb"}],
@@ -415,7 +415,7 @@ def test_other_problems_name_the_file_and_line(tmp_path: Path) -> None:
 
 
 def test_a_duplicate_id_in_a_directory_names_both_files(tmp_path: Path) -> None:
-    from scanner.policy_files import load_policy_dir
+    from policies.declarative import load_policy_dir
 
     write(tmp_path / "a.yaml", POLICY)
     write(tmp_path / "b.yaml", POLICY)
@@ -446,7 +446,7 @@ def test_the_published_schema_is_valid_and_the_examples_follow_it() -> None:
     import jsonschema
     import yaml
 
-    from scanner.policy_files import SCHEMA_FILE, policy_files
+    from policies.declarative import SCHEMA_FILE, policy_files
 
     schema = json.loads(SCHEMA_FILE.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -605,7 +605,7 @@ def test_a_secret_a_user_policy_reads_never_reaches_the_report(tmp_path: Path) -
 def test_tags_regions_and_spot_ceiling_on_live_resources(aws: None) -> None:
     from scanner.aws.collect import collect
     from scanner.aws.targets import TargetSpec
-    from scanner.cli_audit import needed_kinds
+    from scanner.cli.audit import needed_kinds
     from tests.aws_helpers import AMI, REGION, client
 
     discovery.use_policy_dirs([EXAMPLES])

@@ -129,7 +129,7 @@ def _pip_install(python: Path, wheel: Path) -> None:
 
 
 def _gpuaudit(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(python), "-m", "scanner.cli", *args], cwd=cwd,
+    return subprocess.run([str(python), "-m", "scanner", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=180,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
 
@@ -164,7 +164,7 @@ def test_a_pip_installed_plugin_is_a_policy_like_the_built_ins(tmp_path: Path) -
     assert acme["compliance"] == {"finops": ["rate-optimization"]}
 
     # the project's own environment does not have it: the plugin is what brings it
-    plain = subprocess.run([sys.executable, "-m", "scanner.cli", "policies", "show",
+    plain = subprocess.run([sys.executable, "-m", "scanner", "policies", "show",
                             "ACME-001"], cwd=tmp_path, capture_output=True, text=True,
                            timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert plain.returncode == 2

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from scanner.cli import cli
+from scanner.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 TF = '''resource "aws_launch_template" "gpu" {

@@ -16,9 +16,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scanner.engine import evaluate
+from scanner.engine.evaluate import evaluate
 from scanner.model import Status
-from scanner.scan import scan_paths
+from scanner.sources.scan import scan_paths
 from tests.memory_peak import peak_memory
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """A census of GPU compute in scanned trees, and what every policy made of it.
 
-For each tree (scanned as ``gpuaudit scan`` scans it: ``scanner.scan.scan_paths``) and each kind
+For each tree (scanned as ``gpuaudit scan`` scans it: ``scanner.sources.scan.scan_paths``) and each kind
 family of the compute registry (``scanner.compute.registry``): how many objects there are, how
 many are GPU compute (certainly, or maybe: their types are not known), and for each policy how
 many of the GPU ones it judged PASS / FAIL / UNKNOWN / ERROR, and how many it did not judge and
@@ -37,10 +37,10 @@ from policies.base import Policy
 from scanner.catalog import default_catalog, is_gpu_type, vendor_by_family
 from scanner.compute import Placement, Views, registry, views
 from scanner.compute.view import ComputeView
-from scanner.engine import run
-from scanner.graph import ResourceIndex
+from scanner.engine.evaluate import run
 from scanner.model import Finding, Notice, Ref, Resource, Unknown
-from scanner.scan import scan_paths
+from scanner.model.graph import ResourceIndex
+from scanner.sources.scan import scan_paths
 
 BEGIN = "<!-- count_gpu_objects:begin -->"
 END = "<!-- count_gpu_objects:end -->"

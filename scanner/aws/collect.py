@@ -16,8 +16,8 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any
 
-from scanner import progress as live_progress
 from scanner.aws import faults
+from scanner.aws import progress as live_progress
 from scanner.aws.clients import ClientFactory
 from scanner.aws.collectors.base import Collector, Coverage, RegionContext
 from scanner.aws.deadline import Deadline

@@ -6,9 +6,9 @@ import json
 from collections.abc import Collection
 from typing import Any
 
+from scanner.aws.price_list import CATALOG_CALLS
 from scanner.aws.registry import COLLECTORS, declared_calls
 from scanner.aws.targets import DISCOVERY_CALLS
-from scanner.pricing.refresh import CATALOG_CALLS
 
 # boto3 service name → IAM action prefix, where they differ.
 _IAM_PREFIX: dict[str, str] = {}
@@ -62,7 +62,7 @@ def render(kinds: Collection[str] | None = None) -> str:
 def render_send() -> str:
     """The policy `gpuaudit report send-securityhub` needs: its one write, kept apart from the
     audit's read-only policy (never attach it to the audit's role)."""
-    from scanner.compliance.securityhub import write_policy_document
+    from scanner.aws.securityhub import write_policy_document
 
     return json.dumps(write_policy_document(), indent=2) + "\n"
 

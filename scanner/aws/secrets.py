@@ -2,7 +2,7 @@
 
 ``scrub`` walks an API response and returns a JSON-safe copy without user data, with every
 string that looks like a credential, and every value of a key or tag named like a secret,
-replaced by ``REDACTED``. The detector is :mod:`scanner.credentials`, the same one the report
+replaced by ``REDACTED``. The detector is :mod:`scanner.inputs.credentials`, the same one the report
 step applies to IaC findings. Everything the live collectors put
 into a Resource (attributes, tags, names) goes through it, so nothing secret can reach a finding,
 a report or an error message.
@@ -15,7 +15,7 @@ import functools
 import re
 from typing import Any
 
-from scanner.credentials import REDACTED, looks_like_credential, redact_named, redact_text
+from scanner.inputs.credentials import REDACTED, looks_like_credential, redact_named, redact_text
 
 __all__ = ["REDACTED", "looks_like_credential", "scrub", "scrub_text"]
 

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from scanner.pricing.money import HOURS_PER_MONTH
+from scanner.model.money import HOURS_PER_MONTH
 
 __all__ = ["CATALOG_FILE", "HOURS_PER_MONTH", "INTERCONNECTS", "Catalog", "CatalogError",
            "InstanceSpec", "Offerings", "default_catalog", "is_gpu_type", "is_neuron_type",
@@ -304,7 +304,7 @@ MAX_CATALOG_BYTES = 64 * 1024 * 1024
 
 
 def load_catalog(path: Path = CATALOG_FILE) -> Catalog:
-    from scanner.safe_read import ReadError, read_regular
+    from scanner.inputs.safe_read import ReadError, read_regular
 
     try:
         # a regular file only (a FIFO given to --catalog would block the run forever)

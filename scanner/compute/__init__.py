@@ -1,6 +1,6 @@
 """One compute view per resource, computed once by the extractor its kind registered.
 
-Enters: the normalized resources of one evaluation (a ``scanner.graph.ResourceIndex``).
+Enters: the normalized resources of one evaluation (a ``scanner.model.graph.ResourceIndex``).
 Leaves: a :class:`~scanner.compute.view.ComputeView` per compute (or storage) resource: its
 instance types or GPU requirement, capacity, purchase option, storage devices, subnets and
 public-IP settings, and the launch templates it uses; plus the joins policies share (GPU compute

@@ -11,8 +11,8 @@ from typing import Any
 from scanner.compute import registry
 from scanner.compute.launch import LaunchSpec, launch_spec, unknown_spec
 from scanner.compute.view import ComputeView, TemplateUse
-from scanner.graph import ResourceIndex, doubt
 from scanner.model import Resource, Unknown
+from scanner.model.graph import ResourceIndex, doubt
 
 TEMPLATE = "ec2.launch_template"
 CONFIGURATION = "autoscaling.launch_configuration"

@@ -12,8 +12,8 @@ from typing import Any
 from scanner.compute.purchase import market_option
 from scanner.compute.values import as_list, iter_dicts, ordinal
 from scanner.compute.view import Attr, Device, GpuRequirement
-from scanner.graph import ResourceIndex
 from scanner.model import Ref, Unknown, dig
+from scanner.model.graph import ResourceIndex
 
 ROOT_FROM_AMI = "root (from the AMI)"
 # The device name the Terraform sources give an instance's root_block_device: the one mapping

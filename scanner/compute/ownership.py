@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scanner.graph import ResourceIndex
 from scanner.model import Resource
+from scanner.model.graph import ResourceIndex
 
 NODEGROUP = "eks.nodegroup"
 GROUP = "autoscaling.group"

@@ -14,8 +14,8 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from scanner.graph import ResourceIndex
 from scanner.model import Ref, Resource, Unknown
+from scanner.model.graph import ResourceIndex
 
 SUBNET = "ec2.subnet"
 

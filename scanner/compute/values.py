@@ -6,8 +6,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from scanner.inputs.numbers import parse_decimal
 from scanner.model import Unknown
-from scanner.sane_numbers import parse_decimal
 
 
 def as_list(value: Any) -> list[Any]:

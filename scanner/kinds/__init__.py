@@ -7,7 +7,7 @@ From here come: the CloudFormation type -> kind table and its coercions
 read in their nested blocks (the plan reader's block keys), the types Terraform values are
 coerced to (``scanner.sources.terraform.translate``), the validation of a policy's ``kinds`` /
 ``needs`` when it is registered, the declared facts live collectors add (``facts``), and
-``docs/resource-model.md`` (``python -m scanner.kinds.doc``, checked by a test).
+``docs/resource-model.md`` (``python -m scanner.compute.resource_model_doc``, checked by a test).
 
 Stdlib only: the pre-commit path imports it.
 """

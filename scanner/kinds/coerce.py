@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from scanner.inputs.numbers import parse_decimal, parse_integer, sane_number
 from scanner.kinds.types import AsGiven, FieldType, Ids, Json, List, Map, Obj, Str
 from scanner.kinds.types import Ref as RefTo
 from scanner.model import Ref, Unknown
-from scanner.sane_numbers import parse_decimal, parse_integer, sane_number
 
 Convert = Callable[[FieldType, str, Any], Any]
 _UNCHANGED = (Str, AsGiven, RefTo)

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from scanner.graph import ResourceIndex
 from scanner.model import Finding, Resource, SourceKind, dig
+from scanner.model.graph import ResourceIndex
 
 CLASSES = ("saving", "exposure")
 

@@ -46,7 +46,7 @@ _DEFAULT_UNIT = {"utilization.gpu": "%", "memory.used": "mib", "memory.total": "
 def read_text(path: Path) -> str:
     """The text of a telemetry file (UTF-8, UTF-8 with BOM, UTF-16/32 by BOM, as Windows hosts
     write logs), within the byte budget; a FIFO or device is refused, never waited on."""
-    from scanner.safe_read import ReadError, decode_text, read_regular
+    from scanner.inputs.safe_read import ReadError, decode_text, read_regular
 
     try:
         size = path.stat().st_size
@@ -67,8 +67,8 @@ def stream_lines(path: Path) -> tuple[Iterator[str], bool]:
     """The lines of a large telemetry file, decoded by BOM as they are read (never the whole
     file in memory), and whether it is OpenMetrics (it ends in ``# EOF``: seconds, not
     milliseconds). A line longer than the DCGM line budget is returned cut (and refused)."""
-    from scanner.safe_read import ReadError, encoding_of, read_head
-    from scanner.safe_read import _open as open_regular
+    from scanner.inputs.safe_read import ReadError, encoding_of, read_head
+    from scanner.inputs.safe_read import _open as open_regular
     from scanner.telemetry.dcgm import MAX_LINE_CHARS
 
     try:
@@ -283,7 +283,7 @@ def parse_file(path: Path, fmt: str | None = None) -> tuple[str, Members]:
 
 
 def _head(path: Path) -> str:
-    from scanner.safe_read import ReadError, decode_head, read_head
+    from scanner.inputs.safe_read import ReadError, decode_head, read_head
 
     try:
         return decode_head(read_head(path, 8192))

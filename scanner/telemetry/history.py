@@ -255,7 +255,7 @@ def load_history(path: Path, lookback_days: float) -> Loaded:
     """A history file; a file that cannot be used is one error (its keys, if any, unreadable).
     The sample and resource budgets are counted on the raw bytes, streamed, before the file is
     parsed or validated."""
-    from scanner.safe_read import ReadError, decode_text, encoding_of, read_regular
+    from scanner.inputs.safe_read import ReadError, decode_text, encoding_of, read_regular
 
     out = Loaded(files=[str(path)])
     try:

@@ -1,6 +1,6 @@
 """Networking: VPCs, subnets, route tables (associations, main table), internet gateways, VPC
 endpoints with their policy documents parsed. One paginated walk per call per region; the joins
-(subnet → route table → endpoint) happen in memory in scanner.graph."""
+(subnet → route table → endpoint) happen in memory in scanner.model.graph."""
 
 from __future__ import annotations
 

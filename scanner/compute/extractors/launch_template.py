@@ -25,9 +25,9 @@ from scanner.compute.view import (
     TemplateUse,
     Types,
 )
-from scanner.graph import doubt
 from scanner.kinds.facts import SPOT_PRICES
 from scanner.model import Resource, Unknown
+from scanner.model.graph import doubt
 
 
 @extractor("ec2.launch_template", provides=(LAUNCHES, SPOT, DEVICES), rank=2)

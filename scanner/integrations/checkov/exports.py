@@ -129,7 +129,7 @@ def not_exported_reason(policy_id: str) -> str:
 def config() -> Any:
     """The gpuaudit config: $GPUAUDIT_CONFIG, else .gpuaudit.yaml / pyproject.toml in the cwd
     (where checkov runs). A bad config raises ConfigError naming the file and key."""
-    from scanner.config import load_config
+    from scanner.engine.config import load_config
 
     path = os.environ.get(CONFIG_ENV)
     return load_config(Path(path) if path else None)
@@ -137,7 +137,7 @@ def config() -> Any:
 
 def enabled_exports() -> list[Export]:
     """The exports whose policy the gpuaudit config enables (off-by-default ones stay off)."""
-    from scanner.engine import select_policies
+    from scanner.engine.evaluate import select_policies
 
     on = {p.id for p in select_policies(config())}
     return [e for pid, e in EXPORTS.items() if pid in on]
@@ -162,8 +162,8 @@ def evaluate(export: Export, resource: Resource) -> Verdict:
     from policies import all_policies
     from policies.base import Context
     from scanner.catalog import default_catalog
-    from scanner.engine import _if_it_exists
-    from scanner.graph import ResourceIndex
+    from scanner.engine.evaluate import _if_it_exists
+    from scanner.model.graph import ResourceIndex
 
     pol = all_policies()[export.policy_id]
     if resource.kind not in pol.kinds:

@@ -73,7 +73,7 @@ def _identity(check: Mapping[str, Any]) -> tuple[str, str, bool]:
 
 
 def to_finding(check: Mapping[str, Any], file: str | None) -> Finding:
-    from scanner.engine import display_path, fingerprint
+    from scanner.engine.evaluate import display_path, fingerprint
 
     check_id = str(check.get("check_id"))
     kind, rid, terraform = _identity(check)

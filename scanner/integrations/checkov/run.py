@@ -28,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 from scanner.model import Finding, InputError, Notice
 
 if TYPE_CHECKING:
-    from scanner.config import Config
+    from scanner.engine.config import Config
 
 CHECKOV_ENV = "GPUAUDIT_CHECKOV"
 TIMEOUT_ENV = "GPUAUDIT_CHECKOV_TIMEOUT"
@@ -148,7 +148,7 @@ class CheckovJob:
              deterministic: bool = False) -> Joined:
         """Wait for checkov; our findings plus its failed checks (the mute list and baseline
         applied to them), same-fact pairs merged; its errors, notices and summary."""
-        from scanner.engine import suppress_external
+        from scanner.engine.evaluate import suppress_external
         from scanner.integrations.checkov.findings import merge
 
         out = self.outcome()

@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from scanner.catalog import region_name
+from scanner.inputs.numbers import sane_number_text
+from scanner.inputs.safe_read import ReadError, decode_head, read_regular
+from scanner.inputs.sizes import exceeds
 from scanner.kinds import schema
 from scanner.kinds.coerce import coerce_fields, garbage, to_bool, to_int, to_number
 from scanner.kinds.types import Bool, FieldType, Ids, Int, Json, List, Num, Obj, Price
@@ -43,9 +46,6 @@ from scanner.model import (
     SourceResult,
     Unknown,
 )
-from scanner.safe_read import ReadError, decode_head, read_regular
-from scanner.sane_numbers import sane_number_text
-from scanner.sizes import exceeds
 from scanner.sources.cloudformation import embedded
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 from scanner.sources.yaml_documents.coerce import shapes

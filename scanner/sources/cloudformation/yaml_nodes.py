@@ -8,7 +8,7 @@
 * JSON (``{`` first) is parsed with the json module; line spans come from a cheap token scan.
 * A key written twice in one mapping is refused (CloudFormation rejects such templates).
 * Numbers that are not finite or absurdly large (``.nan``, ``1e308``) become
-  :class:`~scanner.model.Unknown` (:mod:`scanner.sane_numbers`).
+  :class:`~scanner.model.Unknown` (:mod:`scanner.inputs.numbers`).
 * UTF-8, and UTF-16 / UTF-32 with a byte-order mark, are read.
 
 Every problem is a :class:`TemplateError` with a reason and, where known, a 1-based line.
@@ -24,10 +24,10 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from scanner.inputs.numbers import TOO_LARGE, sane_number
+from scanner.inputs.safe_read import decode_text
+from scanner.inputs.yaml_compose import Composer, last_line, mark_line, scalar
 from scanner.model import Unknown
-from scanner.safe_read import decode_text
-from scanner.sane_numbers import TOO_LARGE, sane_number
-from scanner.yaml_compose import Composer, last_line, mark_line, scalar
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 100

@@ -168,7 +168,7 @@ class _Reader:
         return self._take(len(text), attr)
 
     def object_fits(self, value: Any, attr: str) -> bool:
-        from scanner.sizes import written_size
+        from scanner.inputs.sizes import written_size
 
         return self._take(written_size(value, self.budget.left), attr)
 

@@ -25,12 +25,12 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from scanner.inputs.numbers import parse_decimal, parse_integer, sane_number, sane_number_text
 from scanner.kinds import schema
 from scanner.kinds import types as kt
 from scanner.kinds.coerce import coerce_fields
 from scanner.kinds.types import FieldType
 from scanner.model import InputError, Notice, Provenance, Ref, Resource, Skip, Unknown
-from scanner.sane_numbers import parse_decimal, parse_integer, sane_number, sane_number_text
 
 Attrs = dict[str, Any]
 # A translator returns (kind, attrs, name, extra aliases).

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scanner.inputs.numbers import sane_number, sane_number_text
 from scanner.kinds import schema
 from scanner.kinds.coerce import Notice, coerce_fields, garbage, to_bool, to_int, to_number
 from scanner.kinds.types import (
@@ -24,7 +25,6 @@ from scanner.kinds.types import (
 )
 from scanner.kinds.types import Ref as RefTo
 from scanner.model import Ref, Unknown
-from scanner.sane_numbers import sane_number, sane_number_text
 
 
 def coerce(kind: str, attrs: dict[str, Any], notice: Notice) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scanner.inputs.safe_read import ReadError, read_regular
 from scanner.model import InputError, Notice, SourceResult
-from scanner.safe_read import ReadError, read_regular
 from scanner.sources.yaml_documents.files import ConfigFile
 from scanner.sources.yaml_documents.reader import (
     MAX_BYTES,

@@ -25,9 +25,9 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from scanner.inputs.safe_read import decode_text
+from scanner.inputs.yaml_compose import MERGE, Composer, last_line, mark_line, scalar
 from scanner.model import Unknown
-from scanner.safe_read import decode_text
-from scanner.yaml_compose import MERGE, Composer, last_line, mark_line, scalar
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 100

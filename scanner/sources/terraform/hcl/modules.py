@@ -1431,7 +1431,7 @@ def read_workspace(root_dir: str) -> str:
     chosen = os.environ.get("TF_WORKSPACE", "").strip()
     if chosen:
         return chosen[:256]
-    from scanner.safe_read import ReadError, read_regular
+    from scanner.inputs.safe_read import ReadError, read_regular
 
     path = os.path.join(root_dir or ".", ".terraform", "environment")
     if not os.path.exists(path):
@@ -1447,7 +1447,7 @@ MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
 
 def read_modules_json(root_dir: str) -> dict[str, Installed]:
-    from scanner.safe_read import ReadError, read_regular
+    from scanner.inputs.safe_read import ReadError, read_regular
 
     path = os.path.join(root_dir or ".", ".terraform", "modules", "modules.json")
     if not os.path.exists(path):

@@ -578,7 +578,7 @@ def _provider_region(root: Any) -> str | None:
 def _mark_rendered_manifests(resources: list[Resource]) -> None:
     """The files this root module read (``file()``, ``templatefile()``) on each Kubernetes
     object it applies, as ``RenderedFrom``: the scan then reports a manifest file that Terraform
-    renders once, from Terraform (scanner.scan)."""
+    renders once, from Terraform (scanner.sources.scan)."""
     from scanner.sources.terraform.hcl.functions import FILE_READER
 
     paths = getattr(FILE_READER[0], "paths", None) if FILE_READER else None
@@ -837,7 +837,7 @@ __all__ = ["discover_roots", "instance_values", "load_terraform_dir", "parse_ski
 def _bound_attributes(resource: Resource, result: SourceResult) -> None:
     """An attribute that references amplify (a long string listed thousands of times: small in
     memory, huge once written in a report) is an input error naming it, and UNKNOWN."""
-    from scanner.sizes import cut_text, exceeds
+    from scanner.inputs.sizes import cut_text, exceeds
     from scanner.sources.terraform.hcl.values import MAX_STRING
 
     def refuse(key: str) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from scanner.inputs.numbers import parse_decimal, parse_integer
 from scanner.model import Ref, Unknown
-from scanner.sane_numbers import parse_decimal, parse_integer
 
 # The budgets: every amplification a small file can ask for is bounded, per root module.
 MAX_ITEMS = 100_000  # no collection may grow beyond this (range, for, setproduct …)
@@ -104,7 +104,7 @@ def holds_sensitive(v: Any) -> bool:
     return False
 
 
-SHORT_SECRET = 4  # scanner.redact.MIN_SENSITIVE: shorter secrets are not found in reports
+SHORT_SECRET = 4  # scanner.findings.redact.MIN_SENSITIVE: shorter secrets are not found in reports
 _SHORT: list[Any] = [0, frozenset()]  # (len(SENSITIVE) when computed, the short ones)
 
 

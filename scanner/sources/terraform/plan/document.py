@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from scanner.inputs.numbers import NOT_FINITE
+from scanner.inputs.safe_read import ReadError, decode_text, read_regular
 from scanner.model import InputError, Unknown
-from scanner.safe_read import ReadError, decode_text, read_regular
-from scanner.sane_numbers import NOT_FINITE
 from scanner.sources.terraform.plan.config import MAX_MODULE_DEPTH
 
 _ADDRESS = re.compile(r'"address"\s*:\s*"((?:[^"\\]|\\.)*)"')

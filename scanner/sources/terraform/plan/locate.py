@@ -246,7 +246,7 @@ def _dynamic_blocks(text: str, start: int, end: int) -> dict[str, dict[str, Any]
 
 
 def scan_file(path: Path) -> dict[tuple[str, str], Block]:
-    from scanner.safe_read import ReadError, read_regular
+    from scanner.inputs.safe_read import ReadError, read_regular
 
     try:  # a regular file only: a FIFO named main.tf beside the plan would block the scan
         text = read_regular(path, limit=5 * 1024 * 1024).decode("utf-8", errors="replace")
@@ -310,7 +310,7 @@ def has_tf_files(d: Path) -> bool:
 def installed_modules(root: Path) -> dict[str, Path]:
     """`terraform init`'s record of module directories: {"a.b": dir} (keys as terraform writes
     them, dotted call names), from .terraform/modules/modules.json when present."""
-    from scanner.safe_read import ReadError, read_regular
+    from scanner.inputs.safe_read import ReadError, read_regular
 
     manifest = root / ".terraform" / "modules" / "modules.json"
     try:  # a regular file only (a FIFO, or a link to /dev/zero, would hang or fill memory)

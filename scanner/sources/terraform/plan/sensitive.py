@@ -38,7 +38,7 @@ def _sensitive(value: Any, marks: Any, out: set[str]) -> None:
         _hide_copies(value, short)
 
 
-# A report's redaction finds only secrets of at least this many characters (scanner.redact's
+# A report's redaction finds only secrets of at least this many characters (scanner.findings.redact's
 # MIN_SENSITIVE): a shorter sensitive value (terraform marks a substr() of a secret too) is
 # made UNKNOWN here, so that it never reaches a report.
 _SHORT_SECRET = 4

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from scanner.safe_read import encoding_of, not_regular
+from scanner.inputs.safe_read import encoding_of, not_regular
 from scanner.sources.terraform.plan.config import MAX_MODULE_DEPTH
 from scanner.sources.terraform.plan.document import (
     _ADDRESS,
