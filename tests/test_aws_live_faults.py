@@ -46,6 +46,8 @@ DEFAULT_KEY = (
     b"<requestId>f4ul7-0</requestId><kmsKeyId>alias/aws/ebs</kmsKeyId>"
     b"</GetEbsDefaultKmsKeyIdResponse>"
 )
+CE_COVERAGE = {"GetReservationCoverage": b'{"CoveragesByTime": []}',
+               "GetSavingsPlansCoverage": b'{"SavingsPlansCoverages": []}'}
 # Faults that end (stall is tested on its own, with a deadline).
 ENDING = tuple(f for f in FAULTS if f != "stall")
 REPO = Path(__file__).resolve().parents[1]
@@ -201,6 +203,8 @@ def estate(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Ite
     with MotoProcess(log) as moto, FaultProxy(moto.url) as proxy:
         ids = seed(moto.url)
         proxy.answer("GetEbsDefaultKmsKeyId", DEFAULT_KEY)  # moto lacks it
+        for op, body in CE_COVERAGE.items():  # and Cost Explorer's coverage (COST-001)
+            proxy.answer(op, body, "application/x-amz-json-1.1")
         proxy.remember()  # the estate is only read from here on
         yield proxy, ids
 
