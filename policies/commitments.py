@@ -13,6 +13,7 @@ from scanner.kinds.commitments import CAPACITY, COVERAGE
 from scanner.model import Resource, Result, Severity, Status, Unknown
 
 GROUP = "autoscaling.group"
+NODE_GROUP = "eks.nodegroup"  # an EKS managed node group: its capacity is its groups'
 SHARE = 0.8  # of the steady base: the rest stays flexible (docs/money.md)
 HOURS_PER_MONTH = 730
 
@@ -20,7 +21,7 @@ HOURS_PER_MONTH = 730
 @dataclass
 class _Family:
     family: str
-    groups: list[Resource] = field(default_factory=list)
+    groups: list[tuple[Resource, list[str]]] = field(default_factory=list)  # with ASG names
     types: set[str] = field(default_factory=set)
     regions: set[str] = field(default_factory=set)
 
@@ -38,10 +39,11 @@ def _families(ctx: Context, account: str | None) -> tuple[dict[str, _Family], li
         r = p.compute
         if r.provenance.account != account:
             continue
-        if r.kind != GROUP:
+        names = _group_names(r)
+        if not names:
             if ctx.compute.owner_of(r) is not None:
                 continue  # a member of a group: counted in its group's capacity
-            skipped.append(f"{r.id}: not an Auto Scaling group (no capacity history)")
+            skipped.append(f"{r.id}: not in an Auto Scaling group (no capacity history)")
             continue
         view = ctx.compute.of(r)
         types = view.types.gpu_types() if view is not None else []
@@ -50,11 +52,24 @@ def _families(ctx: Context, account: str | None) -> tuple[dict[str, _Family], li
             skipped.append(f"{r.id}: its GPU family is not known as one family")
             continue
         fam = out.setdefault(next(iter(fams)), _Family(next(iter(fams))))
-        fam.groups.append(r)
+        fam.groups.append((r, names))
         fam.types.update(types)
         if r.provenance.region:
             fam.regions.add(r.provenance.region)
     return out, skipped
+
+
+def _group_names(r: Resource) -> list[str]:
+    """The Auto Scaling groups whose desired capacity is the capacity of ``r``."""
+    if r.kind == GROUP:
+        name = r.get("AutoScalingGroupName")
+        return [name] if isinstance(name, str) and name else []
+    if r.kind == NODE_GROUP:
+        res = r.get("Resources")
+        groups = res.get("AutoScalingGroups") if isinstance(res, dict) else None
+        return [str(g["Name"]) for g in groups or [] if isinstance(g, dict)
+                and isinstance(g.get("Name"), str)]
+    return []
 
 
 def _coverage(marker: Resource, family: str) -> tuple[float | None, dict[str, Any]]:
@@ -83,10 +98,11 @@ def _judge(ctx: Context, marker: Resource, fam: _Family,
            capacity: dict[tuple[str, str], Resource]) -> tuple[Status, str, dict[str, Any]]:
     records = []
     missing = []
-    for g in fam.groups:
-        rec = capacity.get((str(g.get("AutoScalingGroupName") or g.name or g.id), g.scope))
-        (records.append(rec) if rec is not None else missing.append(g.id))
-    ev: dict[str, Any] = {"family": fam.family, "groups": sorted(g.id for g in fam.groups),
+    for g, names in fam.groups:
+        for name in names:
+            rec = capacity.get((name, g.scope))
+            (records.append(rec) if rec is not None else missing.append(name))
+    ev: dict[str, Any] = {"family": fam.family, "groups": sorted(g.id for g, _ in fam.groups),
                           "instance_types": sorted(fam.types), "regions": sorted(fam.regions)}
     if missing:
         ev["no_history"] = missing
@@ -136,7 +152,7 @@ ORDER = (Status.FAIL, Status.UNKNOWN, Status.PASS)
     severity=Severity.INFO,
     category="cost",
     kinds=(COVERAGE,),
-    needs=(CAPACITY, GROUP),
+    needs=(CAPACITY, GROUP, NODE_GROUP),
     description="For each GPU family an account runs in Auto Scaling groups, the reserved "
                 "and Savings Plans coverage of the last 14 days (Cost Explorer) against the "
                 "recommended coverage base / peak x 0.8, base and peak being the lowest and "
