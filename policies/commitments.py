@@ -9,6 +9,7 @@ from typing import Any
 
 from policies.base import Context, Remediation, policy
 from scanner.catalog import family_of
+from scanner.compute import LAUNCHES, PLACES, kinds_with, reads_of
 from scanner.kinds.commitments import CAPACITY, COVERAGE
 from scanner.model import Resource, Result, Severity, Status, Unknown
 
@@ -16,6 +17,7 @@ GROUP = "autoscaling.group"
 NODE_GROUP = "eks.nodegroup"  # an EKS managed node group: its capacity is its groups'
 SHARE = 0.8  # of the steady base: the rest stays flexible (docs/money.md)
 HOURS_PER_MONTH = 730
+COMPUTE = kinds_with(LAUNCHES, PLACES)  # what places capacity (the GPU families run)
 
 
 @dataclass
@@ -152,7 +154,7 @@ ORDER = (Status.FAIL, Status.UNKNOWN, Status.PASS)
     severity=Severity.INFO,
     category="cost",
     kinds=(COVERAGE,),
-    needs=(CAPACITY, GROUP, NODE_GROUP),
+    needs=(CAPACITY, *COMPUTE, *reads_of(COMPUTE)),
     description="For each GPU family an account runs in Auto Scaling groups, the reserved "
                 "and Savings Plans coverage of the last 14 days (Cost Explorer) against the "
                 "recommended coverage base / peak x 0.8, base and peak being the lowest and "

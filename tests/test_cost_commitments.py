@@ -71,31 +71,27 @@ def plans(family: str, covered: float, total: float) -> dict[str, Any]:
 ANSWERS: list[Callable[[Stubber], None]] = []  # the current test's (client classes are shared)
 
 
-class Stubbed:
-    """Mixed into Cost Explorer client classes: each client answers from a Stubber."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        stub = Stubber(self)
-        ANSWERS[-1](stub)
-        stub.activate()
+STUBS: list[Stubber] = []
 
 
-def _add_stub(base_classes: list[type], **_: Any) -> None:
-    if Stubbed not in base_classes:
-        base_classes.insert(0, Stubbed)
+class StubbedSession(botocore.session.Session):
+    """A session whose Cost Explorer clients answer from a Stubber; every other client is
+    moto's."""
+
+    def create_client(self, service_name: str, *args: Any, **kwargs: Any) -> Any:
+        made = super().create_client(service_name, *args, **kwargs)
+        if service_name == "ce":
+            stub = Stubber(made)
+            ANSWERS[-1](stub)
+            stub.activate()
+            STUBS.append(stub)
+        return made
 
 
 def stubbed(answers: Callable[[Stubber], None]) -> Callable[[str | None], Any]:
-    """Sessions whose Cost Explorer clients answer from a Stubber (and nothing else is faked)."""
     ANSWERS[:] = [answers]
-
-    def make(profile: str | None) -> botocore.session.Session:
-        bs = botocore.session.Session(profile=profile)
-        bs.get_component("event_emitter").register("creating-client-class.ce", _add_stub)
-        return bs
-
-    return make
+    STUBS.clear()
+    return lambda profile: StubbedSession(profile=profile)
 
 
 def audit(answers: Callable[[Stubber], None]) -> SourceResult:
@@ -133,6 +129,7 @@ def test_live_uncovered_steady_base_fails_without_an_invented_saving(aws: None) 
     assert fam["rates"]["committed_usd_hour"] is None
     assert fam["rates"]["on_demand_usd_hour"] and fam["rates"]["on_demand_source"]
     assert f.savings is None  # no committed rate known: no saving at all
+    assert STUBS  # Cost Explorer answered from the Stubber, once per account
 
 
 def test_live_covered_family_passes(aws: None) -> None:

@@ -15,18 +15,31 @@ from scanner.aws.collectors.base import Call, Collector, RegionContext
 from scanner.aws.collectors.cloudwatch import SETTINGS, _now
 from scanner.aws.normalize import make
 from scanner.kinds.commitments import CAPACITY
+from scanner.model import Resource
 
 MAX_GROUPS = 500  # groups read per region; the rest get no record (UNKNOWN, said so)
 QUERIES_PER_CALL = 500  # GetMetricData's limit of queries per request
 HOUR = 3600
 
 
+def _names(r: Resource) -> list[str]:
+    """The Auto Scaling groups of a group (its name) or of an EKS managed node group."""
+    if r.kind == "autoscaling.group":
+        name = r.get("AutoScalingGroupName")
+        return [name] if isinstance(name, str) and name else []
+    if r.kind == "eks.nodegroup":
+        res = r.get("Resources")
+        groups = res.get("AutoScalingGroups") if isinstance(res, dict) else None
+        return [g["Name"] for g in groups if isinstance(g, dict)
+                and isinstance(g.get("Name"), str)] if isinstance(groups, list) else []
+    return []
+
+
 def run(ctx: RegionContext) -> None:
     from scanner.telemetry.cloudwatch import live_window
 
-    groups = sorted({str(r.get("AutoScalingGroupName")) for r in ctx.result.resources
-                     if r.kind == "autoscaling.group" and r.scope == ctx.scope
-                     and isinstance(r.get("AutoScalingGroupName"), str)})
+    groups = sorted({name for r in ctx.result.resources if r.scope == ctx.scope
+                     for name in _names(r)})
     if len(groups) > MAX_GROUPS:
         ctx.notice(f"{ctx.scope}/asg_capacity", f"{len(groups)} Auto Scaling groups: the "
                    f"desired capacity of the first {MAX_GROUPS} only is read")
@@ -68,5 +81,5 @@ COLLECTOR = Collector(
     name="asg_capacity",
     calls=(Call("cloudwatch", "GetMetricData", (CAPACITY,)),),
     run=run,
-    after=("autoscaling",),
+    after=("autoscaling", "eks"),
 )
