@@ -109,7 +109,8 @@ def _judge(ctx: Context, marker: Resource, fam: _Family,
     if missing:
         ev["no_history"] = missing
         return (Status.UNKNOWN, f"{fam.family}: no GroupDesiredCapacity history for "
-                f"{', '.join(missing[:3])} (enable the group's metrics collection)", ev)
+                f"{', '.join(missing[:3])} (the group's metrics collection is off, or its "
+                "read failed: see the errors)", ev)
     base = sum(float(r.get("Base") or 0) for r in records)
     peak = sum(float(r.get("Peak") or 0) for r in records)
     hours = min(float(r.get("Hours") or 0) for r in records)
