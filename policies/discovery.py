@@ -23,7 +23,7 @@ from policies.base import REGISTRY, Policy
 BUILTIN_MODULES = ("policies.ebs", "policies.vpc", "policies.spot", "policies.asg",
                    "policies.rightsizing", "policies.unread_modules",
                    "policies.asg_scaling", "policies.spot_interruption", "policies.s3",
-                   "policies.net", "policies.cost")
+                   "policies.net", "policies.cost", "policies.commitments")
 ENTRY_POINT_GROUP = "gpuaudit.policies"
 
 

@@ -52,7 +52,7 @@ FAULTS = ("deny", "throttle", "500", "close", "truncate", "garbage", "html", "em
 _SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
 # The wire protocol of each service gpuaudit calls (botocore's service models say the same).
 PROTOCOLS = {"ec2": "ec2", "autoscaling": "query", "sts": "query", "kms": "json",
-             "organizations": "json", "sagemaker": "json", "eks": "rest-json",
+             "organizations": "json", "sagemaker": "json", "ce": "json", "eks": "rest-json",
              "batch": "rest-json", "s3": "rest-xml"}
 # S3 (REST-XML): the operation is the method, whether the path names a bucket, and the
 # subresource of the query string.

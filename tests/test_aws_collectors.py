@@ -715,11 +715,10 @@ def test_every_collector_runs_for_all_kinds(aws: None, kinds: Any) -> None:
     result = run(kinds)
     # the GPU utilization collector (CloudWatch) runs only when RS-* ask for its kinds
     utilization = {"cloudwatch"} if kinds is ALL_KINDS else set()
-    regional = [c for c in result.coverage if c["region"] != "*"]
-    # AWS Budgets is read once for the account, before the regions
-    assert [(c["service"], c["account"]) for c in result.coverage if c["region"] == "*"] == [
-        ("budgets", ACCOUNT)]
-    assert {c["service"] for c in regional} == {
+    # COST-001's reads (off by default: Cost Explorer bills each request) likewise
+    commitments = {"asg_capacity", "commitments"} if kinds is ALL_KINDS else set()
+    assert {c["service"] for c in result.coverage} == {
+        "budgets",  # read once per account
         "ebs",
         "instances",
         "launch_templates",
@@ -733,8 +732,9 @@ def test_every_collector_runs_for_all_kinds(aws: None, kinds: Any) -> None:
         "events",
         "s3",
         "spot_prices",
-    } | utilization
-    assert all(c["account"] == ACCOUNT and c["region"] == REGION for c in regional)
+    } | utilization | commitments
+    assert all(c["account"] == ACCOUNT and c["region"] == (
+        "*" if c["service"] in ("budgets", "commitments") else REGION) for c in result.coverage)
 
 
 # -- spot prices ---------------------------------------------------------------------------------

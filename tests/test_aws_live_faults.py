@@ -12,6 +12,7 @@ identity calls), so a newly declared operation is covered without a new test.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -30,6 +31,7 @@ from scanner.aws.clients import ALWAYS_ALLOWED
 from scanner.aws.collectors.base import Call
 from scanner.aws.registry import COLLECTORS, declared_operations
 from scanner.cli.main import cli
+from scanner.kinds import schema
 from tests import awskinds_seed
 from tests.aws_helpers import ACCOUNT, AMI, declared_only  # noqa: F401 - fixture
 from tests.fault_proxy import FAULTS, FaultProxy
@@ -46,6 +48,14 @@ DEFAULT_KEY = (
     b"<requestId>f4ul7-0</requestId><kmsKeyId>alias/aws/ebs</kmsKeyId>"
     b"</GetEbsDefaultKmsKeyIdResponse>"
 )
+# Cost Explorer's coverage (moto lacks it): g5 usage, none of it reserved (COST-001 FAIL)
+CE_COVERAGE = {
+    "GetReservationCoverage": json.dumps({"CoveragesByTime": [{
+        "TimePeriod": {"Start": "2026-01-01", "End": "2026-01-15"},
+        "Groups": [{"Attributes": {"instanceType": "g5.xlarge"}, "Coverage": {"CoverageHours": {
+            "OnDemandHours": "100", "ReservedHours": "0", "TotalRunningHours": "100",
+            "CoverageHoursPercentage": "0"}}}]}]}).encode(),
+    "GetSavingsPlansCoverage": b'{"SavingsPlansCoverages": []}'}
 # Faults that end (stall is tested on its own, with a deadline).
 ENDING = tuple(f for f in FAULTS if f != "stall")
 REPO = Path(__file__).resolve().parents[1]
@@ -181,6 +191,27 @@ def seed(url: str) -> dict[str, str]:
             "west_instance": west_instance}
 
 
+def seed_desired_capacity(url: str) -> None:
+    """GroupDesiredCapacity of every group (COST-001's base and peak): 1 then 2 instances."""
+    end = dt.datetime.fromisoformat(END_TEXT.replace("Z", "+00:00"))
+    for region in (EAST, WEST):
+        names = [g["AutoScalingGroupName"] for g in boto3.client(
+            "autoscaling", endpoint_url=url, region_name=region).describe_auto_scaling_groups()[
+            "AutoScalingGroups"]]
+        eks = boto3.client("eks", endpoint_url=url, region_name=region)
+        names += [g["name"] for c in eks.list_clusters()["clusters"]
+                  for n in eks.list_nodegroups(clusterName=c)["nodegroups"]
+                  for g in eks.describe_nodegroup(clusterName=c, nodegroupName=n)["nodegroup"]
+                  .get("resources", {}).get("autoScalingGroups", [])]
+        cw = boto3.client("cloudwatch", endpoint_url=url, region_name=region)
+        for name in names:
+            cw.put_metric_data(Namespace="AWS/AutoScaling", MetricData=[{
+                "MetricName": "GroupDesiredCapacity", "Value": v,
+                "Timestamp": end - dt.timedelta(hours=h, minutes=30),
+                "Dimensions": [{"Name": "AutoScalingGroupName", "Value": name}]}
+                for h, v in ((2, 1.0), (1, 2.0))])
+
+
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     home = tmp_path_factory.mktemp("home")
@@ -200,7 +231,10 @@ def estate(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Ite
     log = tmp_path_factory.mktemp("moto") / "moto.log"
     with MotoProcess(log) as moto, FaultProxy(moto.url) as proxy:
         ids = seed(moto.url)
+        seed_desired_capacity(moto.url)
         proxy.answer("GetEbsDefaultKmsKeyId", DEFAULT_KEY)  # moto lacks it
+        for op, body in CE_COVERAGE.items():  # and Cost Explorer's coverage (COST-001)
+            proxy.answer(op, body, "application/x-amz-json-1.1")
         proxy.remember()  # the estate is only read from here on
         yield proxy, ids
 
@@ -255,9 +289,17 @@ def readers(kinds: tuple[str, ...]) -> set[str]:
 
 
 def declared(operation: str) -> Call:
+    """The operation's call; one that several collectors declare feeds every kind (not fact)
+    they declare it for (CloudWatch's GetMetricData: the GPU utilization and the Auto Scaling
+    groups' capacity)."""
     service, name = operation.split(":")
-    return next(c for col in (*COLLECTORS, *ACCOUNT_COLLECTORS) for c in col.calls
-                if (c.service, c.operation) == (service, name))
+    calls = [c for col in (*COLLECTORS, *ACCOUNT_COLLECTORS) for c in col.calls
+             if (c.service, c.operation) == (service, name)]
+    if len(calls) == 1:
+        return calls[0]
+    facts = schema().facts  # a fact (S3's bucket sizes) is money only, never a gap
+    kinds = tuple(dict.fromkeys(k for c in calls for k in c.kinds if k not in facts))
+    return Call(service, name, kinds)
 
 
 def assert_no_verdict_where_data_is_missing(doc: Any, baseline: Any, call: Call,
@@ -292,7 +334,7 @@ def test_the_fault_free_audit_judges_every_policy_in_the_faulted_region(
     judged = {p for p, _, s in results(baseline, EAST) if s in ("PASS", "FAIL")}
     # what is judged once per account (COST-002 on the account's budgets) has no region
     judged |= {p for p, _, s in results(baseline, None) if s in ("PASS", "FAIL")
-               and p in readers(("budgets.account",))}
+               and p in readers(("budgets.account", "ce.commitment_coverage"))}
     assert judged == set(POLICIES)
     east = results(baseline, EAST)
     assert ("VPC-001", ids["vpc"], "PASS") in east  # it has an S3 gateway endpoint
@@ -338,7 +380,7 @@ def test_every_declared_operation_failed_alone(
     proxy.fail(operation, fault, region=EAST)  # "eks:ListClusters", not sagemaker's
     code, doc = audit(proxy.url, tmp_path)
     # read once per account (AWS Budgets, sent to us-east-1): its gap is the whole account's
-    where = "*" if service == "budgets" else EAST
+    where = "*" if service in ("budgets", "ce") else EAST
     if not readers(call.kinds):
         # no enabled policy reads what it feeds: it is not even called
         assert operation not in proxy.calls()

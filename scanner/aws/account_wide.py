@@ -15,13 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 from scanner.aws import faults
 from scanner.aws.clients import ClientFactory
-from scanner.aws.collectors import budgets
+from scanner.aws.collectors import budgets, commitments
 from scanner.aws.collectors.base import Collector, Coverage, RegionContext
 from scanner.aws.normalize import partition
 from scanner.aws.targets import Target
 from scanner.model import Gap, InputError, SourceResult
 
-ACCOUNT_COLLECTORS: tuple[Collector, ...] = (budgets.COLLECTOR,)
+ACCOUNT_COLLECTORS: tuple[Collector, ...] = (budgets.COLLECTOR, commitments.COLLECTOR)
 ACCOUNT_KINDS: frozenset[str] = frozenset(k for c in ACCOUNT_COLLECTORS for k in c.kinds)
 # The region a global service of each partition answers in.
 GLOBAL_REGION = {"aws": "us-east-1", "aws-cn": "cn-northwest-1", "aws-us-gov": "us-gov-west-1"}

@@ -8,9 +8,11 @@ from collections.abc import Collection
 from scanner.aws.account_wide import ACCOUNT_COLLECTORS  # read once per account (Budgets)
 from scanner.aws.collectors import (
     alarms,
+    asg_capacity,
     autoscaling,
     batch,
     cloudwatch,
+    commitments,
     ebs,
     eks,
     events,
@@ -38,6 +40,7 @@ COLLECTORS: tuple[Collector, ...] = (
     alarms.COLLECTOR,  # what triggers step and simple scaling (ASG-003)
     events.COLLECTOR,  # EventBridge rules on spot interruptions (SPOT-003)
     cloudwatch.COLLECTOR,  # GPU utilization: only when a right-sizing policy is enabled
+    asg_capacity.COLLECTOR,  # desired capacity history: only when COST-001 is enabled
     s3.COLLECTOR,  # S3-001: checkpoint buckets (their sizes: money only, never a gap)
     spot_prices.COLLECTOR,  # last: it prices the types the others found
 )
@@ -48,7 +51,9 @@ ALL_KINDS: frozenset[str] = frozenset(k for c in (*COLLECTORS, *ACCOUNT_COLLECTO
 # What runs when the caller does not say which kinds it needs: everything but the optional
 # default-KMS-key read (only EBS-003, off by default, needs it) and the GPU utilization
 # (CloudWatch; only the RS-* policies read it, and `audit` asks for it when they are enabled).
-DEFAULT_KINDS: frozenset[str] = ALL_KINDS - {ebs.EBS_KMS} - cloudwatch.COLLECTOR.kinds
+# Nor COST-001's reads (off by default: each Cost Explorer request is billed).
+DEFAULT_KINDS: frozenset[str] = (ALL_KINDS - {ebs.EBS_KMS} - cloudwatch.COLLECTOR.kinds
+                                 - asg_capacity.COLLECTOR.kinds - commitments.COLLECTOR.kinds)
 
 
 def selected(kinds: Collection[str]) -> tuple[Collector, ...]:
