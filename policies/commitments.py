@@ -12,11 +12,11 @@ from scanner.catalog import family_of
 from scanner.compute import LAUNCHES, PLACES, kinds_with, reads_of
 from scanner.kinds.commitments import CAPACITY, COVERAGE
 from scanner.model import Resource, Result, Severity, Status, Unknown
+from scanner.model.money import HOURS_PER_MONTH
 
 GROUP = "autoscaling.group"
 NODE_GROUP = "eks.nodegroup"  # an EKS managed node group: its capacity is its groups'
 SHARE = 0.8  # of the steady base: the rest stays flexible (docs/money.md)
-HOURS_PER_MONTH = 730
 COMPUTE = kinds_with(LAUNCHES, PLACES)  # what places capacity (the GPU families run)
 
 
@@ -137,7 +137,7 @@ def _judge(ctx: Context, marker: Resource, fam: _Family,
                                        "rate"}
     ev["saving"] = None
     ev["saving_why_none"] = ("no committed rate is known, so no saving is figured (a saving is "
-                             "(on-demand - committed) x uncovered base x 730 h)")
+                             f"(on-demand - committed) x uncovered base x {HOURS_PER_MONTH} h)")
     if current + 1e-9 >= rec_share:
         return (Status.PASS, f"{fam.family}: {current:.0%} covered, at least the recommended "
                 f"{rec_share:.0%} (base {base:g} / peak {peak:g} x 0.8)", ev)
