@@ -166,6 +166,24 @@ def money_summary(summary: dict[str, Any]) -> str:
     return text
 
 
+def spend_line(doc: dict[str, Any]) -> str:
+    """The actual GPU spend beside the estimated saving (audit --with-spend); "" without it."""
+    spend = doc.get("spend")
+    if not isinstance(spend, dict):
+        return ""
+    period = spend.get("period") or {}
+    when = f"{period.get('start', '?')} to {period.get('end', '?')}"
+    if spend.get("error"):
+        return f"Actual GPU spend ({when}): not read: {spend['error']}"
+    if spend.get("no_data"):
+        return f"Actual GPU spend ({when}): Cost Explorer has no data for the period"
+    text = f"Actual GPU spend ({when}, Cost Explorer): {money(spend.get('total_usd'))}"
+    share = spend.get("saving_share")
+    if isinstance(share, int | float):
+        text += f"; the estimated monthly saving is {share:.1%} of it"
+    return text
+
+
 def money(amount: Any) -> str:
     try:
         return f"${float(amount):,.2f}"

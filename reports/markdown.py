@@ -17,6 +17,7 @@ from reports.common import (
     money_class,
     resource_label,
     saving,
+    spend_line,
     suppression_text,
 )
 from scanner.compliance import finding_controls, short_label
@@ -60,6 +61,10 @@ def render(doc: dict[str, Any]) -> str:
         f"Exposure (worst-case overspend the settings allow, not a saving): "
         f"**{money(summary.get('exposure_usd_month') or 0)}/month**",
     ]
+    spent = spend_line(doc)
+    if spent:
+        out[-1] += "  "
+        out.append(cell(spent))
     covered = coverage_line(doc)
     if covered:
         out[-1] += "  "

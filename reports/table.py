@@ -30,6 +30,7 @@ from reports.common import (
     reveal,
     saving,
     severity_rank,
+    spend_line,
     suppression_text,
 )
 
@@ -502,11 +503,17 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     cat = doc.get("catalog") or {}
     if not summary.get("savings_usd_month") and not summary.get("exposure_usd_month"):
         out = first  # no money to show: no price note either
+        spent = spend_line(doc)
+        if spent:
+            out.append(spent + ".")
         checkov = summary.get("checkov")
         if isinstance(checkov, dict):
             out.append(checkov_line(checkov, _checkov_failed(doc)))
         return out
     out = [*first, money_summary(summary)]
+    spent = spend_line(doc)
+    if spent:
+        out.append(spent + ".")
     if cat:
         out.append(f"Prices: {cat.get('source', '?')}, as of {cat.get('as_of', '?')}.")
         if cat.get("note"):

@@ -142,3 +142,27 @@ def table(spend: Spend) -> str:
     lines += [f"{fam:<18}{usd:>14,.2f}" for fam, usd in spend.by_family().items()]
     lines.append(f"{'total':<18}{spend.total:>14,.2f}")
     return "\n".join(lines) + "\n"
+
+
+def audit_spend(targets: Any, factory: Any, catalog: Catalog, *, by_account: bool,
+                today: dt.date | None = None) -> dict[str, Any]:
+    """The audit report's ``spend``: the last full month's actual GPU spend of the audited
+    account (``by_account``: of the Organization, by account) beside the estimated savings;
+    ``{"error": ...}`` when it could not be read, never an amount of 0."""
+    start, end = last_full_month(today)
+    target = next((t for t in targets if t.principal is not None), None)
+    if target is None:
+        return {"period": {"start": start, "end": end}, "error": "no account could be reached"}
+    try:
+        client = factory.client(target.principal.session(CE_REGION), "ce",
+                                ["GetCostAndUsage"], region=CE_REGION)
+        found = read_spend(client, start, end, catalog, by_account=by_account,
+                           account=None if by_account else target.account)
+    except SpendError as exc:
+        return {"period": {"start": start, "end": end}, "error": str(exc)}
+    except Exception as exc:  # a denied or failed call: said, never a 0
+        from scanner.aws import faults
+
+        return {"period": {"start": start, "end": end},
+                "error": f"ce:GetCostAndUsage: {faults.describe(exc)}"}
+    return found.as_dict()

@@ -168,6 +168,12 @@ class Progress:
     "server (bearer token: $GPUAUDIT_PROMETHEUS_TOKEN), matched by instance id, private DNS "
     "name or IP.",
 )
+@click.option(
+    "--with-spend",
+    is_flag=True,
+    help="Also read the last full month's actual GPU spend (Cost Explorer GetCostAndUsage; "
+    "each request is billed, about USD 0.01) and show the estimated savings as a share of it.",
+)
 @report_options
 def audit(
     profiles: tuple[str, ...],
@@ -184,6 +190,7 @@ def audit(
     shard: str | None,
     lookback_days: float | None,
     prometheus_url: str | None,
+    with_spend: bool,
     **kwargs: Any,
 ) -> None:
     """Audit live AWS accounts (read-only) with the same policies as `scan`."""
@@ -258,6 +265,11 @@ def audit(
         from scanner.run.rightsizing_inputs import with_prometheus_live
 
         with_prometheus_live(result, prometheus_url, days)
+    if with_spend:
+        from scanner.aws.spend import audit_spend
+        from scanner.catalog import default_catalog
+
+        opts.spend = audit_spend(targets, factory, default_catalog(), by_account=org)
     if deadline.expired and not opts.quiet:
         click.echo(f"gpuaudit: {deadline.reason}: what was not read is ERROR", err=True)
     try:

@@ -43,6 +43,8 @@ class ReportOptions:
     external: Any = None
     compliance: tuple[str, ...] = ()  # framework ids: per-control sections in the reports
     say_errors: bool = False  # say the input errors on stderr (scan, audit)
+    # audit --with-spend: the actual GPU spend of the audited accounts (scanner.aws.spend)
+    spend: dict[str, Any] | None = None
     errors_said: bool = False  # the input errors were said on stderr (not in the stdout table)
 
 
@@ -137,6 +139,8 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        passed=evaluation.passed, sensitive=result.sensitive, root=root,
                        census=evaluation.census)
     doc["summary"].update(summary)
+    if opts.spend is not None:
+        doc["spend"] = with_saving_share(opts.spend, doc["summary"])
     if opts.compliance:
         from reports.compliance_report import evaluate
 
@@ -293,3 +297,13 @@ def _why(path: Path, exc: OSError) -> str:
     if path.is_dir():
         return "it is a directory"
     return exc.strerror or str(exc)
+
+
+def with_saving_share(spend: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """``spend`` with the estimated monthly saving as a share of the month's actual GPU spend
+    (None when the spend was not read or was 0: a share of nothing is not a number)."""
+    total = spend.get("total_usd")
+    saving = summary.get("savings_usd_month") or 0
+    share = round(float(saving) / float(total), 4) if isinstance(total, int | float) and \
+        total > 0 and "error" not in spend else None
+    return {**spend, "saving_share": share}
