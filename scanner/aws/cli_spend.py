@@ -44,7 +44,13 @@ def spend(profile: str | None, role_arn: str | None, external_id: str | None, or
           output: Path | None) -> None:
     """Actual GPU spend by instance type over a period (Cost Explorer)."""
     from scanner.aws.clients import ClientFactory
-    from scanner.aws.spend import CE_REGION, SpendError, last_full_month, read_spend, table
+    from scanner.aws.spend import (
+        CE_REGION,
+        SpendError,
+        last_full_month,
+        read_target_spend,
+        table,
+    )
     from scanner.aws.targets import TargetSpec, TargetSpecError, check_endpoint_url, resolve
     from scanner.catalog import default_catalog
 
@@ -62,22 +68,14 @@ def spend(profile: str | None, role_arn: str | None, external_id: str | None, or
     factory = ClientFactory(endpoint_url=endpoint_url)
     targets = resolve(spec, factory)
     target = targets[0] if targets else None
-    if target is None or target.principal is None:
-        why = target.failure[1] if target is not None and target.failure else "no credentials"
-        _die(f"could not reach the account: {why}")
+    if target is None:
+        _die("could not reach the account: no credentials")
         return
     try:
-        client = factory.client(target.principal.session(CE_REGION), "ce",
-                                ["GetCostAndUsage"], region=CE_REGION)
-        found = read_spend(client, start, end, default_catalog(), by_account=org,
-                           account=None if org else target.account)
+        found = read_target_spend(target, factory, start, end, default_catalog(), by_account=org)
     except SpendError as exc:
-        _die(f"GPU spend not read: {exc}")
-        return
-    except Exception as exc:
-        from scanner.aws import faults
-
-        _die(f"GPU spend not read: ce:GetCostAndUsage: {faults.describe(exc)}")
+        reached = target.principal is not None
+        _die(f"GPU spend not read: {exc}" if reached else str(exc))
         return
     text = table(found) if fmt == "table" else json.dumps(
         {"spend": found.as_dict(), "account": target.account}, indent=2, sort_keys=True) + "\n"

@@ -144,6 +144,28 @@ def table(spend: Spend) -> str:
     return "\n".join(lines) + "\n"
 
 
+
+def read_target_spend(target: Any, factory: Any, start: str, end: str, catalog: Catalog, *,
+                      by_account: bool) -> Spend:
+    """The GPU spend of ``target``'s account (``by_account``: of its Organization, by account)
+    over [start, end); SpendError saying why when it could not be read (a denied or failed
+    call too: never a spend of 0)."""
+    if target is None or target.principal is None:
+        why = target.failure[1] if target is not None and target.failure else "no credentials"
+        raise SpendError(f"could not reach the account: {why}")
+    try:
+        client = factory.client(target.principal.session(CE_REGION), "ce",
+                                ["GetCostAndUsage"], region=CE_REGION)
+        return read_spend(client, start, end, catalog, by_account=by_account,
+                          account=None if by_account else target.account)
+    except SpendError:
+        raise
+    except Exception as exc:
+        from scanner.aws import faults
+
+        raise SpendError(f"ce:GetCostAndUsage: {faults.describe(exc)}") from None
+
+
 def audit_spend(targets: Any, factory: Any, catalog: Catalog, *, by_account: bool,
                 today: dt.date | None = None) -> dict[str, Any]:
     """The audit report's ``spend``: the last full month's actual GPU spend of the audited
@@ -151,18 +173,8 @@ def audit_spend(targets: Any, factory: Any, catalog: Catalog, *, by_account: boo
     ``{"error": ...}`` when it could not be read, never an amount of 0."""
     start, end = last_full_month(today)
     target = next((t for t in targets if t.principal is not None), None)
-    if target is None:
-        return {"period": {"start": start, "end": end}, "error": "no account could be reached"}
     try:
-        client = factory.client(target.principal.session(CE_REGION), "ce",
-                                ["GetCostAndUsage"], region=CE_REGION)
-        found = read_spend(client, start, end, catalog, by_account=by_account,
-                           account=None if by_account else target.account)
+        return read_target_spend(target, factory, start, end, catalog,
+                                 by_account=by_account).as_dict()
     except SpendError as exc:
         return {"period": {"start": start, "end": end}, "error": str(exc)}
-    except Exception as exc:  # a denied or failed call: said, never a 0
-        from scanner.aws import faults
-
-        return {"period": {"start": start, "end": end},
-                "error": f"ce:GetCostAndUsage: {faults.describe(exc)}"}
-    return found.as_dict()
