@@ -220,3 +220,19 @@ def test_an_explicit_diff_base_outside_a_repository_is_an_error(
     # the default base outside a repository: every finding of the root, said as "may depend"
     code, doc = scan(tmp_path, monkeypatch, "gpu/main.tf")
     assert code == 1 and doc["findings"][0]["resource"]["id"] == "aws_ebs_volume.legacy"
+
+
+def test_files_read_whole_need_no_narrowing(tmp_path: Path) -> None:
+    """A plan or template named alone is reported whole: the engine is given no narrowing, so
+    it only counts its PASS results instead of building each one (a 50,000-resource plan has
+    54,000); a Terraform file named is narrowed to what the change is answerable for."""
+    from scanner.engine.change_scope import prepare
+
+    plan = tmp_path / "plan.json"
+    plan.write_text("{}", encoding="utf-8")
+    template = tmp_path / "stack.yaml"
+    template.write_text("Resources: {}\n", encoding="utf-8")
+    assert prepare([plan, template]).narrow is None
+    tf = tmp_path / "main.tf"
+    tf.write_text("", encoding="utf-8")
+    assert prepare([plan, tf]).narrow is not None

@@ -157,7 +157,7 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
                                variables=dict(scan_opts.variables), base_ref=diff_base,
                                config_path=opts.config_path,
                                policy_ids=opts.policy_ids or None, skip_ids=opts.skip_ids)
-            opts.narrow = prepared.scope.report
+            opts.narrow = prepared.narrow
             extra = prepared.extra_inputs
     except BaseRefError as exc:  # never "no base": every finding would be new with the change
         click.echo(f"gpuaudit: error: {exc}", err=True)

@@ -33,7 +33,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -163,6 +163,7 @@ class ChangeScope:
     # could be evaluated, so every finding of an affected root counts
     before: set[tuple[str, str, str]] | None = None
     base: str | None = None  # the commit compared with, for the message
+    tf_named: bool = False  # a Terraform file is named: findings elsewhere may be left out
 
     def report(self, resource: Resource, finding: Finding) -> Finding | None:
         """The finding to report (with its cause when it is new here), or None."""
@@ -314,6 +315,13 @@ class Prepared:
     scope: ChangeScope
     extra_inputs: list[Path]  # module files of the roots to evaluate besides the named files
 
+    @property
+    def narrow(self) -> Callable[[Resource, Finding], Finding | None] | None:
+        """What the engine asks of each finding; None when every file named is read whole
+        (templates and plans only: each of their findings is reported as it is, so the engine
+        need not build the PASS results it would only count)."""
+        return self.scope.report if self.scope.tf_named else None
+
 
 def prepare(
     paths: Sequence[Path],
@@ -328,7 +336,7 @@ def prepare(
     """The change scope of files named one by one, and the root modules to evaluate."""
     named = frozenset(_real(str(p)) for p in paths)
     tf = [p for p in paths if is_terraform(p.name)]
-    scope = ChangeScope(named=named)
+    scope = ChangeScope(named=named, tf_named=bool(tf))
     if not tf:
         return Prepared(scope, [])
     start = tf[0].parent if tf[0].parent != Path("") else Path(".")
