@@ -269,7 +269,7 @@ def audit(
         from scanner.aws.spend import audit_spend
         from scanner.catalog import default_catalog
 
-        opts.spend = audit_spend(targets, factory, default_catalog(), by_account=org)
+        opts.spend = audit_spend(targets, factory, default_catalog())
     if deadline.expired and not opts.quiet:
         click.echo(f"gpuaudit: {deadline.reason}: what was not read is ERROR", err=True)
     try:
