@@ -57,6 +57,11 @@ def test_the_report_carries_the_spend_and_the_saving_as_a_share(
     jsonschema.validate(doc, load_schema())
     table = CliRunner().invoke(cli, ["report", "render", str(tmp_path / "report.json")]).output
     assert "Actual GPU spend (" in table and "$23,652.00" in table
+    from reports import render
+
+    page = render("html", doc)  # the audit's own report: coverage line, then the spend
+    assert 'id="coverage"' in page and page.index('id="coverage"') < page.index('id="spend"')
+    assert "Cost Explorer): $23,652.00; the estimated monthly saving is 0.0% of it" in page
 
 
 def test_a_spend_that_cannot_be_read_is_said_never_zero(
@@ -78,6 +83,9 @@ def test_without_the_option_no_spend_is_read(
     res, doc = audit(moto_server, tmp_path, monkeypatch)
     assert res.exit_code == 0, res.output
     assert "spend" not in doc
+    from reports import render
+
+    assert 'id="spend"' not in render("html", doc)
 
 
 def test_the_share_is_of_the_spend_and_none_without_one() -> None:
