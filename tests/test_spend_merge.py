@@ -194,3 +194,17 @@ def test_a_pair_read_twice_with_different_amounts_is_counted_once_and_said(
     [note] = spend["notes"]
     assert "early.json and late.json read different spends" in note
     assert validate_report(doc) == []
+
+
+def test_the_merged_spend_is_redacted(
+        moto_server: MotoServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    organization(moto_server)
+    [path] = shards(moto_server, tmp_path, 1)
+    doc = json.loads(path.read_text())
+    key = "AKIAIOSFODNN7EXAMPLE"  # AWS's documented example access key id
+    doc["spend"]["not_read"] = [{"account": ACCOUNT, "regions": ["eu-central-1"],
+                                 "reason": f"denied for {key}"}]
+    merged = merge_reports([Part("a.json", doc)], deterministic=True)
+    assert key not in json.dumps(merged)
+    assert merged["spend"]["not_read"][0]["account"] == ACCOUNT

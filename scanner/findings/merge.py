@@ -264,7 +264,10 @@ def merge_reports(
         merged["summary"]["coverage"] = cov
     spend = merged_spend([(p.name, p.doc) for p in parts])
     if spend is not None:
-        merged["spend"] = with_saving_share(spend, merged["summary"])
+        from scanner.findings.redact import redact_document
+
+        merged["spend"] = redact_document(
+            {"spend": with_saving_share(spend, merged["summary"])})["spend"]
     return merged
 
 

@@ -141,7 +141,11 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        census=evaluation.census)
     doc["summary"].update(summary)
     if opts.spend is not None:
-        doc["spend"] = with_saving_share(opts.spend, doc["summary"])
+        from scanner.findings.redact import redact_document
+
+        # after the document's redaction: its reasons (AWS's messages) are redacted the same way
+        doc["spend"] = redact_document({"spend": with_saving_share(opts.spend, doc["summary"])},
+                                       result.sensitive)["spend"]
     if opts.compliance:
         from reports.compliance_report import evaluate
 
