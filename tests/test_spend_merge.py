@@ -208,3 +208,17 @@ def test_the_merged_spend_is_redacted(
     merged = merge_reports([Part("a.json", doc)], deterministic=True)
     assert key not in json.dumps(merged)
     assert merged["spend"]["not_read"][0]["account"] == ACCOUNT
+
+
+def test_accounts_past_the_budget_are_not_read_and_said(
+        moto_server: MotoServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import scanner.aws.spend
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(scanner.aws.spend, "MAX_ACCOUNTS", 1)
+    organization(moto_server)
+    spend = audit(moto_server, tmp_path / "r.json", "--with-spend")["spend"]
+    assert len(spend["read"]) == 1 and "total_usd" not in spend
+    [gap] = spend["not_read"]
+    assert gap["reason"].startswith("more than 1 accounts: not read")
+    assert spend["saving_share"] is None

@@ -22,6 +22,7 @@ SPEND_CALLS = (Call("ce", "GetCostAndUsage", ("ce.gpu_spend",)),)
 EC2_COMPUTE = "Amazon Elastic Compute Cloud - Compute"
 MAX_PAGES = 50  # GetCostAndUsage pages read per period (each costs 0.01 USD); more is an error
 CE_REGION = "us-east-1"  # Cost Explorer's one endpoint
+MAX_ACCOUNTS = 1000  # accounts whose spend one audit reads (a request each); the rest not read
 
 
 class SpendError(Exception):
@@ -204,32 +205,49 @@ def _audited(targets: Iterable[Any]) -> dict[str, tuple[Any, list[str], str | No
 
 
 def audit_spend(targets: Any, factory: Any, catalog: Catalog, *,
-                today: dt.date | None = None) -> dict[str, Any]:
+                today: dt.date | None = None, max_workers: int = 8) -> dict[str, Any]:
     """The audit report's ``spend``: the last full month's actual GPU spend of the (account,
     region) pairs this run audits, one request per account (kept to that linked account and
     to its regions here, grouped by region: the pairs of shards never overlap, and a
-    management account never counts its Organization as its own). ``read``: the pairs read;
-    ``not_read``: the accounts whose spend could not be read, and why; then ``error`` says
-    so and there is no ``total_usd`` (``read_usd`` is the part read): never a spend of 0."""
+    management account never counts its Organization as its own), at most MAX_ACCOUNTS
+    accounts (each request is billed). ``read``: the pairs read; ``not_read``: the accounts
+    whose spend could not be read, and why; then ``error`` says so and there is no
+    ``total_usd`` (``read_usd`` is the part read): never a spend of 0."""
+    from concurrent.futures import ThreadPoolExecutor
+
     start, end = last_full_month(today)
+    audited = sorted(_audited(targets).items())
+    readable = [(a, reader, sorted(set(regions))) for a, (reader, regions, why) in audited
+                if why is None and reader is not None][:MAX_ACCOUNTS]
+    chosen = {a for a, _, _ in readable}
+
+    def one(item: tuple[str, Any, list[str]]) -> Spend | str:
+        _, reader, regions = item
+        try:
+            return read_target_spend(reader, factory, start, end, catalog, by_account=False,
+                                     regions=regions)
+        except SpendError as exc:
+            return str(exc)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(readable) or 1))) as pool:
+        answers = dict(zip([a for a, _, _ in readable], pool.map(one, readable),
+                           strict=True))
     rows: list[dict[str, Any]] = []
     read: list[dict[str, Any]] = []
     not_read: list[dict[str, Any]] = []
     estimated, periods = False, 0
-    for account, (reader, regions, why) in sorted(_audited(targets).items()):
-        if why is None and reader is not None:
-            try:
-                got = read_target_spend(reader, factory, start, end, catalog,
-                                        by_account=False, regions=sorted(set(regions)))
-            except SpendError as exc:
-                why = str(exc)
-            else:
-                rows += got.rows
-                estimated |= got.estimated
-                periods += got.periods
-                read.append({"account": account, "regions": sorted(set(regions))})
-                continue
+    for account, (_, regions, why) in audited:
+        got = answers.get(account)
+        if isinstance(got, Spend):
+            rows += got.rows
+            estimated |= got.estimated
+            periods += got.periods
+            read.append({"account": account, "regions": sorted(set(regions))})
+            continue
+        if why is None and account not in chosen:
+            why = (f"more than {MAX_ACCOUNTS} accounts: not read (each Cost Explorer request "
+                   "is billed)")
         not_read.append({"account": account, "regions": sorted(set(regions)) or ["*"],
-                         "reason": why or "could not reach the account"})
+                         "reason": got or why or "could not reach the account"})
     return spend_document(start, end, rows=rows, read=read, not_read=not_read,
                           estimated=estimated, no_data=bool(read) and periods == 0)
