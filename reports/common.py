@@ -167,17 +167,26 @@ def money_summary(summary: dict[str, Any]) -> str:
 
 
 def spend_line(doc: dict[str, Any]) -> str:
-    """The actual GPU spend beside the estimated saving (audit --with-spend); "" without it."""
+    """The actual GPU spend beside the estimated saving (audit --with-spend); "" without it.
+    A spend not read (whole) says so and why, never an amount of 0; what was read of it is
+    named as a part, never as the total."""
     spend = doc.get("spend")
     if not isinstance(spend, dict):
         return ""
-    period = spend.get("period") or {}
-    when = f"{period.get('start', '?')} to {period.get('end', '?')}"
+    period = spend.get("period") if isinstance(spend.get("period"), dict) else {}
+    span = f"{period.get('start', '?')} to {period.get('end', '?')}" if period else ""
+    when = f" ({span})" if span else ""
     if spend.get("error"):
-        return f"Actual GPU spend ({when}): not read: {spend['error']}"
+        text = f"Actual GPU spend{when}: not read: {spend['error']}"
+        part = spend.get("read_usd")
+        if isinstance(part, int | float) and spend.get("read"):
+            text += (f"; the accounts read spent {money(part)}, which is not the total "
+                     "(no share of it is given)")
+        return text
     if spend.get("no_data"):
-        return f"Actual GPU spend ({when}): Cost Explorer has no data for the period"
-    text = f"Actual GPU spend ({when}, Cost Explorer): {money(spend.get('total_usd'))}"
+        return f"Actual GPU spend{when}: Cost Explorer has no data for the period"
+    source = f"{span}, Cost Explorer" if span else "Cost Explorer"
+    text = f"Actual GPU spend ({source}): {money(spend.get('total_usd'))}"
     share = spend.get("saving_share")
     if isinstance(share, int | float):
         text += f"; the estimated monthly saving is {share:.1%} of it"

@@ -44,6 +44,7 @@ from reports.common import (
     reveal,
     saving,
     severity_rank,
+    spend_line,
     suppression_text,
 )
 from reports.compliance_report import html_section
@@ -183,7 +184,8 @@ def _trend_view(evidence: dict[str, Any]) -> tuple[Any, str]:
         return "", ""
 
     def numbers(key: str) -> list[float | None]:
-        values = trend.get(key) if isinstance(trend.get(key), list) else []
+        got = trend.get(key)
+        values: list[Any] = got if isinstance(got, list) else []
         return [float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
                 for v in values[:200]]
 
@@ -439,6 +441,9 @@ def context(doc: dict[str, Any], *, root: Path | None = None, base: Path | None 
         "resources": summary.get("resources"),
         "judged": reveal(coverage_line(doc) or ""),
         "judged_nothing": _judged_nothing(doc),
+        # audit --with-spend: the line the table and Markdown say ("" without a spend)
+        "spend": reveal(spend_line(doc)),
+        "spend_error": isinstance(doc.get("spend"), dict) and bool(doc["spend"].get("error")),
         "errors": [
             {"kind": reveal(e.get("kind")), "where": _where(e), "reason": reveal(e.get("reason"))}
             for e in doc.get("errors") or []

@@ -182,3 +182,59 @@ def test_iam_policy_grows_by_the_two_coverage_reads() -> None:
     assert policy_document({COVERAGE})["Statement"][0]["Action"] == [
         "ce:GetReservationCoverage", "ce:GetSavingsPlansCoverage"]
     assert policy_document({CAPACITY})["Statement"][0]["Action"] == ["cloudwatch:GetMetricData"]
+
+
+def gpu_node_group(name: str, itype: str = "g5.xlarge") -> str:
+    """An EKS managed node group of ``itype``; returns the name of its Auto Scaling group as
+    DescribeNodegroup gives it (moto names one, ``eks-<uuid>``, without creating the group in
+    its Auto Scaling backend)."""
+    eks = client("eks")
+    subnet = client("ec2").describe_subnets()["Subnets"][0]["SubnetId"]
+    role = "arn:aws:iam::123456789012:role/eks-node"
+    if "ml" not in eks.list_clusters()["clusters"]:
+        eks.create_cluster(name="ml", roleArn=role, resourcesVpcConfig={"subnetIds": [subnet]})
+    group = eks.create_nodegroup(
+        clusterName="ml", nodegroupName=name, nodeRole=role, subnets=[subnet],
+        instanceTypes=[itype], scalingConfig={"minSize": 0, "maxSize": 20, "desiredSize": 2},
+    )["nodegroup"]
+    [asg] = group["resources"]["autoScalingGroups"]
+    return str(asg["name"])
+
+
+def test_live_node_group_base_and_peak_come_from_its_auto_scaling_group(aws: None) -> None:
+    asg = gpu_node_group("gpu")
+    desired(asg, [3, 3, 5, 9, 6, 3])  # base 3, peak 9: 26.7 % recommended
+    f = only(cost_001(audit(answering(reservation("g5.xlarge", 0, 100), plans("g5", 0, 500)))))
+    assert f.status.value == "FAIL", f.message
+    [fam] = f.evidence["families"]
+    assert (fam["family"], fam["base"], fam["peak"], fam["hours"]) == ("g5", 3, 9, 6)
+    assert fam["recommended_pct"] == 26.7 and fam["current_pct"] == 0.0
+    assert fam["groups"] == ["ml/gpu"]  # the node group, judged by its group's history
+    assert f.savings is None  # no committed rate: no saving invented
+
+
+def test_live_node_group_and_its_auto_scaling_group_count_once(aws: None) -> None:
+    """As AWS has it (moto does not create it): the node group's Auto Scaling group exists
+    too, tagged with its node group; its capacity is the node group's, not added again."""
+    asg = gpu_node_group("gpu")
+    lt = client("ec2").create_launch_template(
+        LaunchTemplateName="lt-eks-gpu",
+        LaunchTemplateData={"ImageId": AMI, "InstanceType": "g5.xlarge"})["LaunchTemplate"]
+    client("autoscaling").create_auto_scaling_group(
+        AutoScalingGroupName=asg, MinSize=0, MaxSize=20, DesiredCapacity=2,
+        LaunchTemplate={"LaunchTemplateId": lt["LaunchTemplateId"]},
+        AvailabilityZones=[f"{REGION}a"],
+        Tags=[{"Key": "eks:nodegroup-name", "Value": "gpu", "PropagateAtLaunch": True},
+              {"Key": "eks:cluster-name", "Value": "ml", "PropagateAtLaunch": True}])
+    desired(asg, [3, 3, 5, 9, 6, 3])
+    f = only(cost_001(audit(answering(reservation("g5.xlarge", 0, 100), plans("g5", 0, 500)))))
+    [fam] = f.evidence["families"]
+    assert (fam["base"], fam["peak"]) == (3, 9)  # not 6 / 18: one group's history, once
+    assert fam["groups"] == ["ml/gpu"]
+
+
+def test_live_node_group_without_history_is_unknown_naming_its_group(aws: None) -> None:
+    asg = gpu_node_group("gpu")  # no GroupDesiredCapacity datapoints for its group
+    f = only(cost_001(audit(answering(reservation("g5.xlarge", 0, 100), plans("g5", 0, 500)))))
+    assert f.status.value == "UNKNOWN", f.message
+    assert asg in f.message and "no GroupDesiredCapacity history" in f.message

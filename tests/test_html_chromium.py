@@ -59,6 +59,31 @@ def many_volumes(n: int = 60, hostile: bool = False) -> dict:
     return document(findings, inputs={"accounts": ["123456789012"], "regions": ["us-east-1"]})
 
 
+def with_spend(doc: dict, *, denied: bool = False) -> dict:
+    """``doc`` with the spend ``audit --with-spend`` writes (the report code's own builder):
+    read whole, or (``denied``) one region's read refused, its reason a hostile string."""
+    from scanner.findings.spend import spend_document, with_saving_share
+
+    account = "123456789012"
+    rows = [{"account": account, "region": "us-east-1", "instance_type": "p4d.24xlarge",
+             "usd": 400000.00},
+            {"account": account, "region": "eu-west-1", "instance_type": "g5.xlarge",
+             "usd": 13677.80}]
+    if denied:
+        spend = spend_document(
+            "2026-11-01", "2026-12-01", rows=rows[:1],
+            read=[{"account": account, "regions": ["us-east-1"]}],
+            not_read=[{"account": account, "regions": ["eu-west-1"],
+                       "reason": f"ce:GetCostAndUsage: AccessDenied {HOSTILE['script']}"}],
+            estimated=False, no_data=False)
+    else:
+        spend = spend_document(
+            "2026-11-01", "2026-12-01", rows=rows,
+            read=[{"account": account, "regions": ["eu-west-1", "us-east-1"]}], not_read=[],
+            estimated=False, no_data=False)
+    return {**doc, "spend": with_saving_share(spend, doc["summary"])}
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with Browser(_chromium_or_fail(), width=WINDOW[0], height=WINDOW[1]) as b:
@@ -71,7 +96,9 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
     for name, doc in (("hostile", sample("hostile")), ("iac", sample("iac")),
                       ("live", sample("live")), ("many", many_volumes()),
-                      ("huge", many_volumes(STATIC_ROWS + 150, hostile=True))):
+                      ("huge", many_volumes(STATIC_ROWS + 150, hostile=True)),
+                      ("spend", with_spend(sample("live"))),
+                      ("spend_denied", with_spend(sample("live"), denied=True))):
         out[name] = base / f"{name}.html"
         out[name].write_text(render("html", doc), encoding="utf-8")
     out["control"] = base / "control.html"
@@ -336,3 +363,45 @@ def test_exposure_and_saving_are_separate_columns(
     cells = browser.evaluate("[...document.querySelector('#p-SPOT-001 tbody.finding tr.head')"
                              ".cells].map(c => c.textContent.trim())")
     assert cells[-2] == "" and cells[-1] == "≤ $21,534.60"
+
+
+def test_the_spend_is_shown_beside_the_coverage_with_the_saving_as_its_share(
+    browser: Browser, pages: dict[str, Path]
+) -> None:
+    _fresh(browser, pages["spend"])
+    assert _visible(browser, "#spend") == ["spend"]
+    text = browser.evaluate("document.getElementById('spend').innerText")
+    # the Markdown line's facts: the period, the month's actual spend, the saving's share
+    # ($20,683.89 / $413,677.80 = 5.0 %)
+    assert "Actual GPU spend (2026-11-01 to 2026-12-01, Cost Explorer): $413,677.80" in text
+    assert "the estimated monthly saving is 5.0% of it" in text
+    assert "not read" not in text
+    # under the summary cards (and the coverage line, when the report has one)
+    assert browser.evaluate("document.getElementById('spend').previousElementSibling"
+                            ".matches('section.cards, #coverage')") is True
+    assert browser.evaluate("document.getElementById('spend').classList.contains('err')") \
+        is False
+    assert browser.console() == [] and browser.requests() == []
+
+
+def test_a_spend_not_read_is_said_and_why_never_an_amount_of_0(
+    browser: Browser, pages: dict[str, Path]
+) -> None:
+    _fresh(browser, pages["spend_denied"])
+    assert _visible(browser, "#spend") == ["spend"]
+    text = browser.evaluate("document.getElementById('spend').innerText")
+    assert "Actual GPU spend (2026-11-01 to 2026-12-01): not read:" in text
+    assert "AccessDenied" in text and HOSTILE["script"] in text  # the reason, as text
+    assert "the accounts read spent $400,000.00, which is not the total" in text
+    assert "$0.00" not in text and "% of it" not in text and "$413,677.80" not in text
+    assert browser.evaluate("document.getElementById('spend').classList.contains('err')")
+    assert browser.evaluate("typeof window.alert === 'function' && !window.__xss") is True
+    assert browser.console() == [] and browser.requests() == []
+
+
+@pytest.mark.parametrize("name", ["live", "iac"])
+def test_no_spend_element_without_a_spend(browser: Browser, pages: dict[str, Path],
+                                          name: str) -> None:
+    _fresh(browser, pages[name])
+    assert browser.evaluate("document.querySelectorAll('#spend, .spend').length") == 0
+    assert "Actual GPU spend" not in browser.evaluate("document.body.innerText")

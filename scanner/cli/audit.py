@@ -171,8 +171,9 @@ class Progress:
 @click.option(
     "--with-spend",
     is_flag=True,
-    help="Also read the last full month's actual GPU spend (Cost Explorer GetCostAndUsage; "
-    "each request is billed, about USD 0.01) and show the estimated savings as a share of it.",
+    help="Also read the last full month's actual GPU spend of the audited accounts and regions "
+    "(Cost Explorer GetCostAndUsage, one request per account, each billed about USD 0.01) and "
+    "show the estimated savings as a share of it.",
 )
 @report_options
 def audit(
@@ -269,7 +270,7 @@ def audit(
         from scanner.aws.spend import audit_spend
         from scanner.catalog import default_catalog
 
-        opts.spend = audit_spend(targets, factory, default_catalog(), by_account=org)
+        opts.spend = audit_spend(targets, factory, default_catalog(), max_workers=max_workers)
     if deadline.expired and not opts.quiet:
         click.echo(f"gpuaudit: {deadline.reason}: what was not read is ERROR", err=True)
     try:

@@ -5,7 +5,8 @@ report and this joins them: findings listed once each (by fingerprint) in report
 two reports give one finding different verdicts, the worse is kept and a note says so: see
 CONFLICT_ORDER), the
 summary recomputed (PASS results that a shard counted without listing them are carried over),
-inputs, errors, notices and coverage combined. An input that cannot be read is an error in the
+inputs, errors, notices and coverage combined, the spends of ``audit --with-spend`` added
+(scanner.findings.spend.merged_spend). An input that cannot be read is an error in the
 merged report (exit 2), and the others are still merged: nothing is dropped silently.
 """
 
@@ -25,6 +26,7 @@ from scanner.findings.report import (
     merged_coverage,
     with_unpriced_regions,
 )
+from scanner.findings.spend import merged_spend, with_saving_share
 
 
 class ReportReadError(Exception):
@@ -260,6 +262,12 @@ def merge_reports(
                           merged["findings"])
     if cov is not None:
         merged["summary"]["coverage"] = cov
+    spend = merged_spend([(p.name, p.doc) for p in parts])
+    if spend is not None:
+        from scanner.findings.redact import redact_document
+
+        merged["spend"] = redact_document(
+            {"spend": with_saving_share(spend, merged["summary"])})["spend"]
     return merged
 
 

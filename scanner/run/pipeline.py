@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scanner.findings.spend import with_saving_share
 from scanner.model import Finding, InputError, Severity, SourceResult, Status, UsageError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -140,7 +141,11 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
                        census=evaluation.census)
     doc["summary"].update(summary)
     if opts.spend is not None:
-        doc["spend"] = with_saving_share(opts.spend, doc["summary"])
+        from scanner.findings.redact import redact_document
+
+        # after the document's redaction: its reasons (AWS's messages) are redacted the same way
+        doc["spend"] = redact_document({"spend": with_saving_share(opts.spend, doc["summary"])},
+                                       result.sensitive)["spend"]
     if opts.compliance:
         from reports.compliance_report import evaluate
 
@@ -298,12 +303,3 @@ def _why(path: Path, exc: OSError) -> str:
         return "it is a directory"
     return exc.strerror or str(exc)
 
-
-def with_saving_share(spend: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
-    """``spend`` with the estimated monthly saving as a share of the month's actual GPU spend
-    (None when the spend was not read or was 0: a share of nothing is not a number)."""
-    total = spend.get("total_usd")
-    saving = summary.get("savings_usd_month") or 0
-    share = round(float(saving) / float(total), 4) if isinstance(total, int | float) and \
-        total > 0 and "error" not in spend else None
-    return {**spend, "saving_share": share}
