@@ -181,14 +181,15 @@ class Redactor:
             elif k == "remediation" and tv is dict:
                 cleaned = self._remediation(v)
             elif k in ("evidence", "tags") and (tv is dict or tv is list):
-                cleaned = self.document(bounded(v, MAX_EVIDENCE, items=MAX_ITEMS))
+                # (most findings' tags are empty: nothing to bound or clean)
+                cleaned = self.document(bounded(v, MAX_EVIDENCE, items=MAX_ITEMS)) if v else v
             else:
                 cleaned = self.document(v)
             if cleaned is not v:
                 value[k] = cleaned  # the same key: allowed while iterating
             if k not in _SCHEMA_KEYS and type(k) is str:
                 ck = text(k)
-                if ck is not k:
+                if ck != k:  # an equal string may be another object (the cache's)
                     renamed.append((k, ck))
         if renamed:  # a key that holds a secret (a tag key): rebuild in the same order
             names = dict(renamed)
