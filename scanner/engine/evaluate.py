@@ -106,47 +106,16 @@ def run(
     policies = select_policies(config, policy_ids, skip_ids)
     index = ResourceIndex(resources)
     memo: dict[str, Any] = {}
-    pricing = Pricing.from_config(config.pricing)
     out = Evaluation([])
     mutes = _Mutes(config.mutes, today or dt.date.today(), out.notices, config.path)
-    baseline_ids = set(baseline)
     only = None if only_files is None else {os.path.realpath(f) for f in only_files}
-    for pol in policies:
-        ctx = Context(index, config.params(pol.id, pol.params), catalog, memo, policy_id=pol.id,
-                      pricing=pricing)
-        holes = _holes(pol, gaps)
-        judged: set[str] = set()  # the holes' scopes in which the policy has a result
-        for kind in pol.kinds:
-            for resource in index.of_kind(kind):
-                try:
-                    results = list(pol.check(resource, ctx))
-                except Exception as exc:  # a policy bug must not hide the rest of the audit
-                    results = [Result(Status.ERROR, f"policy {pol.id} failed on this resource: "
-                                      f"{type(exc).__name__}: {exc}", resource)]
-                for result in results:
-                    if only is not None and not _declared_in(result.resource, only):
-                        continue
-                    result = _if_it_exists(result)
-                    hole = _hole_of(result.resource, holes) if holes else None
-                    if hole is not None:
-                        judged.add(hole.key)
-                        result = hole.unjudged(result)
-                    if result.status is Status.PASS and not include_passed and narrow is None:
-                        out.passed[pol.id] += 1
-                        continue
-                    finding = with_capacity(_finding(pol, result), result.resource, index)
-                    finding = _suppress(finding, result.resource.skips, mutes, baseline_ids)
-                    if narrow is not None:
-                        kept = narrow(result.resource, finding)
-                        if kept is None:
-                            continue
-                        if kept.status is Status.PASS and not include_passed:
-                            out.passed[pol.id] += 1
-                            continue
-                        finding = kept
-                    out.findings.append(finding)
-        out.notices.extend(n for r, n in ctx.notices if only is None or _declared_in(r, only))
-        out.findings.extend(_gap_errors(pol, holes, judged))
+    env = _Run(index, memo, config, catalog, Pricing.from_config(config.pricing), gaps,
+               include_passed, narrow, only, mutes, set(baseline))
+    for pol, part in zip(policies, _evaluate_all(policies, env), strict=True):
+        out.findings.extend(part.findings)
+        out.notices.extend(part.notices)
+        if part.passed:
+            out.passed[pol.id] += part.passed
     out.findings.sort(key=_sort_key)
     out.notices.extend(_catalogue_gaps(index, memo, catalog, only))
     from scanner.compute.census import gpu_census
@@ -154,6 +123,97 @@ def run(
     out.census = gpu_census((r for r in resources if only is None or _declared_in(r, only)),
                             _views(index, memo))
     return out
+
+
+PARALLEL_MIN_RESOURCES = 5000  # fewer resources: the policies run in one process
+
+
+@dataclass
+class _Run:
+    """What every policy of one evaluation is evaluated with."""
+
+    index: ResourceIndex
+    memo: dict[str, Any]
+    config: Config
+    catalog: Catalog
+    pricing: Pricing
+    gaps: Sequence[Gap]
+    include_passed: bool
+    narrow: Callable[[Resource, Finding], Finding | None] | None
+    only: set[str] | None
+    mutes: _Mutes
+    baseline: set[str]
+
+
+@dataclass
+class _Part:
+    """One policy's share of the evaluation."""
+
+    findings: list[Finding] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    passed: int = 0  # PASS results counted, not turned into findings
+
+
+def _evaluate_all(policies: Sequence[Policy], env: _Run) -> list[_Part]:
+    """Each policy's part, in the policies' order. On a large input the policies are shared
+    out among forked processes (:func:`scanner.inputs.workers.shared_out`), the costliest
+    first; a part is the same whichever process evaluated it (each builds its own compute
+    views), so the report is too."""
+    from scanner.inputs.workers import shared_out, worker_count
+
+    workers = worker_count(len(env.index.resources), PARALLEL_MIN_RESOURCES)
+    if workers <= 1 or len(policies) < 2:
+        return [_evaluate_policy(pol, env) for pol in policies]
+    # the costliest first, so that no process is left with a long one at the end
+    order = sorted(range(len(policies)), key=lambda i: -sum(
+        len(env.index.of_kind(k)) for k in policies[i].kinds))
+    done, _ = shared_out(lambda j: _evaluate_policy(policies[order[j]], env), len(order),
+                         workers)
+    parts: dict[int, _Part] = {order[j]: part for j, part in done.items()}
+    return [parts[i] for i in range(len(policies))]
+
+
+def _evaluate_policy(pol: Policy, env: _Run) -> _Part:
+    """One policy on every resource of its kinds: its findings (suppressions, holes, change
+    scope applied), its notices, the PASS results only counted."""
+    part = _Part()
+    ctx = Context(env.index, env.config.params(pol.id, pol.params), env.catalog, env.memo,
+                  policy_id=pol.id, pricing=env.pricing)
+    holes = _holes(pol, env.gaps)
+    judged: set[str] = set()  # the holes' scopes in which the policy has a result
+    only, narrow = env.only, env.narrow
+    for kind in pol.kinds:
+        for resource in env.index.of_kind(kind):
+            try:
+                results = list(pol.check(resource, ctx))
+            except Exception as exc:  # a policy bug must not hide the rest of the audit
+                results = [Result(Status.ERROR, f"policy {pol.id} failed on this resource: "
+                                  f"{type(exc).__name__}: {exc}", resource)]
+            for result in results:
+                if only is not None and not _declared_in(result.resource, only):
+                    continue
+                result = _if_it_exists(result)
+                hole = _hole_of(result.resource, holes) if holes else None
+                if hole is not None:
+                    judged.add(hole.key)
+                    result = hole.unjudged(result)
+                if result.status is Status.PASS and not env.include_passed and narrow is None:
+                    part.passed += 1
+                    continue
+                finding = with_capacity(_finding(pol, result), result.resource, env.index)
+                finding = _suppress(finding, result.resource.skips, env.mutes, env.baseline)
+                if narrow is not None:
+                    kept = narrow(result.resource, finding)
+                    if kept is None:
+                        continue
+                    if kept.status is Status.PASS and not env.include_passed:
+                        part.passed += 1
+                        continue
+                    finding = kept
+                part.findings.append(finding)
+    part.notices.extend(n for r, n in ctx.notices if only is None or _declared_in(r, only))
+    part.findings.extend(_gap_errors(pol, holes, judged))
+    return part
 
 
 def _views(index: ResourceIndex, memo: dict[str, Any]) -> Any:

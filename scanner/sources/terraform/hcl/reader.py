@@ -730,52 +730,7 @@ def _scan_chunk(
     return out
 
 
-# State handed to forked workers (inherited, not pickled): the shared state of the run, the
-# roots, and a shared counter of the next block of roots to take.
-_FORKED: tuple[_Modules, list[VarFile], Mapping[str, str], list[str], Any] | None = None
 BLOCK_ROOTS = 16  # roots taken at a time: work is shared out as it goes, not split up front
-
-
-def _take_blocks(
-    roots: list[str],
-    counter: Any,
-    modules: _Modules,
-    file_vars: list[VarFile],
-    variables: Mapping[str, str],
-) -> dict[int, list[SourceResult]]:
-    """Scan blocks of roots until none is left; each block is taken by one process only
-    (the counter is shared), so a process slowed down by other load simply takes fewer."""
-    out: dict[int, list[SourceResult]] = {}
-    n_blocks = (len(roots) + BLOCK_ROOTS - 1) // BLOCK_ROOTS
-    while True:
-        with counter.get_lock():
-            i = counter.value
-            counter.value = i + 1
-        if i >= n_blocks:
-            return out
-        block = roots[i * BLOCK_ROOTS : (i + 1) * BLOCK_ROOTS]
-        out[i] = _scan_chunk(block, modules, file_vars, variables)
-
-
-def _worker() -> tuple[dict[int, list[SourceResult]], list[InputError]]:
-    assert _FORKED is not None
-    modules, file_vars, variables, roots, counter = _FORKED
-    parts = _take_blocks(roots, counter, modules, file_vars, variables)
-    return parts, modules.errors()
-
-
-def _workers(n_roots: int) -> int:
-    env = os.environ.get("GPUAUDIT_WORKERS", "")
-    if env.isdigit():
-        wanted = max(1, int(env))
-    else:
-        try:
-            wanted = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            wanted = os.cpu_count() or 1
-    if n_roots < PARALLEL_MIN_ROOTS and not env.isdigit():
-        return 1
-    return max(1, min(wanted, n_roots, 8))
 
 
 def _scan_all(
@@ -784,45 +739,21 @@ def _scan_all(
     file_vars: list[VarFile],
     variables: Mapping[str, str],
 ) -> list[SourceResult]:
-    """Scan roots, in forked worker processes when there are many (the main process takes a
-    share too, block by block from a shared counter); results come back in root order. Roots
-    a worker did not return (it died, or could not start) are scanned here."""
-    n = _workers(len(roots))
+    """Scan roots, in forked worker processes when there are many
+    (:func:`scanner.inputs.workers.shared_out`: block by block of :data:`BLOCK_ROOTS`, the main
+    process taking a share too); results come back in root order."""
+    from scanner.inputs.workers import shared_out, worker_count
+
+    n = worker_count(len(roots), PARALLEL_MIN_ROOTS)
     if n <= 1:
         return _scan_chunk(roots, modules, file_vars, variables)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    try:
-        ctx = multiprocessing.get_context("fork")
-        counter = ctx.Value("q", 0)
-    except (ValueError, OSError):
-        return _scan_chunk(roots, modules, file_vars, variables)
-    global _FORKED
-    blocks: dict[int, list[SourceResult]] = {}
-    _FORKED = (modules, file_vars, variables, roots, counter)
-    try:
-        with ProcessPoolExecutor(max_workers=n - 1, mp_context=ctx) as pool:
-            futures = [pool.submit(_worker) for _ in range(n - 1)]
-            blocks.update(_take_blocks(roots, counter, modules, file_vars, variables))
-            for fut in futures:
-                try:
-                    parts, errors = fut.result()
-                except Exception:  # a worker died: its blocks are done below
-                    continue
-                blocks.update(parts)
-                modules.extra_errors.extend(errors)
-    except OSError:
-        pass
-    finally:
-        _FORKED = None
-    out: list[SourceResult] = []
-    for i in range(0, len(roots), BLOCK_ROOTS):
-        part = blocks.get(i // BLOCK_ROOTS)
-        if part is None:
-            part = _scan_chunk(roots[i : i + BLOCK_ROOTS], modules, file_vars, variables)
-        out.extend(part)
-    return out
+    blocks, worker_errors = shared_out(
+        lambda i: _scan_chunk(roots[i * BLOCK_ROOTS:(i + 1) * BLOCK_ROOTS], modules, file_vars,
+                              variables),
+        (len(roots) + BLOCK_ROOTS - 1) // BLOCK_ROOTS, n, tail=modules.errors)
+    for errors in worker_errors:  # module file errors a worker found
+        modules.extra_errors.extend(errors)
+    return [part for i in sorted(blocks) for part in blocks[i]]
 
 
 def _dedupe(result: SourceResult) -> None:
