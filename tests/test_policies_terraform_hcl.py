@@ -73,6 +73,23 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
     ("vpc001_fail", ("VPC-001",), [("VPC-001", "aws_vpc.gpu", F)]),  # interface endpoint only
     ("vpc001_pass", ("VPC-001",), [("VPC-001", "aws_vpc.gpu", P)]),
     (
+        # GPU compute whose VPC cannot be told: UNKNOWN on the compute; no PASS on the VPC with
+        # the endpoint, no FAIL on the one without (only the known part of "inference" places
+        # it there); no VPC-002 result (no subnet of the scan to judge); VPC-003 UNKNOWN on the
+        # endpoint, whose VPC may host the compute
+        "vpc001_unknown",
+        ("VPC-001", "VPC-002", "VPC-003"),
+        [
+            ("VPC-001", "aws_eks_node_group.gpu", U),  # var.private_subnets, no value
+            ("VPC-001", "aws_autoscaling_group.trainers", U),  # terraform_remote_state output
+            ("VPC-001", "aws_batch_compute_environment.gpu", U),  # ids no file declares
+            ("VPC-001", "aws_instance.notebook", U),  # its subnet's vpc_id = var.vpc_id
+            ("VPC-001", "aws_autoscaling_group.inference", U),  # one subnet of two unknown
+            ("VPC-001", "aws_vpc.other", F),  # inference's known subnet is there
+            ("VPC-003", "aws_vpc_endpoint.s3", U),  # no policy: fails if GPU compute is there
+        ],
+    ),
+    (
         "vpc002_fail",
         ("VPC-002",),
         [("VPC-002", "aws_subnet.explicit", F), ("VPC-002", "aws_subnet.main_table", F)],

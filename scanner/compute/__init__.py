@@ -13,7 +13,7 @@ capabilities its view provides; every policy that asks for those capabilities th
 
 from __future__ import annotations
 
-from scanner.compute.index import Placement, Views, views
+from scanner.compute.index import Placement, Views, VpcNotKnown, views
 from scanner.compute.registry import (
     DEVICES,
     DEVICES_LIVE,
@@ -67,6 +67,7 @@ __all__ = [
     "TemplateUse",
     "Types",
     "Views",
+    "VpcNotKnown",
     "extractor",
     "kinds_with",
     "reads_of",
