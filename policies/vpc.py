@@ -171,6 +171,9 @@ def _vpc_not_known(compute: Resource, ctx: Context) -> Iterator[Result]:
     shown = why[0] + (f" (and {len(why) - 1} more)" if len(why) > 1 else "")
     evidence: dict[str, Any] = {"gpu_compute": _compute_evidence([p]),
                                 "vpc_not_known": list(why)}
+    named = [ref_text(r) for r in p.unresolved if not isinstance(r, Unknown)]
+    if named:
+        evidence["subnets_not_in_the_scan"] = list(dict.fromkeys(named))[:20]
     view = ctx.compute.of(compute)
     path = view.network.subnets_path if view is not None and view.network is not None else ""
     if unplaced.vpcs:

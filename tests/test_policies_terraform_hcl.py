@@ -493,3 +493,86 @@ resource "aws_launch_template" "lt" {
 """)
     got = _judged(tmp_path, "VPC-004")
     assert got == [("aws_launch_template.lt", Status.UNKNOWN)]
+
+
+def test_vpc_001_names_what_did_not_resolve_on_the_compute() -> None:
+    source = load_terraform_dir([POLICIES / "vpc001_unknown"])
+    findings = evaluate(source.resources, policy_ids=["VPC-001", "VPC-002", "VPC-003"])
+    by = {(f.policy_id, f.resource["id"]): f for f in findings}
+    group = by[("VPC-001", "aws_eks_node_group.gpu")]
+    assert "var.private_subnets has no value" in group.message
+    assert "it may run in one of aws_vpc.shared, aws_vpc.other, or in a VPC outside the scan" \
+        in group.message
+    loc = group.location
+    assert loc is not None and loc["file"].endswith("vpc001_unknown/main.tf")
+    assert loc["start_line"] == 54
+    assert "data.terraform_remote_state.net" in by[("VPC-001", "aws_autoscaling_group.trainers")] \
+        .message
+    assert "subnets subnet-0a1b2c3d4e5f60718, subnet-0a1b2c3d4e5f60719 are not in the scan" in \
+        by[("VPC-001", "aws_batch_compute_environment.gpu")].message
+    assert "var.vpc_id has no value" in by[("VPC-001", "aws_instance.notebook")].message
+    partial = by[("VPC-001", "aws_autoscaling_group.inference")]
+    assert partial.message.startswith("part of this GPU compute may run in a VPC that is not known")
+    assert partial.evidence["vpcs_it_runs_in"] == ["aws_vpc.other"]
+    assert "--var-file" in group.remediation["text"]
+    endpoint = by[("VPC-003", "aws_vpc_endpoint.s3")]
+    assert endpoint.message.startswith("whether its VPC hosts GPU compute is not known")
+    assert "it would fail: endpoint has no policy" in endpoint.message
+
+
+def test_gpu_compute_with_no_vpc_in_the_scan_gets_one_unknown_each(tmp_path: Path) -> None:
+    # a repository holding only the GPU node groups; the network is another repository's
+    (tmp_path / "main.tf").write_text("""
+variable "private_subnets" { type = list(string) }
+data "terraform_remote_state" "net" {
+  backend = "s3"
+  config  = { bucket = "b", key = "net.tfstate", region = "us-east-1" }
+}
+resource "aws_eks_node_group" "gpu" {
+  cluster_name   = "ml"
+  node_role_arn  = "arn:aws:iam::123456789012:role/node"
+  subnet_ids     = var.private_subnets
+  instance_types = ["p5.48xlarge"]
+  scaling_config {
+    desired_size = 1
+    max_size     = 2
+    min_size     = 0
+  }
+}
+resource "aws_eks_node_group" "gpu_b" {
+  cluster_name   = "ml"
+  node_role_arn  = "arn:aws:iam::123456789012:role/node"
+  subnet_ids     = concat(data.terraform_remote_state.net.outputs.private_subnets, var.private_subnets)
+  instance_types = ["g6e.xlarge"]
+  scaling_config {
+    desired_size = 1
+    max_size     = 2
+    min_size     = 0
+  }
+}
+resource "aws_eks_node_group" "cpu" {
+  cluster_name   = "ml"
+  node_role_arn  = "arn:aws:iam::123456789012:role/node"
+  subnet_ids     = var.private_subnets
+  instance_types = ["m6i.large"]
+  scaling_config {
+    desired_size = 1
+    max_size     = 2
+    min_size     = 0
+  }
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    findings = evaluate(source.resources, policy_ids=["VPC-001", "VPC-002", "VPC-003"])
+    got = sorted((f.policy_id, f.resource["id"], f.status) for f in findings)
+    assert got == [("VPC-001", "aws_eks_node_group.gpu", U),
+                   ("VPC-001", "aws_eks_node_group.gpu_b", U)]  # not the CPU group
+    for f in findings:
+        assert f.message.endswith("no VPC beside it is in the scan"), f.message
+
+
+def test_placed_gpu_compute_gets_no_result_of_its_own() -> None:
+    # its VPC is known: VPC-001 judges the VPC, never the compute too
+    source = load_terraform_dir([POLICIES / "vpc001_fail"])
+    ids = [f.resource["id"] for f in evaluate(source.resources, policy_ids=["VPC-001"])]
+    assert ids == ["aws_vpc.gpu"]

@@ -256,7 +256,11 @@ class Views:
                 net = view.network if view is not None else None
                 if net is None or not net.placed:
                     continue
-                why = [_unresolved_text(ref) for ref in p.unresolved]
+                why = [_unresolved_text(ref) for ref in p.unresolved
+                       if isinstance(ref, Unknown)]
+                named = [ref for ref in p.unresolved if not isinstance(ref, Unknown)]
+                if named:
+                    why.append(_not_in_scan_text(named))
                 vpcs: dict[int, Resource] = {}
                 for s in {id(s): s for s in p.subnets}.values():
                     vpc = self.index.vpc_of_subnet(s)
@@ -279,15 +283,21 @@ class Views:
         return self._lazy("unknown_vpc", build)
 
 
-def _unresolved_text(ref: Any) -> str:
-    """Why a subnet reference places capacity in no subnet of the scan."""
-    if isinstance(ref, Unknown):
-        if ref.reason == DEFAULT_VPC:
-            return "no subnet is given: it launches into the default VPC, which is not in the scan"
-        return f"its subnets are not known: {ref.reason}" if ref.reason else \
-            "its subnets are not known"
-    name = str(ref) if isinstance(ref, Ref | str) else repr(ref)
-    return f"subnet {name} is not in the scan"
+def _unresolved_text(ref: Unknown) -> str:
+    """Why a subnet reference that is not known places capacity in no subnet of the scan."""
+    if ref.reason == DEFAULT_VPC:
+        return "no subnet is given: it launches into the default VPC, which is not in the scan"
+    return f"its subnets are not known: {ref.reason}" if ref.reason else \
+        "its subnets are not known"
+
+
+def _not_in_scan_text(refs: list[Any]) -> str:
+    """The subnets named (ids, references) that no subnet of the scan is: up to three by name."""
+    names = list(dict.fromkeys(str(r) if isinstance(r, Ref | str) else repr(r) for r in refs))
+    if len(names) == 1:
+        return f"subnet {names[0]} is not in the scan"
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f"subnets {', '.join(names[:3])}{more} are not in the scan"
 
 
 def _vpc_not_known_text(subnet: Resource) -> str:
