@@ -542,7 +542,7 @@ resource "aws_eks_node_group" "gpu" {
 resource "aws_eks_node_group" "gpu_b" {
   cluster_name   = "ml"
   node_role_arn  = "arn:aws:iam::123456789012:role/node"
-  subnet_ids     = concat(data.terraform_remote_state.net.outputs.private_subnets, var.private_subnets)
+  subnet_ids     = concat(data.terraform_remote_state.net.outputs.subnets, var.private_subnets)
   instance_types = ["g6e.xlarge"]
   scaling_config {
     desired_size = 1
