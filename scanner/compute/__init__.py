@@ -4,7 +4,7 @@ Enters: the normalized resources of one evaluation (a ``scanner.model.graph.Reso
 Leaves: a :class:`~scanner.compute.view.ComputeView` per compute (or storage) resource: its
 instance types or GPU requirement, capacity, purchase option, storage devices, subnets and
 public-IP settings, and the launch templates it uses; plus the joins policies share (GPU compute
-per subnet and per VPC).
+per subnet and per VPC, and the GPU compute whose VPC the scan cannot tell, with why).
 
 Policies read only these views and the network graph. A new compute kind is one module in
 ``scanner/compute/extractors/`` (found by discovery) that registers its extractor with the

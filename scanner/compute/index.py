@@ -1,6 +1,6 @@
 """The compute views of one evaluation, built once per resource and shared by every policy,
-and the joins several policies ask of them (GPU compute per subnet and per VPC, the consumers
-of a launch template)."""
+and the joins several policies ask of them (GPU compute per subnet and per VPC, GPU compute whose
+VPC is not known, the consumers of a launch template)."""
 
 from __future__ import annotations
 
