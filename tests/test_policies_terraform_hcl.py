@@ -576,3 +576,34 @@ def test_placed_gpu_compute_gets_no_result_of_its_own() -> None:
     source = load_terraform_dir([POLICIES / "vpc001_fail"])
     ids = [f.resource["id"] for f in evaluate(source.resources, policy_ids=["VPC-001"])]
     assert ids == ["aws_vpc.gpu"]
+
+
+def test_vpc_003_doubts_only_endpoints_beside_the_compute_of_unknown_vpc(tmp_path: Path) -> None:
+    # two root modules: the GPU root takes its subnets from a variable; the endpoint of the
+    # other root is judged as before (no GPU compute known there: no result), the one beside
+    # the compute is UNKNOWN (it applies if the compute runs in its VPC)
+    gpu, net = tmp_path / "gpu", tmp_path / "net"
+    gpu.mkdir()
+    net.mkdir()
+    endpoint = """
+resource "aws_vpc" "v" { cidr_block = "10.0.0.0/16" }
+resource "aws_vpc_endpoint" "s3" {
+  vpc_id       = aws_vpc.v.id
+  service_name = "com.amazonaws.us-east-1.s3"
+}
+"""
+    (net / "main.tf").write_text(endpoint)
+    (gpu / "main.tf").write_text(endpoint + """
+variable "subnet_id" { type = string }
+resource "aws_instance" "gpu" {
+  ami           = "ami-12c6146b"
+  instance_type = "g5.xlarge"
+  subnet_id     = var.subnet_id
+}
+""")
+    source = load_terraform_dir([gpu, net])
+    findings = evaluate(source.resources, policy_ids=["VPC-001", "VPC-003"])
+    got = sorted((f.policy_id, f.resource["id"], f.location["file"].split("/")[-2], f.status)
+                 for f in findings if f.location)
+    assert got == [("VPC-001", "aws_instance.gpu", "gpu", U),
+                   ("VPC-003", "aws_vpc_endpoint.s3", "gpu", U)]
