@@ -21,12 +21,15 @@ from policies.common import (
     ref_text,
 )
 from policies.yaml_kinds import HEAD, NODE_GROUP, NODE_POOL, QUEUE
-from scanner.compute import Attr, Placement
+from scanner.compute import LAUNCHES, PLACES, Attr, Placement, VpcNotKnown, kinds_with
 from scanner.compute.launch import decisive
 from scanner.model import Ref, Resource, Result, Severity, Status, Unknown
 from scanner.model.graph import doubt, first_doubt
 
 S3_SERVICE = re.compile(r"^com\.amazonaws\.[^.]+\.s3$")
+# What places capacity into subnets (a template alone does not): VPC-001 says on it when the
+# VPC it runs in cannot be told.
+PLACING_KINDS = kinds_with(LAUNCHES, PLACES)
 
 
 def is_s3_gateway(endpoint: Resource) -> bool | Unknown:
@@ -91,23 +94,38 @@ S3_ENDPOINT_CFN = '''S3Endpoint:
     RouteTableIds: [!Ref PrivateRouteTable]'''
 
 
+# The fix of an UNKNOWN on GPU compute whose VPC cannot be told.
+VPC_NOT_KNOWN_FIX = Remediation(
+    text="Let the scan see the VPC this compute runs in: scan the code that declares its subnets "
+         "and VPC together with it, or give the subnet references their values (--var, "
+         "--var-file, --cfn-param); then give that VPC an S3 gateway endpoint if it has none.",
+    terraform=S3_ENDPOINT_TF, cloudformation=S3_ENDPOINT_CFN)
+
+
 @policy(
     id="VPC-001",
     title="VPC hosting GPU compute has no S3 gateway endpoint",
     severity=Severity.MEDIUM,
     category="security",
-    kinds=("ec2.vpc",),
+    kinds=("ec2.vpc", *PLACING_KINDS),
     needs=COMPUTE_KINDS + NETWORK_KINDS,
     observed_needs=OBSERVED_EGRESS,
     description="GPU workloads move datasets and checkpoints to and from S3; without a gateway "
                 "endpoint that traffic goes through a NAT gateway (cost per GB) or the internet "
-                "gateway, and leaves the VPC.",
+                "gateway, and leaves the VPC. Judged on the VPC; GPU compute whose VPC cannot be "
+                "told (its subnets come from a variable, another stack or module, or are ids no "
+                "file declares) is UNKNOWN on the compute itself, naming what did not resolve: "
+                "once per resource, and never PASS or FAIL on a VPC it may or may not run in.",
     remediation=Remediation(
         text="Add an S3 gateway endpoint to the VPC and associate it with the route tables of "
              "the subnets that run GPU compute (gateway endpoints are free).",
-        terraform=S3_ENDPOINT_TF, cloudformation=S3_ENDPOINT_CFN),
+        terraform=S3_ENDPOINT_TF, cloudformation=S3_ENDPOINT_CFN,
+        by_kind={k: VPC_NOT_KNOWN_FIX for k in PLACING_KINDS}),
 )
 def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
+    if vpc.kind != "ec2.vpc":
+        yield from _vpc_not_known(vpc, ctx)
+        return
     placements = ctx.compute.gpu_compute_by_vpc().get(id(vpc))
     if not placements:
         return
@@ -139,6 +157,54 @@ def vpc_001(vpc: Resource, ctx: Context) -> Iterator[Result]:
                          f"{' and others' if len(hosted) > 1 else ''}) and has no S3 gateway "
                          f"endpoint: {_egress_text(egress)}", evidence=evidence,
                          doubt=maybe_hosted)
+
+
+def _vpc_not_known(compute: Resource, ctx: Context) -> Iterator[Result]:
+    """GPU compute some of whose capacity runs in a VPC the scan cannot tell: UNKNOWN on the
+    compute, naming the subnet references that did not resolve (the VPCs its other subnets
+    place it in are judged on themselves)."""
+    unplaced: VpcNotKnown | None = ctx.compute.gpu_compute_of_unknown_vpc().get(id(compute))
+    if unplaced is None:
+        return
+    p = unplaced.placement
+    why = unplaced.why
+    shown = why[0] + (f" (and {len(why) - 1} more)" if len(why) > 1 else "")
+    evidence: dict[str, Any] = {"gpu_compute": _compute_evidence([p]),
+                                "vpc_not_known": list(why)}
+    named = [ref_text(r) for r in p.unresolved if not isinstance(r, Unknown)]
+    if named:
+        evidence["subnets_not_in_the_scan"] = list(dict.fromkeys(named))[:20]
+    view = ctx.compute.of(compute)
+    path = view.network.subnets_path if view is not None and view.network is not None else ""
+    if unplaced.vpcs:
+        names = [v.id for v in unplaced.vpcs]
+        evidence["vpcs_it_runs_in"] = names[:20]
+        yield ctx.result(compute, Status.UNKNOWN,
+                         f"part of this GPU compute may run in a VPC that is not known "
+                         f"({shown}): whether that VPC has an S3 gateway endpoint cannot be told "
+                         f"(its other subnets place it in {', '.join(names[:3])}"
+                         f"{' and others' if len(names) > 3 else ''}, judged there)"
+                         f"{_maybe(p)}", path=path, evidence=evidence)
+        return
+    here = [] if unplaced.default_vpc else ctx.index.of_kind("ec2.vpc", compute.scope)
+    if unplaced.default_vpc:
+        where = ""
+    elif here:
+        evidence["vpcs_it_may_run_in"] = [v.id for v in here[:20]]
+        where = (f"; it may run in {'one of ' if len(here) > 1 else ''}"
+                 f"{', '.join(v.id for v in here[:3])}{' and others' if len(here) > 3 else ''}"
+                 f"{',' if len(here) > 1 else ''} or in a VPC outside the scan")
+    else:
+        where = "; no VPC beside it is in the scan"
+    yield ctx.result(compute, Status.UNKNOWN,
+                     f"the VPC this GPU compute runs in is not known ({shown}): whether it has "
+                     f"an S3 gateway endpoint cannot be told{where}{_maybe(p)}", path=path,
+                     evidence=evidence)
+
+
+def _maybe(p: Placement) -> str:
+    """What else is not known of the compute (whether it is GPU compute, whether it exists)."""
+    return f"; also, {p.doubt.reason}" if p.doubt is not None and p.doubt.reason else ""
 
 
 @dataclass(frozen=True)
@@ -265,7 +331,10 @@ def _egress_text(egress: list[Egress]) -> str:
     needs=COMPUTE_KINDS + NETWORK_KINDS,
     observed_needs=OBSERVED_ENDPOINT_ROUTES,
     description="A subnet that runs GPU compute must use a route table (its explicit association, "
-                "else the VPC's main table) that the S3 gateway endpoint is associated with.",
+                "else the VPC's main table) that the S3 gateway endpoint is associated with. "
+                "Judged where the VPC has an S3 gateway endpoint: without one VPC-001 says it, and "
+                "where the VPC (or the subnet) of GPU compute is not known VPC-001's UNKNOWN on "
+                "the compute says it.",
     remediation=Remediation(
         text="Add the subnet's route table to the S3 gateway endpoint's route tables.",
         terraform='resource "aws_vpc_endpoint_route_table_association" "gpu" {\n'
@@ -327,6 +396,23 @@ def vpc_002(subnet: Resource, ctx: Context) -> Iterator[Result]:
                          evidence=evidence, doubt=first_doubt(maybe_hosted, no_endpoint))
 
 
+def _may_host(endpoint: Resource, ctx: Context) -> Unknown | None:
+    """Why the endpoint's VPC may host GPU compute it is not known to host: GPU compute in its
+    scope whose VPC is not known at all may run there (the default VPC is none of the scan's)."""
+    def build() -> dict[str, VpcNotKnown]:
+        first: dict[str, VpcNotKnown] = {}
+        for u in ctx.compute.gpu_compute_of_unknown_vpc().values():
+            if not u.vpcs and not u.default_vpc:
+                first.setdefault(u.placement.compute.scope, u)
+        return first
+
+    unplaced = ctx.index.memo("vpc003:unplaced", build).get(endpoint.scope)
+    if unplaced is None:
+        return None
+    return Unknown(f"whether its VPC hosts GPU compute is not known: the VPC of "
+                   f"{describe(unplaced.placement.compute)} is not known ({unplaced.why[0]})")
+
+
 def _is_star(value: Any) -> bool:
     if value == "*":
         return True
@@ -359,7 +445,9 @@ def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
     observed_needs=OBSERVED_ENDPOINTS,
     description="An endpoint in a VPC with GPU compute must have a policy narrower than full "
                 "access: no policy, or an Allow of * (or s3:*, or any service:*) to * without a "
-                "Condition, fails.",
+                "Condition, fails. An endpoint of a VPC no GPU compute is known to run in, beside "
+                "GPU compute whose VPC is not known, is UNKNOWN: it applies if that compute runs "
+                "there.",
     remediation=Remediation(
         text="Attach an endpoint policy that allows only the buckets (and principals) the "
              "workloads need, or add a Condition such as aws:PrincipalOrgID.",
@@ -373,9 +461,14 @@ def _allows_everything(statement: dict[str, Any]) -> bool | Unknown:
 def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
     vpc = ctx.index.resolve(endpoint.get("VpcId"), endpoint.scope, "ec2.vpc")
     placements = ctx.compute.gpu_compute_by_vpc().get(id(vpc)) if vpc is not None else None
-    if not placements:
-        return
-    _hosted_here, maybe_hosted = _hosted(placements)
+    if placements:
+        _hosted_here, maybe_hosted = _hosted(placements)
+    else:
+        # no GPU compute is known to run in its VPC; GPU compute beside it whose VPC is not
+        # known may: a verdict then holds only if it does (UNKNOWN, never silence)
+        maybe_hosted = _may_host(endpoint, ctx)
+        if maybe_hosted is None:
+            return
     doc, maybe_doc = ctx.index.endpoint_policy(endpoint)
     # a FAIL holds whether or not a separate policy resource exists (without it: no policy);
     # a PASS on its document holds only if it exists

@@ -82,7 +82,9 @@ def test_what_was_not_judged_says_why(census: object) -> None:
     assert cluster.verdicts["SPOT-001"].reason == "HyperPod has no spot option"
     eksctl = [o for o in census.gpu_objects if o.resource.kind == "eksctl.node_group"]
     for o in eksctl:  # subnets named by id: no subnet of the scan
-        v = o.verdicts["VPC-001"]
+        v = o.verdicts["VPC-001"]  # UNKNOWN on the node group itself: its VPC is not known
+        assert (v.category, v.worst) == (tool.JUDGED, "UNKNOWN"), v
+        v = o.verdicts["VPC-002"]  # no subnet of the scan to judge (VPC-001 says why)
         assert v.category == tool.NO_INPUT and "is not in the scan" in v.reason, v
     pool = _object(census, "karpenter.node_pool", "NodePool/gpu")
     assert pool.verdicts["RS-001"].category == tool.BY_DESIGN

@@ -35,6 +35,11 @@ EXPECTED: dict[str, dict[tuple[str, str], str]] = {
             _EACH_VALUE,
         ("VPC-004", 'module.eks_managed_node_group["gpu_spot"].aws_eks_node_group.this'):
             _EACH_VALUE,
+        # the plan cannot tell their VPC (UNKNOWN on them); HCL places them, judged on the VPC
+        ("VPC-001", 'module.eks_managed_node_group["gpu_lt"].aws_eks_node_group.this'):
+            _EACH_VALUE,
+        ("VPC-001", 'module.eks_managed_node_group["gpu_spot"].aws_eks_node_group.this'):
+            _EACH_VALUE,
     },
     "awskinds_pass": {
         ("EBS-001", 'module.eks_managed_node_group["gpu_od"].aws_launch_template.this[0]'):

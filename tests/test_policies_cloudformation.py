@@ -7,6 +7,7 @@ One failing and one passing template per policy (tests/fixtures/cfn/policies/); 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,20 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
     ),
     ("vpc001_fail.yaml", ("VPC-001",), [("VPC-001", "GpuVpc", F)]),
     ("vpc001_pass.yaml", ("VPC-001",), [("VPC-001", "GpuVpc", P)]),
+    (
+        # subnets from another stack or a parameter: UNKNOWN on the compute, no PASS on ToolsVpc
+        # (which has the endpoint), no VPC-002 result; VPC-003 UNKNOWN on the endpoint (it
+        # would pass, but applies only if the compute runs in its VPC)
+        "vpc001_unknown.yaml",
+        ("VPC-001", "VPC-002", "VPC-003"),
+        [
+            ("VPC-001", "Trainers", U),  # !Split of an !ImportValue
+            ("VPC-001", "GpuNodes", U),  # a List<AWS::EC2::Subnet::Id> parameter, no default
+            ("VPC-001", "BatchGpu", U),  # [!ImportValue ...]
+            ("VPC-001", "Notebook", U),  # a subnet id no template declares
+            ("VPC-003", "ToolsS3Endpoint", U),
+        ],
+    ),
     (
         "vpc002_fail.yaml",
         ("VPC-002",),
@@ -257,6 +272,37 @@ def test_region_given_or_not_the_s3_endpoint_is_recognised() -> None:
         source = load_template(POLICIES / "vpc001_pass.yaml", region=region)
         findings = evaluate(source.resources, policy_ids=["VPC-001"])
         assert [(f.resource["id"], f.status) for f in findings] == [("GpuVpc", P)]
+
+
+def test_vpc_001_names_the_subnets_it_could_not_resolve() -> None:
+    source = load_template(POLICIES / "vpc001_unknown.yaml")
+    by = {f.resource["id"]: f for f in evaluate(source.resources, policy_ids=["VPC-001"])}
+    assert "Fn::ImportValue ml-network-PrivateSubnets: the value is exported by another stack" \
+        in by["Trainers"].message
+    assert "parameter PrivateSubnets has no default" in by["GpuNodes"].message
+    assert "subnet subnet-0a1b2c3d4e5f60718 is not in the scan" in by["Notebook"].message
+    assert "it may run in ToolsVpc or in a VPC outside the scan" in by["Notebook"].message
+    loc = by["Trainers"].location
+    assert loc is not None and loc["file"].endswith("vpc001_unknown.yaml")
+    assert loc["start_line"] == 35
+    assert by["Trainers"].evidence["vpcs_it_may_run_in"] == ["ToolsVpc"]
+    # the fix says how to make the VPC known, then what to add to it
+    assert "--cfn-param" in by["GpuNodes"].remediation["text"]
+    assert "AWS::EC2::VPCEndpoint" in by["GpuNodes"].remediation["cloudformation"]
+
+
+def test_an_import_value_names_its_export_unless_it_holds_a_secret(tmp_path: Path) -> None:
+    template = {"Parameters": {"Token": {"Type": "String", "NoEcho": True,
+                                         "Default": "s3cr3t-t0ken"}},
+                "Resources": {"Box": {"Type": "AWS::EC2::Instance", "Properties": {
+                    "InstanceType": "g5.xlarge", "ImageId": "ami-12345678",
+                    "SubnetId": {"Fn::ImportValue": {"Fn::Sub": "net-${Token}"}}}}}}
+    (tmp_path / "t.json").write_text(json.dumps(template))
+    source = load_template(tmp_path / "t.json")
+    [box] = [r for r in source.resources if r.id == "Box"]
+    reason = box.get("SubnetId").reason
+    assert reason == "Fn::ImportValue: the value is exported by another stack"
+    assert "s3cr3t" not in reason
 
 
 def test_the_issue_11_messages_on_cloudformation() -> None:

@@ -55,6 +55,7 @@ CASES: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("EBS-001", "EC2NodeClass/default", P),
         ("EBS-003", "EC2NodeClass/default", U),  # the account's default key, not named
         ("VPC-004", "NodePool/gpu-g5", U),  # no subnet in the scan carries its tags
+        ("VPC-001", "NodePool/gpu-g5", U),  # so the VPC it runs in is not known either
         ("ASG-002", "NodePool/general", P),  # c, m, r: spot pools of many types
     ]),
     ("terraform", [
@@ -79,6 +80,7 @@ CASES: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("ASG-002", "NodePool/gpu-spot", P),
         ("SPOT-003", "NodePool/gpu-spot", P),
         ("VPC-004", "NodePool/gpu-spot", U),  # its subnet is not in the scan
+        ("VPC-001", "NodePool/gpu-spot", U),  # nor, then, its VPC
     ]),
 ]
 

@@ -73,6 +73,23 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
     ("vpc001_fail", ("VPC-001",), [("VPC-001", "aws_vpc.gpu", F)]),  # interface endpoint only
     ("vpc001_pass", ("VPC-001",), [("VPC-001", "aws_vpc.gpu", P)]),
     (
+        # GPU compute whose VPC cannot be told: UNKNOWN on the compute; no PASS on the VPC with
+        # the endpoint, no FAIL on the one without (only the known part of "inference" places
+        # it there); no VPC-002 result (no subnet of the scan to judge); VPC-003 UNKNOWN on the
+        # endpoint, whose VPC may host the compute
+        "vpc001_unknown",
+        ("VPC-001", "VPC-002", "VPC-003"),
+        [
+            ("VPC-001", "aws_eks_node_group.gpu", U),  # var.private_subnets, no value
+            ("VPC-001", "aws_autoscaling_group.trainers", U),  # terraform_remote_state output
+            ("VPC-001", "aws_batch_compute_environment.gpu", U),  # ids no file declares
+            ("VPC-001", "aws_instance.notebook", U),  # its subnet's vpc_id = var.vpc_id
+            ("VPC-001", "aws_autoscaling_group.inference", U),  # one subnet of two unknown
+            ("VPC-001", "aws_vpc.other", F),  # inference's known subnet is there
+            ("VPC-003", "aws_vpc_endpoint.s3", U),  # no policy: fails if GPU compute is there
+        ],
+    ),
+    (
         "vpc002_fail",
         ("VPC-002",),
         [("VPC-002", "aws_subnet.explicit", F), ("VPC-002", "aws_subnet.main_table", F)],
@@ -476,3 +493,117 @@ resource "aws_launch_template" "lt" {
 """)
     got = _judged(tmp_path, "VPC-004")
     assert got == [("aws_launch_template.lt", Status.UNKNOWN)]
+
+
+def test_vpc_001_names_what_did_not_resolve_on_the_compute() -> None:
+    source = load_terraform_dir([POLICIES / "vpc001_unknown"])
+    findings = evaluate(source.resources, policy_ids=["VPC-001", "VPC-002", "VPC-003"])
+    by = {(f.policy_id, f.resource["id"]): f for f in findings}
+    group = by[("VPC-001", "aws_eks_node_group.gpu")]
+    assert "var.private_subnets has no value" in group.message
+    assert "it may run in one of aws_vpc.shared, aws_vpc.other, or in a VPC outside the scan" \
+        in group.message
+    loc = group.location
+    assert loc is not None and loc["file"].endswith("vpc001_unknown/main.tf")
+    assert loc["start_line"] == 54
+    assert "data.terraform_remote_state.net" in by[("VPC-001", "aws_autoscaling_group.trainers")] \
+        .message
+    assert "subnets subnet-0a1b2c3d4e5f60718, subnet-0a1b2c3d4e5f60719 are not in the scan" in \
+        by[("VPC-001", "aws_batch_compute_environment.gpu")].message
+    assert "var.vpc_id has no value" in by[("VPC-001", "aws_instance.notebook")].message
+    partial = by[("VPC-001", "aws_autoscaling_group.inference")]
+    assert partial.message.startswith("part of this GPU compute may run in a VPC that is not known")
+    assert partial.evidence["vpcs_it_runs_in"] == ["aws_vpc.other"]
+    assert "--var-file" in group.remediation["text"]
+    endpoint = by[("VPC-003", "aws_vpc_endpoint.s3")]
+    assert endpoint.message.startswith("whether its VPC hosts GPU compute is not known")
+    assert "it would fail: endpoint has no policy" in endpoint.message
+
+
+def test_gpu_compute_with_no_vpc_in_the_scan_gets_one_unknown_each(tmp_path: Path) -> None:
+    # a repository holding only the GPU node groups; the network is another repository's
+    (tmp_path / "main.tf").write_text("""
+variable "private_subnets" { type = list(string) }
+data "terraform_remote_state" "net" {
+  backend = "s3"
+  config  = { bucket = "b", key = "net.tfstate", region = "us-east-1" }
+}
+resource "aws_eks_node_group" "gpu" {
+  cluster_name   = "ml"
+  node_role_arn  = "arn:aws:iam::123456789012:role/node"
+  subnet_ids     = var.private_subnets
+  instance_types = ["p5.48xlarge"]
+  scaling_config {
+    desired_size = 1
+    max_size     = 2
+    min_size     = 0
+  }
+}
+resource "aws_eks_node_group" "gpu_b" {
+  cluster_name   = "ml"
+  node_role_arn  = "arn:aws:iam::123456789012:role/node"
+  subnet_ids     = concat(data.terraform_remote_state.net.outputs.subnets, var.private_subnets)
+  instance_types = ["g6e.xlarge"]
+  scaling_config {
+    desired_size = 1
+    max_size     = 2
+    min_size     = 0
+  }
+}
+resource "aws_eks_node_group" "cpu" {
+  cluster_name   = "ml"
+  node_role_arn  = "arn:aws:iam::123456789012:role/node"
+  subnet_ids     = var.private_subnets
+  instance_types = ["m6i.large"]
+  scaling_config {
+    desired_size = 1
+    max_size     = 2
+    min_size     = 0
+  }
+}
+""")
+    source = load_terraform_dir([tmp_path])
+    findings = evaluate(source.resources, policy_ids=["VPC-001", "VPC-002", "VPC-003"])
+    got = sorted((f.policy_id, f.resource["id"], f.status) for f in findings)
+    assert got == [("VPC-001", "aws_eks_node_group.gpu", U),
+                   ("VPC-001", "aws_eks_node_group.gpu_b", U)]  # not the CPU group
+    for f in findings:
+        assert f.message.endswith("no VPC beside it is in the scan"), f.message
+
+
+def test_placed_gpu_compute_gets_no_result_of_its_own() -> None:
+    # its VPC is known: VPC-001 judges the VPC, never the compute too
+    source = load_terraform_dir([POLICIES / "vpc001_fail"])
+    ids = [f.resource["id"] for f in evaluate(source.resources, policy_ids=["VPC-001"])]
+    assert ids == ["aws_vpc.gpu"]
+
+
+def test_vpc_003_doubts_only_endpoints_beside_the_compute_of_unknown_vpc(tmp_path: Path) -> None:
+    # two root modules: the GPU root takes its subnets from a variable; the endpoint of the
+    # other root is judged as before (no GPU compute known there: no result), the one beside
+    # the compute is UNKNOWN (it applies if the compute runs in its VPC)
+    gpu, net = tmp_path / "gpu", tmp_path / "net"
+    gpu.mkdir()
+    net.mkdir()
+    endpoint = """
+resource "aws_vpc" "v" { cidr_block = "10.0.0.0/16" }
+resource "aws_vpc_endpoint" "s3" {
+  vpc_id       = aws_vpc.v.id
+  service_name = "com.amazonaws.us-east-1.s3"
+}
+"""
+    (net / "main.tf").write_text(endpoint)
+    (gpu / "main.tf").write_text(endpoint + """
+variable "subnet_id" { type = string }
+resource "aws_instance" "gpu" {
+  ami           = "ami-12c6146b"
+  instance_type = "g5.xlarge"
+  subnet_id     = var.subnet_id
+}
+""")
+    source = load_terraform_dir([gpu, net])
+    findings = evaluate(source.resources, policy_ids=["VPC-001", "VPC-003"])
+    got = sorted((f.policy_id, f.resource["id"], f.location["file"].split("/")[-2], f.status)
+                 for f in findings if f.location)
+    assert got == [("VPC-001", "aws_instance.gpu", "gpu", U),
+                   ("VPC-003", "aws_vpc_endpoint.s3", "gpu", U)]

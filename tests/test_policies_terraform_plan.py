@@ -495,6 +495,43 @@ EXPECTED["scaling_interruption_pass"]["VPC-004"] = {
     "aws_instance.spot": "UNKNOWN",
 }
 
+# Subnet ids of another stack (variables), and a subnet in a VPC the plan does not declare:
+# see its main.tf header. No PASS on aws_vpc.tools (it has the endpoint) and no FAIL anywhere
+# for the network; no VPC-002 result.
+EXPECTED["vpc_unknown"] = {
+    "ASG-001": {"aws_autoscaling_group.trainers": "FAIL"},  # on-demand only
+    "EBS-001": {"aws_eks_node_group.gpu": "FAIL",  # the node volume, no launch template
+                "aws_instance.notebook": "PASS", "aws_launch_template.p4d": "PASS"},
+    "EBS-003": {"aws_instance.notebook": "UNKNOWN", "aws_launch_template.p4d": "UNKNOWN"},
+    "NET-001": {"aws_autoscaling_group.trainers": "FAIL"},  # p4d, no EFA, no placement group
+    "VPC-001": {"aws_autoscaling_group.trainers": "UNKNOWN", "aws_eks_node_group.gpu": "UNKNOWN",
+                "aws_instance.notebook": "UNKNOWN"},
+    "VPC-003": {"aws_vpc_endpoint.s3": "UNKNOWN"},
+    "VPC-004": {"aws_autoscaling_group.trainers": "UNKNOWN", "aws_eks_node_group.gpu": "UNKNOWN",
+                "aws_instance.notebook": "PASS"},
+}
+
+# GPU compute whose VPC the plan cannot tell is UNKNOWN on itself for VPC-001 (never silence,
+# never a PASS or FAIL on a VPC it may not run in): a subnet id no resource of the plan declares
+# (subnet-0123456789abcdef0), or no subnet at all (the default VPC, which no plan declares).
+VPC_NOT_KNOWN = {
+    "compute_view": ("aws_instance.default_vpc", "aws_autoscaling_group.zones_only"),
+    "purchase": tuple(f"aws_autoscaling_group.{g}" for g in (
+        "capacity_block", "reserved", "open", "spot_a", "spot_b", "rejected", "mixed")),
+    "net_s3": tuple(f"aws_autoscaling_group.{g}" for g in ("good", "no_efa", "single", "spread")),
+    "scaling_interruption_fail": (
+        *(f"aws_autoscaling_group.{g}" for g in (
+            "cpu_tracking", "cpu_alarm", "orphan_step", "fixed", "spot_mixed", "on_demand")),
+        "aws_spot_instance_request.notebook"),
+    "scaling_interruption_pass": (
+        *(f"aws_autoscaling_group.{g}" for g in (
+            "gpu_tracking", "queue", "dcgm", "rebalance", "hooked", "hook_resource")),
+        "aws_instance.spot"),
+}
+for _case, _ids in VPC_NOT_KNOWN.items():
+    EXPECTED[_case].setdefault("VPC-001", {}).update(dict.fromkeys(_ids, "UNKNOWN"))
+
+
 @cache
 def findings(case: str) -> tuple[Finding, ...]:
     result = load_plan(FIXTURES / case / "plan.json")  # beside its .tf files
@@ -561,6 +598,23 @@ def test_the_issue_11_messages_on_a_plan() -> None:
     assert [n.message for n in out.notices if "head_node" in n.message] == [
         "ASG-001 aws_autoscaling_group.head_node: not judged: at most 1 instance (MaxSize 1), "
         "and no on-demand/spot split of so few lies within 20-40% (its share is 100%)"]
+
+
+def test_vpc_001_on_a_plan_names_the_subnets_that_place_the_compute_nowhere() -> None:
+    by = {f.resource["id"]: f for f in findings("vpc_unknown") if f.policy_id == "VPC-001"}
+    group = by["aws_autoscaling_group.trainers"]
+    assert "subnets subnet-0a1b2c3d4e5f60718, subnet-0a1b2c3d4e5f60719 are not in the scan" \
+        in group.message
+    assert group.evidence["subnets_not_in_the_scan"] == [
+        "subnet-0a1b2c3d4e5f60718", "subnet-0a1b2c3d4e5f60719"]
+    assert "it may run in aws_vpc.tools or in a VPC outside the scan" in group.message
+    assert "VPC vpc-0f1e2d3c4b5a69788 of subnet aws_subnet.notebooks is not in the scan" in \
+        by["aws_instance.notebook"].message
+    loc = by["aws_eks_node_group.gpu"].location
+    assert loc is not None and Path(loc["file"]).name == "main.tf"
+    lines = (FIXTURES / "vpc_unknown" / "main.tf").read_text(encoding="utf-8").split("\n")
+    assert lines[loc["start_line"] - 1] == 'resource "aws_eks_node_group" "gpu" {'
+    assert "aws_vpc.tools" not in statuses("vpc_unknown", "VPC-001")  # neither PASS nor FAIL
 
 
 def test_findings_point_into_the_tf_files() -> None:

@@ -101,6 +101,21 @@ PCLUSTER: list[tuple[str, list[tuple[str, str, Status]]]] = [
     ]),
 ]
 
+# An eksctl or ParallelCluster file declares no VPC (eksctl creates one from its own template, or
+# both name existing subnets by id): VPC-001 is UNKNOWN on every GPU node group and queue (its
+# VPC is not known), never silent, never PASS or FAIL.
+VPC_NOT_KNOWN = {
+    "unmanaged_pass.yaml": [NG.format("train-mix", "nodeGroups", "gpu-mix")],
+    "unmanaged_fail.yaml": [NG.format("train", "nodeGroups", g) for g in ("p4d", "g5-spot",
+                                                                           "g6-cheap")],
+    "managed.yaml": [NG.format("infer", "managedNodeGroups", g) for g in ("g5-spot", "g6-spot",
+                                                                           "p5")],
+    "pass.yaml": [Q.format("gpu-spot"), Q.format("compute-gpu")],
+    "fail.yaml": [Q.format("p5-spot"), Q.format("p4d-cheap")],
+}
+for _name, _expected in EKSCTL + PCLUSTER:
+    _expected.extend(("VPC-001", rid, U) for rid in VPC_NOT_KNOWN[_name])
+
 
 def _results(path: Path) -> list[tuple[str, str, Status]]:
     source = scan_paths([path])
@@ -130,7 +145,7 @@ def test_every_policy_that_applies_has_a_failing_and_a_passing_case(cases, appli
     failing = {pid for _, exp in cases for pid, _, status in exp if status is F}
     passing = {pid for _, exp in cases for pid, _, status in exp if status is P}
     assert applies <= failing and applies <= passing
-    assert {pid for _, exp in cases for pid, _, _ in exp} <= applies | {"SPOT-003"}
+    assert {pid for _, exp in cases for pid, _, _ in exp} <= applies | {"SPOT-003", "VPC-001"}
 
 
 def test_ebs_003_reads_the_kms_keys_of_node_groups_and_queues(tmp_path: Path) -> None:

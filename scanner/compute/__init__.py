@@ -4,7 +4,7 @@ Enters: the normalized resources of one evaluation (a ``scanner.model.graph.Reso
 Leaves: a :class:`~scanner.compute.view.ComputeView` per compute (or storage) resource: its
 instance types or GPU requirement, capacity, purchase option, storage devices, subnets and
 public-IP settings, and the launch templates it uses; plus the joins policies share (GPU compute
-per subnet and per VPC).
+per subnet and per VPC, and the GPU compute whose VPC the scan cannot tell, with why).
 
 Policies read only these views and the network graph. A new compute kind is one module in
 ``scanner/compute/extractors/`` (found by discovery) that registers its extractor with the
@@ -13,7 +13,7 @@ capabilities its view provides; every policy that asks for those capabilities th
 
 from __future__ import annotations
 
-from scanner.compute.index import Placement, Views, views
+from scanner.compute.index import Placement, Views, VpcNotKnown, views
 from scanner.compute.registry import (
     DEVICES,
     DEVICES_LIVE,
@@ -67,6 +67,7 @@ __all__ = [
     "TemplateUse",
     "Types",
     "Views",
+    "VpcNotKnown",
     "extractor",
     "kinds_with",
     "reads_of",

@@ -1,6 +1,6 @@
 """The compute views of one evaluation, built once per resource and shared by every policy,
-and the joins several policies ask of them (GPU compute per subnet and per VPC, the consumers
-of a launch template)."""
+and the joins several policies ask of them (GPU compute per subnet and per VPC, GPU compute whose
+VPC is not known, the consumers of a launch template)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from scanner.compute import registry
-from scanner.compute.launch import LaunchSpec, launch_spec, unknown_spec
+from scanner.compute.launch import DEFAULT_VPC, LaunchSpec, launch_spec, unknown_spec
 from scanner.compute.view import ComputeView, TemplateUse
-from scanner.model import Resource, Unknown
+from scanner.model import Ref, Resource, Unknown
 from scanner.model.graph import ResourceIndex, doubt
 
 _T = TypeVar("_T")
@@ -42,6 +42,25 @@ class Placement:
         if not doubts or any(d is None for d in doubts):
             return self
         return replace(self, doubt=doubts[0])
+
+
+@dataclass(frozen=True, eq=False)
+class VpcNotKnown:
+    """GPU compute (some of) whose capacity lands in a VPC that cannot be told: ``why``, one
+    line per subnet reference that places it nowhere in the scan (a reference that resolves to
+    no subnet, a subnet whose VPC is not in the scan, no subnet named at all); ``vpcs``: the
+    VPCs its other subnets place it in (empty when its VPC is not known at all);
+    ``default_vpc``: it names no subnet and lands in the default VPC (which no IaC declares, so
+    it is none of the VPCs of the scan)."""
+
+    placement: Placement
+    why: tuple[str, ...]
+    vpcs: tuple[Resource, ...] = ()
+    default_vpc: bool = False
+
+
+# At most this many reasons are kept per resource (a plan can list hundreds of subnet ids).
+MAX_REASONS = 20
 
 
 class Views:
@@ -223,6 +242,74 @@ class Views:
             return out
 
         return self._lazy("by_vpc", build)
+
+    def gpu_compute_of_unknown_vpc(self) -> dict[int, VpcNotKnown]:
+        """The GPU placements (by ``id`` of the compute resource) some of whose capacity lands
+        in a VPC the scan cannot tell: what places it in no VPC of the scan, and the VPCs its
+        other subnets place it in. A placement every subnet of which is in a VPC of the scan is
+        not here. Capacity that names no subnet and takes none from the service (a HyperPod
+        cluster without VpcConfig runs in SageMaker's own VPC) has no VPC of the user's."""
+        def build() -> dict[int, VpcNotKnown]:
+            out: dict[int, VpcNotKnown] = {}
+            for p in self.gpu_placements():
+                view = self.of(p.compute)
+                net = view.network if view is not None else None
+                if net is None or not net.placed:
+                    continue
+                why = [_unresolved_text(ref) for ref in p.unresolved
+                       if isinstance(ref, Unknown)]
+                named = [ref for ref in p.unresolved if not isinstance(ref, Unknown)]
+                if named:
+                    why.append(_not_in_scan_text(named))
+                vpcs: dict[int, Resource] = {}
+                for s in {id(s): s for s in p.subnets}.values():
+                    vpc = self.index.vpc_of_subnet(s)
+                    if vpc is not None:
+                        vpcs.setdefault(id(vpc), vpc)
+                    else:
+                        why.append(_vpc_not_known_text(s))
+                if not p.subnets and not p.unresolved:
+                    why.append("it launches with an existing network interface, whose subnet is "
+                               "not known here" if net.attached_interface else
+                               "it names no subnet: the VPC it launches into is not in the scan")
+                if why:
+                    default = bool(p.unresolved) and all(
+                        isinstance(r, Unknown) and r.reason == DEFAULT_VPC for r in p.unresolved)
+                    out[id(p.compute)] = VpcNotKnown(
+                        p, tuple(dict.fromkeys(why))[:MAX_REASONS], tuple(vpcs.values()),
+                        default_vpc=default and not p.subnets)
+            return out
+
+        return self._lazy("unknown_vpc", build)
+
+
+def _unresolved_text(ref: Unknown) -> str:
+    """Why a subnet reference that is not known places capacity in no subnet of the scan."""
+    if ref.reason == DEFAULT_VPC:
+        return "no subnet is given: it launches into the default VPC, which is not in the scan"
+    return f"its subnets are not known: {ref.reason}" if ref.reason else \
+        "its subnets are not known"
+
+
+def _not_in_scan_text(refs: list[Any]) -> str:
+    """The subnets named (ids, references) that no subnet of the scan is: up to three by name."""
+    names = list(dict.fromkeys(str(r) if isinstance(r, Ref | str) else repr(r) for r in refs))
+    if len(names) == 1:
+        return f"subnet {names[0]} is not in the scan"
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f"subnets {', '.join(names[:3])}{more} are not in the scan"
+
+
+def _vpc_not_known_text(subnet: Resource) -> str:
+    """Why a subnet of the scan places capacity in no VPC of the scan."""
+    vpc = subnet.get("VpcId")
+    if isinstance(vpc, Unknown):
+        return f"the VPC of subnet {subnet.id} is not known" + (f": {vpc.reason}" if vpc.reason
+                                                               else "")
+    if vpc is None:
+        return f"subnet {subnet.id} names no VPC"
+    name = str(vpc) if isinstance(vpc, Ref | str) else repr(vpc)
+    return f"VPC {name} of subnet {subnet.id} is not in the scan"
 
 
 def _prefix(template: Resource) -> str:

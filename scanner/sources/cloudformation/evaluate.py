@@ -554,6 +554,19 @@ def _fn_unknown(reason: str) -> Any:
     return handler
 
 
+IMPORTED = "the value is exported by another stack"
+
+
+def _fn_import_value(ev: Evaluator, arg: Any, lit: bool) -> Any:
+    """Not known here; the export's name, when it is a plain string that is no secret, says
+    which value (``Fn::ImportValue ml-net-PrivateSubnets: ...``)."""
+    name = ev.value(arg, literal_pseudo=lit)
+    if isinstance(name, str) and 0 < len(name) <= 255 and not any(
+            len(secret) >= 4 and secret in name for secret in ev.sensitive or ()):
+        return Unknown(f"Fn::ImportValue {name}: {IMPORTED}")
+    return Unknown(f"Fn::ImportValue: {IMPORTED}")
+
+
 _HANDLERS: dict[str, Any] = {
     "Ref": _fn_ref,
     "Fn::GetAtt": _fn_getatt,
@@ -571,7 +584,7 @@ _HANDLERS: dict[str, Any] = {
     "Fn::ToJsonString": _fn_to_json,
     "Fn::Length": _fn_length,
     "Fn::GetAZs": _fn_unknown("Fn::GetAZs: the availability zones of the account are not known"),
-    "Fn::ImportValue": _fn_unknown("Fn::ImportValue: the value is exported by another stack"),
+    "Fn::ImportValue": _fn_import_value,
     "Fn::Cidr": _fn_unknown("Fn::Cidr is not evaluated"),
     "Fn::Transform": _fn_unknown("Fn::Transform: a macro decides the value"),
 }
