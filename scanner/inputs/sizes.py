@@ -48,21 +48,24 @@ def written_size(value: Any, limit: int) -> int:
     """How many characters ``value`` is written out (as :func:`exceeds` counts them), or
     ``limit + 1`` once it is known to be more than ``limit``: at most ``limit`` steps."""
     left = [limit]
+    return limit + 1 if _over(value, 0, left) else limit - left[0]
 
-    def walk(v: Any, depth: int) -> bool:
-        if depth > MAX_DEPTH:
-            left[0] = -1
-            return True
-        left[0] -= len(v) + 1 if isinstance(v, str) else 1
-        if left[0] < 0:
-            return True
-        if isinstance(v, dict):
-            return any(walk(k, depth + 1) or walk(x, depth + 1) for k, x in v.items())
-        if isinstance(v, list | tuple):
-            return any(walk(x, depth + 1) for x in v)
-        return False
 
-    return limit + 1 if walk(value, 0) else limit - left[0]
+def _over(v: Any, depth: int, left: list[int]) -> bool:
+    # module-level and recursive: a nested function that calls itself is a reference cycle,
+    # which the one-shot CLI (its cyclic collector off) would keep for the rest of the run
+    if depth > MAX_DEPTH:
+        left[0] = -1
+        return True
+    left[0] -= len(v) + 1 if isinstance(v, str) else 1
+    if left[0] < 0:
+        return True
+    if isinstance(v, dict):
+        return any(_over(k, depth + 1, left) or _over(x, depth + 1, left)
+                   for k, x in v.items())
+    if isinstance(v, list | tuple):
+        return any(_over(x, depth + 1, left) for x in v)
+    return False
 
 
 def cut_text(text: str, limit: int) -> str:
@@ -75,25 +78,36 @@ def cut_text(text: str, limit: int) -> str:
 def bounded(value: Any, budget: int, *, items: int = 200) -> Any:
     """A copy of ``value`` written out in at most about ``budget`` characters: long strings cut,
     lists past ``items`` cut, and once the budget is spent the rest replaced by a marker."""
-    left = [budget]
+    return _Bound(budget, items).walk(value, 0)
 
-    def walk(v: Any, depth: int) -> Any:
-        if left[0] <= 0:
+
+class _Bound:
+    """:func:`bounded`'s walk (a class, not a nested function calling itself: that is a
+    reference cycle per call, kept for the run by the one-shot CLI, whose collector is off)."""
+
+    __slots__ = ("items", "left")
+
+    def __init__(self, budget: int, items: int) -> None:
+        self.left = budget
+        self.items = items
+
+    def walk(self, v: Any, depth: int) -> Any:
+        if self.left <= 0:
             return "… (cut: too large to report)"
         if isinstance(v, str):
-            out = cut_text(v, max(left[0], 64))
-            left[0] -= len(out) + 1
+            out = cut_text(v, max(self.left, 64))
+            self.left -= len(out) + 1
             return out
-        left[0] -= 1
+        self.left -= 1
         if depth > MAX_DEPTH:
             return "… (cut: nested too deeply)"
         if isinstance(v, dict):
+            walk = self.walk
             return {k: walk(x, depth + 1) for k, x in v.items()}
         if isinstance(v, list | tuple):
-            out_list = [walk(x, depth + 1) for x in list(v)[:items]]
-            if len(v) > items:
-                out_list.append(f"… [{len(v) - items:,} more items]")
+            walk = self.walk
+            out_list = [walk(x, depth + 1) for x in list(v)[:self.items]]
+            if len(v) > self.items:
+                out_list.append(f"… [{len(v) - self.items:,} more items]")
             return out_list
         return v
-
-    return walk(value, 0)
