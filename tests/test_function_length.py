@@ -26,8 +26,6 @@ LONG_FUNCTIONS: dict[str, str] = {
         "option parsing, target planning, collection and finishing in one command function",
     "scanner/sources/terraform/hcl/config.py::_add_file":
         "one branch per top-level block type of a .tf file",
-    "reports/ocsf.py::iter_events":
-        "one OCSF event built field by field in the loop",
 }
 
 
