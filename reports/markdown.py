@@ -43,14 +43,31 @@ def write(doc: dict[str, Any], out: TextIO) -> None:
 
 
 def render(doc: dict[str, Any]) -> str:
-    summary = doc.get("summary") or {}
     findings = doc.get("findings") or []
+    failing = by_severity(f for f in findings if f.get("status") == "FAIL")
+    tool = doc.get("tool") or {}
+    out = ["## gpuaudit report", "", *_summary(doc)]
+    out += _failing_section(failing)
+    out += _undecided_section(findings)
+    out += _money_sections(failing)
+    for section in doc.get("compliance") or []:  # scan/audit --compliance
+        from reports.compliance_report import markdown_section
+
+        out += ["", *markdown_section(section)]
+    out += _input_errors_section(doc.get("errors") or [])
+    out += _notices_section(doc.get("notices") or [])
+    out += ["", f"<sub>{cell(tool.get('name', 'gpuaudit'))} {cell(tool.get('version', ''))}</sub>"]
+    return "\n".join(out) + "\n"
+
+
+def _summary(doc: dict[str, Any]) -> list[str]:
+    """The counts by status, the failing by severity, the money, and the lines of spend,
+    coverage and the catalogue's note (each a Markdown line break after the one before)."""
+    summary = doc.get("summary") or {}
     by_status = summary.get("by_status") or {}
     by_sev = summary.get("by_severity") or {}
-    tool = doc.get("tool") or {}
     cat = doc.get("catalog") or {}
-    out = ["## gpuaudit report", ""]
-    out += _table(["Status", "Count"], [[s, str(by_status.get(s, 0))] for s in STATUSES])
+    out = _table(["Status", "Count"], [[s, str(by_status.get(s, 0))] for s in STATUSES])
     out += [
         "",
         "Failing by severity: "
@@ -62,61 +79,67 @@ def render(doc: dict[str, Any]) -> str:
         f"**{money(summary.get('exposure_usd_month') or 0)}/month**",
     ]
     spent = spend_line(doc)
-    if spent:
-        out[-1] += "  "
-        out.append(cell(spent))
     covered = coverage_line(doc)
-    if covered:
-        out[-1] += "  "
-        out.append(f"Coverage: {cell(covered)}")
+    for line in (cell(spent) if spent else None,
+                 f"Coverage: {cell(covered)}" if covered else None,
+                 f"Note: {cell(cat['note'])}" if cat.get("note") else None):
+        if line is not None:
+            out[-1] += "  "
+            out.append(line)
+    return out
 
-    if cat.get("note"):
-        out[-1] += "  "
-        out.append(f"Note: {cell(cat['note'])}")
-    failing = by_severity(f for f in findings if f.get("status") == "FAIL")
-    out += ["", f"### Failing findings ({len(failing)})", ""]
-    if failing:
-        rows = [
-            [
-                cell(f.get("severity")),
-                cell(f.get("policy_id")),
-                cell(resource_label(f.get("resource") or {})),
-                cell(location_label(f)),
-                cell(f.get("message")),
-                money(saving(f)) if saving(f) and money_class(f) != "exposure" else "",
-                money(saving(f)) if saving(f) and money_class(f) == "exposure" else "",
-                cell(short_label(finding_controls(f))),
-            ]
-            for f in failing[:MAX_ROWS]
+
+def _failing_section(failing: list[dict[str, Any]]) -> list[str]:
+    out = ["", f"### Failing findings ({len(failing)})", ""]
+    if not failing:
+        return [*out, "None."]
+    rows = [
+        [
+            cell(f.get("severity")),
+            cell(f.get("policy_id")),
+            cell(resource_label(f.get("resource") or {})),
+            cell(location_label(f)),
+            cell(f.get("message")),
+            money(saving(f)) if saving(f) and money_class(f) != "exposure" else "",
+            money(saving(f)) if saving(f) and money_class(f) == "exposure" else "",
+            cell(short_label(finding_controls(f))),
         ]
-        out += _table(["Severity", "Policy", "Resource", "Location", "Message", "Saving/mo",
-                       "Exposure/mo", "Compliance"], rows)
-        out += _capped(len(failing))
-    else:
-        out.append("None.")
+        for f in failing[:MAX_ROWS]
+    ]
+    out += _table(["Severity", "Policy", "Resource", "Location", "Message", "Saving/mo",
+                   "Exposure/mo", "Compliance"], rows)
+    return out + _capped(len(failing))
 
+
+def _undecided_section(findings: list[dict[str, Any]]) -> list[str]:
+    """The ERROR, UNKNOWN and SUPPRESSED findings, each with why (none: no section)."""
     others = [
         f for f in by_severity(findings) if f.get("status") in ("ERROR", "UNKNOWN", "SUPPRESSED")
     ]
-    if others:
-        out += ["", f"### Errored, unknown and suppressed ({len(others)})", ""]
-        rows = [
-            [
-                cell(f.get("status")),
-                cell(f.get("policy_id")),
-                cell(resource_label(f.get("resource") or {})),
-                cell(location_label(f)),
-                cell(
-                    suppression_text(f.get("suppression"))
-                    if f.get("status") == "SUPPRESSED"
-                    else f.get("message")
-                ),
-            ]
-            for f in others[:MAX_ROWS]
+    if not others:
+        return []
+    rows = [
+        [
+            cell(f.get("status")),
+            cell(f.get("policy_id")),
+            cell(resource_label(f.get("resource") or {})),
+            cell(location_label(f)),
+            cell(
+                suppression_text(f.get("suppression"))
+                if f.get("status") == "SUPPRESSED"
+                else f.get("message")
+            ),
         ]
-        out += _table(["Status", "Policy", "Resource", "Location", "Why"], rows)
-        out += _capped(len(others))
+        for f in others[:MAX_ROWS]
+    ]
+    out = ["", f"### Errored, unknown and suppressed ({len(others)})", ""]
+    out += _table(["Status", "Policy", "Resource", "Location", "Why"], rows)
+    return out + _capped(len(others))
 
+
+def _money_sections(failing: list[dict[str, Any]]) -> list[str]:
+    """The savings, then the exposure, of the failing findings, largest first."""
+    out: list[str] = []
     for cls, heading in (("saving", "Savings"), ("exposure", "Exposure (worst case)")):
         savers = lean_sorted((f for f in failing if saving(f) and money_class(f) == cls),
                              key=lambda f: -saving(f))
@@ -134,29 +157,26 @@ def render(doc: dict[str, Any]) -> str:
         ]
         out += _table(["$/month", "Policy", "Resource", "Basis"], rows)
         out += _capped(len(savers))
+    return out
 
-    for section in doc.get("compliance") or []:  # scan/audit --compliance
-        from reports.compliance_report import markdown_section
 
-        out += ["", *markdown_section(section)]
+def _input_errors_section(errors: list[dict[str, Any]]) -> list[str]:
+    if not errors:
+        return []
+    return ["", f"### Input errors ({len(errors)})", ""] + [
+        f"- `{cell(e.get('kind', 'input'))}` {cell(e.get('path'))}"
+        + (f":{e['line']}" if e.get("line") else "")
+        + f": {cell(e.get('reason'))}"
+        for e in errors
+    ]
 
-    errors = doc.get("errors") or []
-    if errors:
-        out += ["", f"### Input errors ({len(errors)})", ""]
-        out += [
-            f"- `{cell(e.get('kind', 'input'))}` {cell(e.get('path'))}"
-            + (f":{e['line']}" if e.get("line") else "")
-            + f": {cell(e.get('reason'))}"
-            for e in errors
-        ]
-    notices = doc.get("notices") or []
-    if notices:
-        out += ["", f"### Notices ({len(notices)})", ""]
-        out += [
-            f"- {cell(n.get('path'))}"
-            + (f":{n['line']}" if n.get("line") else "")
-            + f": {cell(n.get('message'))}"
-            for n in notices
-        ]
-    out += ["", f"<sub>{cell(tool.get('name', 'gpuaudit'))} {cell(tool.get('version', ''))}</sub>"]
-    return "\n".join(out) + "\n"
+
+def _notices_section(notices: list[dict[str, Any]]) -> list[str]:
+    if not notices:
+        return []
+    return ["", f"### Notices ({len(notices)})", ""] + [
+        f"- {cell(n.get('path'))}"
+        + (f":{n['line']}" if n.get("line") else "")
+        + f": {cell(n.get('message'))}"
+        for n in notices
+    ]

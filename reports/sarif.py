@@ -33,6 +33,7 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Any, TextIO
 
@@ -44,7 +45,8 @@ from reports.common import (
     resource_label,
     suppression_kind,
 )
-from reports.policy_meta import PROJECT_URL, describe
+from reports.policy_meta import describe
+from scanner import __url__ as PROJECT_URL
 from scanner.compliance import finding_controls
 from scanner.findings.paths import repo_relative, uri
 
@@ -225,7 +227,7 @@ def _message(finding: dict[str, Any]) -> str:
 
 
 def _result(finding: dict[str, Any], rule_index: int, physical: dict[str, Any],
-            root: Path | None = None, base: Path | None = None) -> dict:
+            root: Path | None = None, base: Path | None = None) -> dict[str, Any]:
     sev = str(finding.get("severity"))
     status = finding.get("status")
     fid = str(finding.get("id"))
@@ -359,86 +361,114 @@ def _has_lazy(value: Any) -> bool:
     return False
 
 
-def _log(doc: dict[str, Any], root: Path | None, base: Path | None) -> dict[str, Any]:
-    """The SARIF log of ``doc`` with its results and notifications as :class:`_Lazy` arrays:
-    the findings are classified first (which are results, which are left out and why), then
-    each result and notification is made as it is written."""
-    findings = by_severity(doc.get("findings") or [])
-    first: dict[str, dict[str, Any]] = {}  # a rule is made of its policy's first finding
-    for f in findings:
-        first.setdefault(str(f.get("policy_id")), f)
-        if f.get("status") in UNDECIDED and (f.get("location") or {}).get("file"):
-            first.setdefault(_rule_id(f), f)
-    rules = {rid: _rule(first[rid]) if rid == str(first[rid].get("policy_id"))
-             else _undecided_rule(first[rid]) for rid in sorted(first)}
-    index = {rule_id: i for i, rule_id in enumerate(rules)}
-    placed: list[dict[str, Any]] = []
-    live: list[dict[str, Any]] = []
-    outside: list[dict[str, Any]] = []
-    over: list[dict[str, Any]] = []
+@dataclass
+class _Placement:
+    """Which findings are results and which are left out (each list kept in severity order)."""
+
+    placed: list[dict[str, Any]] = field(default_factory=list)  # results
+    live: list[dict[str, Any]] = field(default_factory=list)  # no file: left out
+    outside: list[dict[str, Any]] = field(default_factory=list)  # results, file outside the root
+    over: list[dict[str, Any]] = field(default_factory=list)  # past MAX_RESULTS: left out
+
+
+def _placement(findings: list[dict[str, Any]], root: Path | None,
+               base: Path | None) -> _Placement:
+    """The findings of a result status, most severe first, sorted into :class:`_Placement`."""
+    out = _Placement()
     for f in findings:
         if f.get("status") not in RESULT_STATUSES:
             continue
         loc = f.get("location") or {}
         if not loc.get("file"):
-            live.append(f)
-        elif len(placed) < MAX_RESULTS:  # most severe first (by_severity)
-            placed.append(f)
+            out.live.append(f)
+        elif len(out.placed) < MAX_RESULTS:  # most severe first (by_severity)
+            out.placed.append(f)
             if repo_relative(str(loc["file"]), root=root, base=base) is None:
-                outside.append(f)  # still a result: placed by its own repository's path
+                out.outside.append(f)  # still a result: placed by its own repository's path
         else:
-            over.append(f)
+            out.over.append(f)
+    return out
 
-    def results() -> Iterator[dict[str, Any]]:
-        for f in placed:
+
+def _rules(findings: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The rules by id, sorted: one per policy seen, and one ``<ID>/undecided`` per policy
+    with an UNKNOWN or ERROR finding in a file; a rule is made of its first finding."""
+    first: dict[str, dict[str, Any]] = {}
+    for f in findings:
+        first.setdefault(str(f.get("policy_id")), f)
+        if f.get("status") in UNDECIDED and (f.get("location") or {}).get("file"):
+            first.setdefault(_rule_id(f), f)
+    return {rid: _rule(first[rid]) if rid == str(first[rid].get("policy_id"))
+            else _undecided_rule(first[rid]) for rid in sorted(first)}
+
+
+def _results(placed: list[dict[str, Any]], index: dict[str, int], root: Path | None,
+             base: Path | None) -> Iterator[dict[str, Any]]:
+    for f in placed:
+        loc = f.get("location") or {}
+        physical = _physical(loc["file"], loc.get("start_line"), loc.get("end_line"), root, base)
+        yield _result(f, index[_rule_id(f)], physical or {}, root, base)
+
+
+def _notifications(doc: dict[str, Any], findings: list[dict[str, Any]], placement: _Placement,
+                   root: Path | None, base: Path | None) -> Iterator[dict[str, Any]]:
+    """The tool execution notifications: input errors, ERROR results, notices, and what was
+    left out of the results."""
+    for e in doc.get("errors") or []:
+        yield _notification(
+            "error",
+            f"[{e.get('kind', 'input')}] {e.get('path')}: {e.get('reason')}",
+            f"input-error/{e.get('kind', 'input')}",
+            _where(e.get("path"), e.get("line"), root, base)
+            if e.get("kind") != "aws" else None)
+    for f in findings:
+        if f.get("status") == "ERROR":
             loc = f.get("location") or {}
-            physical = _physical(loc["file"], loc.get("start_line"), loc.get("end_line"),
-                                 root, base)
-            yield _result(f, index[_rule_id(f)], physical or {}, root, base)
-
-    errors = doc.get("errors") or []
-    failed = any(f.get("status") == "ERROR" for f in findings)
-
-    def notes() -> Iterator[dict[str, Any]]:
-        for e in errors:
             yield _notification(
                 "error",
-                f"[{e.get('kind', 'input')}] {e.get('path')}: {e.get('reason')}",
-                f"input-error/{e.get('kind', 'input')}",
-                _where(e.get("path"), e.get("line"), root, base)
-                if e.get("kind") != "aws" else None)
-        for f in findings:
-            if f.get("status") == "ERROR":
-                loc = f.get("location") or {}
-                yield _notification(
-                    "error",
-                    f"{f.get('policy_id')} could not evaluate "
-                    f"{resource_label(f.get('resource') or {})}: {f.get('message')}",
-                    str(f.get("policy_id")),
-                    _where(loc.get("file"), loc.get("start_line"), root, base))
-        for n in doc.get("notices") or []:
-            yield _notification(
-                "note", f"{n.get('path')}: {n.get('message')}", "notice",
-                _where(n.get("path"), n.get("line"), root, base) if n.get("line") else None)
-        yield from _left_out(live, outside, over, root)
+                f"{f.get('policy_id')} could not evaluate "
+                f"{resource_label(f.get('resource') or {})}: {f.get('message')}",
+                str(f.get("policy_id")),
+                _where(loc.get("file"), loc.get("start_line"), root, base))
+    for n in doc.get("notices") or []:
+        yield _notification(
+            "note", f"{n.get('path')}: {n.get('message')}", "notice",
+            _where(n.get("path"), n.get("line"), root, base) if n.get("line") else None)
+    yield from _left_out(placement.live, placement.outside, placement.over, root)
 
-    tool = doc.get("tool") or {}
+
+def _driver(tool: dict[str, Any], rules: list[dict[str, Any]]) -> dict[str, Any]:
     version = str(tool.get("version") or "0")
     driver: dict[str, Any] = {
         "name": str(tool.get("name") or "gpuaudit"),
         "version": version,
         "informationUri": PROJECT_URL,
-        "rules": list(rules.values()),
+        "rules": rules,
     }
     if re.fullmatch(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?", version):
         driver["semanticVersion"] = version
+    return driver
+
+
+def _log(doc: dict[str, Any], root: Path | None, base: Path | None) -> dict[str, Any]:
+    """The SARIF log of ``doc`` with its results and notifications as :class:`_Lazy` arrays:
+    the findings are classified first (which are results, which are left out and why), then
+    each result and notification is made as it is written."""
+    findings = by_severity(doc.get("findings") or [])
+    rules = _rules(findings)
+    index = {rule_id: i for i, rule_id in enumerate(rules)}
+    placement = _placement(findings, root, base)
+    failed = bool(doc.get("errors")) or any(f.get("status") == "ERROR" for f in findings)
     run: dict[str, Any] = {
-        "tool": {"driver": driver},
-        "invocations": [{"executionSuccessful": not (errors or failed),
-                         "toolExecutionNotifications": _Lazy(notes())}],
+        "tool": {"driver": _driver(doc.get("tool") or {}, list(rules.values()))},
+        "invocations": [{
+            "executionSuccessful": not failed,
+            "toolExecutionNotifications": _Lazy(
+                _notifications(doc, findings, placement, root, base)),
+        }],
         "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root"}}},
         "columnKind": "unicodeCodePoints",
-        "results": _Lazy(results()),
+        "results": _Lazy(_results(placement.placed, index, root, base)),
         "properties": {
             "catalog": doc.get("catalog") or {},
             "summary": doc.get("summary") or {},

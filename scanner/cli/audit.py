@@ -8,13 +8,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Collection
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from scanner.cli.options import build_report_options, expand_policy_ids, report_options
 from scanner.model import UsageError
 from scanner.run.pipeline import EXIT_ERROR, finish
+
+if TYPE_CHECKING:
+    from scanner.aws.clients import ClientFactory
+    from scanner.aws.targets import Target, TargetSpec
+    from scanner.model import SourceResult
+    from scanner.run.pipeline import ReportOptions
 
 # The whole audit's deadline by default (--timeout): a single account's enabled regions take
 # well under a minute; an Organization that needs longer says so (or is sharded, --shard).
@@ -195,41 +201,16 @@ def audit(
     **kwargs: Any,
 ) -> None:
     """Audit live AWS accounts (read-only) with the same policies as `scan`."""
-    from scanner.aws.targets import (
-        TargetSpec,
-        TargetSpecError,
-        check_endpoint_url,
-        parse_regions,
-        parse_shard,
-    )
-
     opts = build_report_options(kwargs)
-    try:
-        if endpoint_url is not None:
-            check_endpoint_url(endpoint_url)
-        spec = TargetSpec(
-            profiles=tuple(profiles),
-            regions=parse_regions(regions),
-            role_arn=role_arn,
-            external_id=external_id,
-            org=org,
-            role_name=role_name,
-            shard=parse_shard(shard) if shard else None,
-        )
-    except TargetSpecError as exc:
-        raise click.UsageError(str(exc)) from exc
+    spec = _target_spec(profiles, regions, role_arn, external_id, org, role_name, shard,
+                        endpoint_url)
     missing = _unknown_profiles(profiles)
     if missing:
         _die(missing)
-    try:
-        kinds = needed_kinds(opts.config_path, opts.policy_ids, opts.skip_ids)
-    except KeyError as exc:
-        _die(exc.args[0] if exc.args else str(exc))
-    except Exception as exc:  # ConfigError and friends: a usage problem, not a traceback
-        _die(str(exc))
+    kinds = _selected_kinds(opts)
 
     from scanner.aws.clients import ClientFactory
-    from scanner.aws.collect import collect_targets, inputs_of, plan
+    from scanner.aws.collect import inputs_of, plan
     from scanner.aws.collectors.cloudwatch import configure
     from scanner.aws.deadline import Deadline
     from scanner.run.rightsizing_inputs import configured_lookback
@@ -245,23 +226,9 @@ def audit(
         endpoint_concurrency=endpoint_concurrency,
         deadline=deadline,
     )
-    from scanner.aws import progress as live_progress
-
     targets = plan(spec, factory, max_workers=max_workers)
-    no_credentials = _no_credentials(targets)
-    if no_credentials:
-        click.echo(f"gpuaudit: error: {no_credentials}", err=True)
-        if opts.output is None and opts.output_dir is None:
-            sys.exit(EXIT_ERROR)  # nothing was read: one line, not an ERROR per policy
-        opts.quiet = True  # the requested report files are still written, with the error
-        progress.enabled = False
-    else:
-        opts.say_errors = True  # errors go to stderr, never into the table on stdout
-    progress.start(len(targets))
-    with live_progress.listening(progress.listener()):
-        result = collect_targets(
-            targets, kinds=kinds, factory=factory, max_workers=max_workers, progress=progress
-        )
+    _say_no_credentials(targets, opts, progress)
+    result = _collect(targets, kinds, factory, max_workers, progress)
     if prometheus_url:
         from scanner.run.rightsizing_inputs import with_prometheus_live
 
@@ -280,6 +247,80 @@ def audit(
     # Requests still in flight past the deadline are not waited for: ``scanner.cli.main`` ends
     # the process with os._exit once the reports are written.
     sys.exit(code)
+
+
+def _target_spec(
+    profiles: tuple[str, ...],
+    regions: tuple[str, ...],
+    role_arn: str | None,
+    external_id: str | None,
+    org: bool,
+    role_name: str | None,
+    shard: str | None,
+    endpoint_url: str | None,
+) -> TargetSpec:
+    """The accounts and regions to audit (a ``TargetSpec``); a bad option is a usage error."""
+    from scanner.aws.targets import (
+        TargetSpec,
+        TargetSpecError,
+        check_endpoint_url,
+        parse_regions,
+        parse_shard,
+    )
+
+    try:
+        if endpoint_url is not None:
+            check_endpoint_url(endpoint_url)
+        return TargetSpec(
+            profiles=tuple(profiles),
+            regions=parse_regions(regions),
+            role_arn=role_arn,
+            external_id=external_id,
+            org=org,
+            role_name=role_name,
+            shard=parse_shard(shard) if shard else None,
+        )
+    except TargetSpecError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _selected_kinds(opts: ReportOptions) -> frozenset[str]:
+    """:func:`needed_kinds` of the options' config and policies; a bad one ends the run (2)."""
+    try:
+        return needed_kinds(opts.config_path, opts.policy_ids, opts.skip_ids)
+    except KeyError as exc:
+        _die(exc.args[0] if exc.args else str(exc))
+    except Exception as exc:  # ConfigError and friends: a usage problem, not a traceback
+        _die(str(exc))
+
+
+def _say_no_credentials(targets: Collection[Target], opts: ReportOptions,
+                        progress: Progress) -> None:
+    """When no target has credentials: one line on stderr, and exit 2 unless report files were
+    asked for (they are still written, with the error, and nothing more is said). Otherwise
+    errors go to stderr, never into the table on stdout."""
+    no_credentials = _no_credentials(targets)
+    if not no_credentials:
+        opts.say_errors = True
+        return
+    click.echo(f"gpuaudit: error: {no_credentials}", err=True)
+    if opts.output is None and opts.output_dir is None:
+        sys.exit(EXIT_ERROR)  # nothing was read: one line, not an ERROR per policy
+    opts.quiet = True
+    progress.enabled = False
+
+
+def _collect(targets: list[Target], kinds: frozenset[str], factory: ClientFactory,
+             max_workers: int, progress: Progress) -> SourceResult:
+    """Read every target, the progress drawn as it goes."""
+    from scanner.aws import progress as live_progress
+    from scanner.aws.collect import collect_targets
+
+    progress.start(len(targets))
+    with live_progress.listening(progress.listener()):
+        return collect_targets(
+            targets, kinds=kinds, factory=factory, max_workers=max_workers, progress=progress
+        )
 
 
 def _unknown_profiles(profiles: Collection[str]) -> str | None:
@@ -310,7 +351,7 @@ def _no_credentials(targets: Collection[Any]) -> str | None:
             "--profile NAME; nothing was audited")
 
 
-def _die(message: str) -> None:
+def _die(message: str) -> NoReturn:
     click.echo(f"gpuaudit: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
 

@@ -21,6 +21,7 @@ from scanner.sources.terraform.hcl.parse import (
     Body,
     Comment,
     Expr,
+    Lit,
     ParseError,
     parse_hcl,
 )
@@ -328,89 +329,134 @@ def _add_file(
             InputError(path, f'unexpected top-level argument "{attr.name}"', attr.line)
         )
     for block in body.blocks:
-        t = block.type
-        labels = block.labels
-        if t in ("resource", "data") and len(labels) == 2:
-            mode = "managed" if t == "resource" else "data"
-            rc = ResourceConfig(
-                mode,
-                labels[0],
-                labels[1],
-                block.body,
-                path,
-                block.start_line,
-                block.end_line,
-                _skips_for(block, comments, comment_lines),
-            )
-            if rc.key in cfg.resources:
-                if override:
-                    old = cfg.resources[rc.key]
-                    old.body = _merged(old.body, block.body)
-                else:
-                    _dup(cfg, path, block.start_line, f"{t} {labels[0]}.{labels[1]}")
-                continue
-            cfg.resources[rc.key] = rc
-        elif t == "module" and len(labels) == 1:
-            src_attr = block.body.attrs.get("source")
-            source = None
-            if src_attr is not None:
-                from scanner.sources.terraform.hcl.parse import Lit
+        if _add_block(cfg, path, block, comments, comment_lines, override):
+            for dup in block.body.duplicates:
+                cfg.errors.append(InputError(path, f'duplicate argument "{dup.name}"', dup.line))
 
-                if isinstance(src_attr.expr, Lit) and isinstance(src_attr.expr.value, str):
-                    source = src_attr.expr.value
-            call = ModuleCallConfig(labels[0], source, block.body, path, block.start_line)
-            if labels[0] in cfg.module_calls:
-                if override:
-                    old_call = cfg.module_calls[labels[0]]
-                    old_call.body = _merged(old_call.body, block.body)
-                    if source is not None:
-                        cfg.module_calls[labels[0]].source = source
-                else:
-                    _dup(cfg, path, block.start_line, f"module {labels[0]}")
-                continue
-            cfg.module_calls[labels[0]] = call
-        elif t == "variable" and len(labels) == 1:
-            if labels[0] in cfg.variables:
-                if override:
-                    old_var = cfg.variables[labels[0]]
-                    old_var.body = _merged(old_var.body, block.body)
-                else:
-                    _dup(cfg, path, block.start_line, f"variable {labels[0]}")
-                continue
-            cfg.variables[labels[0]] = VariableConfig(labels[0], block.body, path, block.start_line)
-        elif t == "locals":
-            for name, attr in block.body.attrs.items():
-                if name in cfg.locals and not override:
-                    _dup(cfg, path, attr.line, f"local value {name}")
-                    continue
-                cfg.locals[name] = (attr, path)
-        elif t == "provider" and len(labels) == 1:
-            from scanner.sources.terraform.hcl.parse import Lit
 
-            alias = block.body.attrs.get("alias")
-            if alias is not None:
-                if not (isinstance(alias.expr, Lit) and isinstance(alias.expr.value, str)):
-                    continue  # terraform wants a literal alias
-                key = f"{labels[0]}.{alias.expr.value}"
-            else:
-                key = labels[0]
-            if key in cfg.providers and not override:
-                _dup(cfg, path, block.start_line, f"provider configuration {key}")
-                continue
-            cfg.providers[key] = (_merged(cfg.providers[key], block.body)
-                                  if key in cfg.providers else block.body)
-        elif t == "output" and len(labels) == 1:
-            value = block.body.attrs.get("value")
-            if value is None:
-                continue
-            if labels[0] in cfg.outputs and not override:
-                _dup(cfg, path, block.start_line, f"output {labels[0]}")
-                continue
-            cfg.outputs[labels[0]] = (value, path)
-            if is_sensitive(block.body):
-                cfg.sensitive_outputs.add(labels[0])
-        for dup in block.body.duplicates:
-            cfg.errors.append(InputError(path, f'duplicate argument "{dup.name}"', dup.line))
+def _add_block(
+    cfg: ModuleConfig,
+    path: str,
+    block: Block,
+    comments: list[Comment],
+    comment_lines: frozenset[int],
+    override: bool,
+) -> bool:
+    """Add one top-level block to ``cfg``. False when it was merged into the block it overrides,
+    was a duplicate, or was left out (a provider's alias not a literal, an output without a
+    value): its arguments are then not checked for duplicates."""
+    t, labels = block.type, block.labels
+    if t in ("resource", "data") and len(labels) == 2:
+        return _add_resource(cfg, path, block, _skips_for(block, comments, comment_lines),
+                             override)
+    if t == "module" and len(labels) == 1:
+        return _add_module_call(cfg, path, block, override)
+    if t == "variable" and len(labels) == 1:
+        return _add_variable(cfg, path, block, override)
+    if t == "locals":
+        _add_locals(cfg, path, block, override)
+    elif t == "provider" and len(labels) == 1:
+        return _add_provider(cfg, path, block, override)
+    elif t == "output" and len(labels) == 1:
+        return _add_output(cfg, path, block, override)
+    return True
+
+
+def _add_resource(
+    cfg: ModuleConfig, path: str, block: Block, skips: list[Comment], override: bool
+) -> bool:
+    t, (rtype, name) = block.type, block.labels
+    rc = ResourceConfig(
+        "managed" if t == "resource" else "data",
+        rtype,
+        name,
+        block.body,
+        path,
+        block.start_line,
+        block.end_line,
+        skips,
+    )
+    if rc.key in cfg.resources:
+        if override:
+            old = cfg.resources[rc.key]
+            old.body = _merged(old.body, block.body)
+        else:
+            _dup(cfg, path, block.start_line, f"{t} {rtype}.{name}")
+        return False
+    cfg.resources[rc.key] = rc
+    return True
+
+
+def _add_module_call(cfg: ModuleConfig, path: str, block: Block, override: bool) -> bool:
+    name = block.labels[0]
+    src_attr = block.body.attrs.get("source")
+    source = None
+    if (src_attr is not None and isinstance(src_attr.expr, Lit)
+            and isinstance(src_attr.expr.value, str)):
+        source = src_attr.expr.value
+    if name in cfg.module_calls:
+        if override:
+            old_call = cfg.module_calls[name]
+            old_call.body = _merged(old_call.body, block.body)
+            if source is not None:
+                old_call.source = source
+        else:
+            _dup(cfg, path, block.start_line, f"module {name}")
+        return False
+    cfg.module_calls[name] = ModuleCallConfig(name, source, block.body, path, block.start_line)
+    return True
+
+
+def _add_variable(cfg: ModuleConfig, path: str, block: Block, override: bool) -> bool:
+    name = block.labels[0]
+    if name in cfg.variables:
+        if override:
+            old_var = cfg.variables[name]
+            old_var.body = _merged(old_var.body, block.body)
+        else:
+            _dup(cfg, path, block.start_line, f"variable {name}")
+        return False
+    cfg.variables[name] = VariableConfig(name, block.body, path, block.start_line)
+    return True
+
+
+def _add_locals(cfg: ModuleConfig, path: str, block: Block, override: bool) -> None:
+    for name, attr in block.body.attrs.items():
+        if name in cfg.locals and not override:
+            _dup(cfg, path, attr.line, f"local value {name}")
+            continue
+        cfg.locals[name] = (attr, path)
+
+
+def _add_provider(cfg: ModuleConfig, path: str, block: Block, override: bool) -> bool:
+    """A provider configuration, keyed ``name`` or ``name.alias``; an override merges."""
+    alias = block.body.attrs.get("alias")
+    if alias is not None:
+        if not (isinstance(alias.expr, Lit) and isinstance(alias.expr.value, str)):
+            return False  # terraform wants a literal alias
+        key = f"{block.labels[0]}.{alias.expr.value}"
+    else:
+        key = block.labels[0]
+    if key in cfg.providers and not override:
+        _dup(cfg, path, block.start_line, f"provider configuration {key}")
+        return False
+    cfg.providers[key] = (_merged(cfg.providers[key], block.body)
+                          if key in cfg.providers else block.body)
+    return True
+
+
+def _add_output(cfg: ModuleConfig, path: str, block: Block, override: bool) -> bool:
+    name = block.labels[0]
+    value = block.body.attrs.get("value")
+    if value is None:
+        return False
+    if name in cfg.outputs and not override:
+        _dup(cfg, path, block.start_line, f"output {name}")
+        return False
+    cfg.outputs[name] = (value, path)
+    if is_sensitive(block.body):
+        cfg.sensitive_outputs.add(name)
+    return True
 
 
 def is_sensitive(body: Body) -> bool:
