@@ -4,66 +4,47 @@ changes nothing (its policies are evaluated in the main process)."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-import scanner.engine.evaluate as engine
 from scanner.inputs import workers
-from scanner.sources.registry import ScanOptions
-from scanner.sources.scan import scan_paths
 
-FIXTURES = Path(__file__).parent / "fixtures"
-INPUTS = [FIXTURES / "terraform" / "gpu_estate_a", FIXTURES / "terraform" / "gpu_estate_b",
-          FIXTURES / "terraform" / "gpu_modules", FIXTURES / "cfn", FIXTURES / "eksctl",
-          FIXTURES / "karpenter"]
+ROOT = Path(__file__).resolve().parents[1]
+# evaluated in a process of its own: a pytest-xdist worker runs an I/O thread, and the engine
+# never forks while another thread runs
+PROBE = Path(__file__).parent / "engine_workers_probe.py"
 
 
-def _evaluate(monkeypatch: pytest.MonkeyPatch, n: str) -> engine.Evaluation:
-    monkeypatch.setenv(workers.WORKERS_ENV, n)
-    result = scan_paths([p for p in INPUTS if p.exists()], ScanOptions())
-    assert result.resources
-    return engine.run(result.resources, gaps=result.gaps, include_passed=False)
+def _probe(mode: str, marks: Path) -> dict[str, Any]:
+    marks.mkdir()
+    proc = subprocess.run([sys.executable, str(PROBE), mode, str(marks)], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out: dict[str, Any] = json.loads(proc.stdout)
+    return out
 
 
-def _shape(ev: engine.Evaluation) -> tuple[object, ...]:
-    return ([f.as_dict() for f in ev.findings], [n.as_dict() for n in ev.notices],
-            sorted(ev.passed.items()))
+def test_two_processes_give_what_one_gives(tmp_path: Path) -> None:
+    out = _probe("same", tmp_path / "marks")
+    assert out["two"] == out["one"]
+    assert out["forked"], "no policy was evaluated in a forked worker"
+    assert set(out["statuses"]) >= {"FAIL", "UNKNOWN"}
+    assert sum(n for _, n in out["one"]["passed"]) > 0
 
 
-def test_two_processes_give_what_one_gives(monkeypatch: pytest.MonkeyPatch,
-                                           tmp_path: Path) -> None:
-    one = _evaluate(monkeypatch, "1")
-    evaluate_policy = engine._evaluate_policy
-    parent = os.getpid()
-
-    def marking(pol: object, env: object) -> object:
-        if os.getpid() != parent:  # a forked worker: says so through the file system
-            (tmp_path / f"{os.getpid()}-{getattr(pol, 'id', '')}").touch()
-        return evaluate_policy(pol, env)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(engine, "_evaluate_policy", marking)
-    two = _evaluate(monkeypatch, "2")
-    assert _shape(two) == _shape(one)
-    assert list(tmp_path.iterdir()), "no policy was evaluated in a forked worker"
-    assert {f.status.value for f in one.findings} >= {"FAIL", "UNKNOWN"}
-    assert sum(one.passed.values()) > 0
-
-
-def test_a_worker_that_dies_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    one = _evaluate(monkeypatch, "1")
-    parent = os.getpid()
-    evaluate_policy = engine._evaluate_policy
-
-    def dying(pol: object, env: object) -> object:
-        if os.getpid() != parent:
-            os._exit(3)  # the worker dies in its first policy
-        return evaluate_policy(pol, env)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(engine, "_evaluate_policy", dying)
-    assert _shape(_evaluate(monkeypatch, "2")) == _shape(one)
+def test_a_worker_that_dies_changes_nothing(tmp_path: Path) -> None:
+    out = _probe("dies", tmp_path / "marks")
+    assert len(out["forked"]) == 1, "the worker did not start, or went on after dying"
+    assert out["two"] == out["one"]
+    assert out["one"]["findings"]
 
 
 def test_blocks_are_shared_out_and_come_back_by_number() -> None:
