@@ -93,6 +93,14 @@ class Views:
         self._views[key] = view
         return view
 
+    def warm(self) -> Views:
+        """Every resource's view built now (before the policies are shared out among forked
+        processes, which then inherit them instead of each building them again)."""
+        for kind in registry.registered():
+            for r in self.index.of_kind(kind):
+                self.of(r)
+        return self
+
     # -- what extractors may read -------------------------------------------------------------
 
     def template(self, spec: Any, scope: str) -> Resource | None:

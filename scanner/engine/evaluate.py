@@ -164,6 +164,8 @@ def _evaluate_all(policies: Sequence[Policy], env: _Run) -> list[_Part]:
     workers = worker_count(len(env.index.resources), PARALLEL_MIN_RESOURCES)
     if workers <= 1 or len(policies) < 2:
         return [_evaluate_policy(pol, env) for pol in policies]
+    # the compute views, which most policies read, are built once and inherited
+    Context(env.index, {}, env.catalog, env.memo).compute.warm()
     # the costliest first, so that no process is left with a long one at the end
     order = sorted(range(len(policies)), key=lambda i: -sum(
         len(env.index.of_kind(k)) for k in policies[i].kinds))
