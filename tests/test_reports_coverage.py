@@ -115,7 +115,6 @@ def test_a_coverage_of_the_wrong_shape_is_refused_by_the_schema(bad: dict) -> No
 def test_live_resources_are_counted_by_account_and_region() -> None:
     """A live audit reads no file: its coverage names the account/regions it judged."""
     from reports.common import coverage_line
-    from scanner.compute.census import GpuCensus
     from scanner.findings.report import coverage_summary
     from scanner.model import Provenance, Resource, SourceKind
 
@@ -124,8 +123,13 @@ def test_live_resources_are_counted_by_account_and_region() -> None:
         return Resource(kind="ec2.instance", id=i, attrs={"InstanceType": "g5.xlarge"},
                         provenance=prov, scope=f"123456789012/{region}", declared=False)
 
+    from scanner.compute.census import gpu_census
+    from scanner.compute.index import Views
+    from scanner.model.graph import ResourceIndex
+
     gpu = [live("i-1", "us-east-1"), live("i-2", "us-east-1"), live("i-3", "eu-west-1")]
-    cov = coverage_summary(GpuCensus(judged=gpu, gpu=gpu), [{"status": "FAIL"}])
+    census = gpu_census(gpu, Views(ResourceIndex(gpu)))
+    cov = coverage_summary(census, [{"status": "FAIL"}])
     assert cov["files"] == 0 and cov["places"] == 2 and cov["gpu_resources"] == 3
     line = coverage_line({"summary": {"coverage": cov}})
     assert line == ("judged 3 GPU resources in 2 account/regions; 0 module calls not read; "

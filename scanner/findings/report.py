@@ -67,9 +67,6 @@ def build_report(
     return doc
 
 
-UNREAD_MODULE_KIND = "terraform.module_call"  # scanner.kinds.terraform_modules
-
-
 def coverage_summary(census: GpuCensus, findings: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What a run judged, for the coverage line of every format (reports.common.coverage_line):
     the GPU compute judged (``gpu_resources``; ``maybe_gpu_resources``: whether it launches GPUs
@@ -94,17 +91,13 @@ def coverage_summary(census: GpuCensus, findings: Sequence[Mapping[str, Any]]) -
             return "other"
         return kinds.get(type(parse_source(source)), "other")
 
-    judged = [r for r in census.judged if not r.kind.startswith("telemetry.")]
-    files = {r.provenance.file for r in judged if r.provenance.file}
-    places = {r.scope for r in judged if not r.provenance.file and r.scope}
-    unread = [r for r in judged if r.kind == UNREAD_MODULE_KIND]
-    sources = Counter(kind_of(r.get("Source")) for r in unread)
+    sources = Counter(kind_of(source) for source in census.unread_sources)
     return {
-        "gpu_resources": len(census.gpu),
-        "maybe_gpu_resources": len(census.maybe),
-        "files": len(files),
-        "places": len(places),
-        "unread_module_calls": len(unread),
+        "gpu_resources": census.gpu,
+        "maybe_gpu_resources": census.maybe,
+        "files": len(census.files),
+        "places": len(census.places),
+        "unread_module_calls": len(census.unread_sources),
         "unread_module_sources": dict(sorted(sources.items())),
         "unknown": sum(1 for f in findings if f.get("status") == "UNKNOWN"),
     }

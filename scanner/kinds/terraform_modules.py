@@ -8,9 +8,11 @@ from __future__ import annotations
 from scanner.kinds.schema import Kind
 from scanner.kinds.types import Str
 
+UNREAD_MODULE_CALL = "terraform.module_call"
+
 KINDS = (
     Kind(
-        name="terraform.module_call",
+        name=UNREAD_MODULE_CALL,
         doc="a Terraform module call whose module was not read; id its module address "
             "(`module.eks`, `module.platform.module.eks`, instance keys left out), located at "
             "the `module` block",

@@ -95,7 +95,8 @@ def report_exit_code(doc: dict[str, Any], fail_on: str, fail_on_unknown: bool = 
 
 
 def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions) -> int:
-    """Evaluate the policies, write the reports, return the exit code."""
+    """Evaluate the policies, write the reports, return the exit code. The result's resources
+    are let go once evaluated (``result.resources`` is empty afterwards)."""
     from scanner.catalog import CatalogError, default_catalog, load_catalog
     from scanner.engine.config import ConfigError, load_config
     from scanner.engine.evaluate import run
@@ -112,6 +113,10 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"gpuaudit: error: {message}", file=sys.stderr)
         return EXIT_ERROR
+    counted, unpriced = _counted(result), _unpriced_regions(result, catalog.regions)
+    # the report needs nothing more of the resources: let them go before it is built (a large
+    # plan's resources are as big as its report; their memory is used again for it)
+    result.resources.clear()
     from scanner.findings.report import build_report
 
     errors = [*result.errors, *opts.extra_errors]
@@ -134,9 +139,9 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
     root = (repo_root(inputs["paths"], explicit=opts.repo_root, files=files)
             if inputs.get("paths") else None)
     doc = build_report(evaluation.findings, errors=errors, notices=notices, inputs=inputs,
-                       catalog=catalog, resources=_counted(result),
+                       catalog=catalog, resources=counted,
                        coverage=result.coverage, deterministic=opts.deterministic,
-                       unpriced_regions=_unpriced_regions(result, catalog.regions),
+                       unpriced_regions=unpriced,
                        passed=evaluation.passed, sensitive=result.sensitive, root=root,
                        census=evaluation.census)
     doc["summary"].update(summary)

@@ -506,13 +506,12 @@ def scan_root(
     _finish(root)
 
 
-UNREAD_MODULE_KIND = "terraform.module_call"
-
-
 def unread_module_calls(ctx: Any) -> list[Resource]:
     """A ``terraform.module_call`` resource per module call not read (policy TF-001 reports
     it UNKNOWN at the call): a scan that read none of a platform's modules is never a silent
     pass."""
+    from scanner.kinds.terraform_modules import UNREAD_MODULE_CALL
+
     out = []
     for u in ctx.unread.values():
         attrs: dict[str, Any] = {"Source": u.source, "Reason": u.reason, "Fix": u.fix}
@@ -520,7 +519,7 @@ def unread_module_calls(ctx: Any) -> list[Resource]:
             attrs["Version"] = u.version
         prov = Provenance(SourceKind.TERRAFORM_HCL, file=u.file, start_line=u.line,
                           end_line=u.line, module=u.module_path)
-        out.append(Resource(kind=UNREAD_MODULE_KIND, id=u.address, attrs=attrs,
+        out.append(Resource(kind=UNREAD_MODULE_CALL, id=u.address, attrs=attrs,
                             provenance=prov, scope=ctx.scope))
     return out
 
