@@ -361,7 +361,9 @@ def _stable_root(root: str, cwd: str) -> str:
     work tree when it lies in one, so that a finding keeps its id whatever directory the scan
     runs from (SARIF partialFingerprints, baselines, `report diff`); else as displayed."""
     try:
-        real = os.path.realpath(os.path.join(cwd, root))
+        from scanner.inputs.real_path import real_path
+
+        real = real_path(os.path.join(cwd, root))
         top = _git_top(real if os.path.isdir(real) else os.path.dirname(real))
         if top is None:
             return root

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 import posixpath
-from functools import lru_cache
 from pathlib import Path, PureWindowsPath
 from urllib.parse import quote
 
 
-@lru_cache(maxsize=65536)
 def _real(path: str) -> str:
-    return os.path.realpath(path)
+    from scanner.inputs.real_path import real_path  # the parents' answers kept for the run
+
+    return real_path(path)
 
 
 def repo_relative(path: str, *, root: Path | None = None, base: Path | None = None) -> str | None:

@@ -119,6 +119,9 @@ def _read_head(path: Path) -> str | InputError:
 
 
 def scan_paths(paths: Sequence[Path], opts: ScanOptions | None = None) -> SourceResult:
+    from scanner.inputs import real_path
+
+    real_path.forget()  # a new run: the file system may have changed since the last one
     opts = opts or ScanOptions()
     result = SourceResult()
     paths = _tfvars_to_modules(paths, opts, result)

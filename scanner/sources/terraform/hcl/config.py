@@ -14,6 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any
 
+from scanner.inputs.real_path import real_path
 from scanner.model import InputError
 from scanner.sources.terraform.hcl.parse import (
     Attribute,
@@ -25,7 +26,6 @@ from scanner.sources.terraform.hcl.parse import (
     ParseError,
     parse_hcl,
 )
-from scanner.sources.terraform.hcl.real_path import real_path
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 META_ARGUMENTS = frozenset({"count", "for_each", "provider", "depends_on"})

@@ -632,7 +632,7 @@ def instance_values(
 ) -> tuple[dict[str, tuple[str, dict[str, Any]]], SourceResult]:
     """The terraform-plan-shaped values of every resource instance (all types), keyed by
     address, before translation: ``{address: (type, values)}``; for tests and debugging."""
-    from scanner.sources.terraform.hcl import real_path
+    from scanner.inputs import real_path
     from scanner.sources.terraform.hcl.modules import walk_instances
     from scanner.sources.terraform.hcl.values import reset_budget
 
@@ -683,7 +683,7 @@ def _load(
     paths: Sequence[Path], var_files: Sequence[Path], variables: Mapping[str, str],
     fetch_modules: Callable[[str, str | None, str], str] | None = None,
 ) -> SourceResult:
-    from scanner.sources.terraform.hcl import real_path
+    from scanner.inputs import real_path
     from scanner.sources.terraform.hcl.values import reset_budget
 
     reset_budget()

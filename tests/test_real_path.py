@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from scanner.inputs.real_path import forget, real_path
 from scanner.inputs.sizes import exceeds
-from scanner.sources.terraform.hcl.real_path import forget, real_path
 
 
 def test_real_path_matches_realpath(tmp_path: Path, monkeypatch) -> None:
