@@ -25,10 +25,12 @@ class PlannedIndex:
     module_instances: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     root: list[tuple[str, str]] = field(default_factory=list)  # (type, name), at most ROOT_SAMPLE
     count: int = 0
+    types: set[str] = field(default_factory=set)  # the planned resource types
     _seen_modules: set[str] = field(default_factory=lambda: {""})
 
     def add(self, module: str, r: dict[str, Any]) -> None:
         self.count += 1
+        self.types.add(str(r.get("type")))
         addr = r.get("address")
         if isinstance(addr, str):
             self.addresses.add(addr)
@@ -50,6 +52,10 @@ class PlannedResources:
 
     index: PlannedIndex
     again: Callable[[], Iterator[Planned]]
+    # The same resources in parts, each to go through on its own (the parts in order are
+    # ``again``'s order): what the reader shares out among processes. 0: only ``again``.
+    parts: int = 0
+    part: Callable[[int], Iterator[Planned]] | None = None
 
 
 def in_memory(planned: Iterable[Planned]) -> PlannedResources:

@@ -203,6 +203,8 @@ class _Where:
     lines: dict[str, int] | None = None
     lines_done: bool = False
     bad_skips_seen: set[tuple[str, int]] = field(default_factory=set)
+    # the bad-skip notices said, under (file, line), when resources are read part by part
+    said: list[tuple[tuple[str, int], Notice]] | None = None
     plan_provs: dict[tuple[str, str | None, str], Provenance] = field(default_factory=dict)
 
     def plan_line(self, address: str) -> int | None:
@@ -239,9 +241,11 @@ def _load(path: Path, doc: dict[str, Any], planned: PlannedResources,
                                             "only after apply cannot be told from unset ones"))
     where = _where(path, source_dir, config, index, lines_of, result)
     regions = _provider_regions(doc)
-    out: list[Resource] = []
-    for module, r in planned.again():
-        out.extend(_translate_one(module, r, plan, config, regions, where, manifests, result))
+
+    def one(module: str, r: dict[str, Any], into: SourceResult) -> list[Resource]:
+        return _translate_one(module, r, plan, config, regions, where, manifests, into)
+
+    out = _translated(planned, one, plan, where, result)
     from scanner.sources.terraform.s3_configs import fold_s3_configs
 
     result.resources.extend(fold_s3_configs(merge_ebs_defaults(out)))
@@ -251,6 +255,34 @@ def _load(path: Path, doc: dict[str, Any], planned: PlannedResources,
     if plan.unknown:
         result.notices.append(Notice(spath, f"{plan.unknown} value(s) are known only after apply "
                                             f"and stay UNKNOWN, e.g. {plan.example}"))
+
+
+def _translated(planned: PlannedResources, one: Callable[[str, dict[str, Any], SourceResult],
+                                                          list[Resource]],
+                plan: _Plan, where: _Where, result: SourceResult) -> list[Resource]:
+    """Every planned resource translated: part by part in several processes when the plan is
+    large (:mod:`.parts`), else in one pass in order. Both give the same; a part that raises
+    (a plan of a shape not expected) is read again in one pass, which raises the same where it
+    would have."""
+    workers = 1
+    if planned.parts > 1:  # a streamed plan (8 MiB or more)
+        from scanner.sources.karpenter.terraform import TYPES as MANIFEST_TYPES
+        from scanner.sources.terraform.plan.parts import shareable
+
+        workers = shareable(planned, MANIFEST_TYPES)
+    if workers > 1:
+        from scanner.sources.terraform.plan.parts import Ordered, translate_in_parts
+
+        if where.sources is None:
+            where.plan_line("")  # the address lines, found once for every process
+        try:
+            return translate_in_parts(planned, one, Ordered(plan, where), workers, result)
+        except Exception:  # read again in order, which says what is wrong (or reads it)
+            pass
+    out: list[Resource] = []
+    for module, r in planned.again():
+        out.extend(one(module, r, result))
+    return out
 
 
 def _where(path: Path, source_dir: Path | None, config: dict[str, _ConfigModule],
@@ -335,11 +367,14 @@ def _fill(plan: _Plan, module: str, r: dict[str, Any], values: dict[str, Any],
 
 def _bad_skips(block: Block, address: str, where: _Where, result: SourceResult) -> None:
     for line, line_text in block.bad_skips:
-        if (str(block.file), line) not in where.bad_skips_seen:
-            where.bad_skips_seen.add((str(block.file), line))
-            result.notices.append(Notice(
-                str(block.file), f"gpuaudit:skip on {address} has no policy id or no "
-                                 f"reason and is not applied: {line_text}", line))
+        key = (str(block.file), line)
+        if key not in where.bad_skips_seen:
+            where.bad_skips_seen.add(key)
+            notice = Notice(str(block.file), f"gpuaudit:skip on {address} has no policy id or "
+                                             f"no reason and is not applied: {line_text}", line)
+            result.notices.append(notice)
+            if where.said is not None:
+                where.said.append((key, notice))
 
 
 def _plan_provenance(where: _Where, module: str, address: str, region: str | None,

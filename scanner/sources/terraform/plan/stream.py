@@ -12,7 +12,10 @@ about :data:`CHUNK` characters:
    than half of a large plan) are skipped without being read, as the whole-document read does:
    ``configuration`` and the small members after it are decoded from the file's end;
 3. ``planned_values`` is walked again and each resource is handed on (resolved, translated and
-   dropped by the reader) as it is decoded.
+   dropped by the reader) as it is decoded; or, when the reader shares the work out among
+   processes, the resources are read part by part: the first walk notes where each run of
+   resources of one module begins and ends in the file (:class:`Segment`), and a part is read
+   from its byte range alone (:func:`_read_part`).
 
 Only terraform's own layout is taken (the members in its order, each module's ``resources``
 before its ``child_modules``, no duplicated key among those read). Anything else, including
@@ -27,6 +30,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -66,15 +70,17 @@ class _Window:
         self.buf = ""
         self.pos = 0
         self.eof = False
+        self._mark = (0, start)  # a position of buf and its file offset, known
 
     def more(self, want: int = CHUNK) -> None:
         """Read at least ``want`` more bytes (or up to the end)."""
         if self.eof:
             return
         if self.pos:
-            self.base += len(self.buf[:self.pos].encode("utf-8"))
+            self.base = self.offset()
             self.buf = self.buf[self.pos:]
             self.pos = 0
+            self._mark = (0, self.base)
         parts = [self.buf]
         got = 0
         while got < want:
@@ -90,8 +96,14 @@ class _Window:
         self.buf = "".join(parts)
 
     def offset(self) -> int:
-        """The file offset of the next character."""
-        return self.base + len(self.buf[:self.pos].encode("utf-8"))
+        """The file offset of the next character (the text since the last offset asked is
+        encoded to count its bytes: asking often costs one encoding of the file in all)."""
+        at, off = self._mark
+        if at > self.pos:
+            at, off = 0, self.base
+        off += len(self.buf[at:self.pos].encode("utf-8"))
+        self._mark = (self.pos, off)
+        return off
 
     def peek(self) -> str:
         """The next character that is not white space."""
@@ -158,7 +170,11 @@ class _Window:
             i += 1
 
 
-Event = tuple[str, str, Any]  # ("resource" | "address", module JSON path, value)
+Event = tuple[str, str, Any]  # (kind, module JSON path, value); kinds:
+# "resource" (the decoded resource), "address" (the module's), "segment" (the file offset where
+# a run of resources begins: the first of each module, then every SEGMENT-th), "end" (the file
+# offset just after a module's resources array)
+SEGMENT = 500  # resources of one run at most
 
 
 def _module(win: _Window, path: str, depth: int) -> Iterator[Event]:
@@ -173,10 +189,16 @@ def _module(win: _Window, path: str, depth: int) -> Iterator[Event]:
         if key == "resources":
             if "child_modules" in seen or win.peek() != "[":
                 raise NotStreamable(f"{path}.resources")
+            n = 0
             for _ in win.items():
                 if win.peek() != "{":
                     raise NotStreamable(f"{path}.resources")
+                if n % SEGMENT == 0:
+                    yield "segment", path, win.offset()
+                n += 1
                 yield "resource", path, win.value()
+            if n:
+                yield "end", path, win.offset()
         elif key == "child_modules":
             if win.peek() != "[":
                 raise NotStreamable(f"{path}.child_modules")
@@ -293,20 +315,91 @@ class _Pass1:
     def __init__(self) -> None:
         self.index = PlannedIndex()
         self.modules: dict[str, str] = {}  # module JSON path -> module instance address
+        self.segments: list[Segment] = []
 
     def __call__(self, events: Iterator[Event]) -> None:
         kept: list[tuple[str, dict[str, Any]]] = []
+        segments = self.segments
         for kind, path, value in events:
-            if kind == "address":
-                self.modules[path] = value if isinstance(value, str) else ""
-            elif isinstance(value, dict):
+            if kind == "resource":
+                segments[-1].count += 1
                 kept.append((path, {k: value.get(k) for k in ("address", "type", "name")
                                     if k in value} | {"mode": value.get("mode", "managed")}))
+            elif kind == "address":
+                self.modules[path] = value if isinstance(value, str) else ""
+            elif kind == "segment":
+                if segments and segments[-1].end < 0:
+                    segments[-1].end = value
+                segments.append(Segment(path, value))
+            elif kind == "end":
+                segments[-1].end = value
         for path, r in kept:
             self.index.add(self.module_of(path), r)
 
     def module_of(self, path: str) -> str:
         return "" if path == "planned_values.root_module" else self.modules.get(path, "")
+
+
+@dataclass
+class Segment:
+    """A run of planned resources of one module, one after the other in the file: the bytes
+    ``[start, end)`` hold ``count`` of them (and what follows the last one, up to ``end``)."""
+
+    path: str  # the module's JSON path
+    start: int
+    end: int = -1
+    count: int = 0
+
+
+PART = 1000  # resources of one part (of runs one after the other) read at once
+
+
+def _parts(segments: list[Segment]) -> list[list[Segment]]:
+    """The runs in parts of at least PART resources (the last may be smaller), in order."""
+    parts: list[list[Segment]] = []
+    size = PART
+    for seg in segments:
+        if size >= PART:
+            parts.append([])
+            size = 0
+        parts[-1].append(seg)
+        size += seg.count
+    return parts
+
+
+def _read_part(path: Path, stamp: tuple[int, int], pass1: _Pass1,
+               part: list[Segment]) -> Iterator[Planned]:
+    """The planned resources of one part, decoded from its byte range of the file (the same
+    file as the first walk's: same size and modification time, else NotStreamable)."""
+    with open_plan(path) as f:
+        st = os.fstat(f.fileno())
+        if (st.st_size, st.st_mtime_ns) != stamp:
+            raise NotStreamable("the file changed while it was read")
+        f.seek(part[0].start)
+        data = f.read(part[-1].end - part[0].start)
+    if len(data) != part[-1].end - part[0].start:
+        raise NotStreamable("the file changed while it was read")
+    dec = json.JSONDecoder(parse_constant=_constant)
+    for seg in part:
+        try:
+            text = data[seg.start - part[0].start:seg.end - part[0].start].decode("utf-8")
+        except UnicodeDecodeError:
+            raise NotStreamable("not UTF-8") from None
+        module = pass1.module_of(seg.path)
+        at = 0
+        for i in range(seg.count):
+            at = _WS.match(text, at).end()  # type: ignore[union-attr]
+            if i:
+                if text[at:at + 1] != ",":
+                    raise NotStreamable("the file changed while it was read")
+                at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
+            try:
+                value, at = dec.raw_decode(text, at)
+            except (ValueError, RecursionError):
+                raise NotStreamable("the file changed while it was read") from None
+            if not isinstance(value, dict):
+                raise NotStreamable("the file changed while it was read")
+            yield module, value
 
 
 def _walk_again(path: Path, start: int, pass1: _Pass1) -> Iterator[Planned]:
@@ -396,6 +489,8 @@ def stream_plan(path: Path, *, force: bool = False) -> tuple[dict[str, Any], Pla
     if size > MAX_PLAN_BYTES or (not force and size < STREAM_BYTES):
         raise NotStreamable("size")
     with open_plan(path) as f:
+        st = os.fstat(f.fileno())
+        stamp = (st.st_size, st.st_mtime_ns)
         head = f.read(8192)
         codec, start = encoding_of(head)
         if codec != "utf-8" or b"\x00" in head or head.startswith(b"PK\x03\x04"):
@@ -408,5 +503,8 @@ def stream_plan(path: Path, *, force: bool = False) -> tuple[dict[str, Any], Pla
     version = doc.get("format_version")
     if not isinstance(version, str) or not version.startswith("1."):
         raise NotStreamable("format_version")
-    planned = PlannedResources(pass1.index, lambda: _walk_again(path, start, pass1))
+    parts = _parts(pass1.segments)
+    planned = PlannedResources(pass1.index, lambda: _walk_again(path, start, pass1),
+                               parts=len(parts),
+                               part=lambda i: _read_part(path, stamp, pass1, parts[i]))
     return doc, planned, lambda: plan_lines(path)
