@@ -55,6 +55,34 @@ def test_blocks_are_shared_out_and_come_back_by_number() -> None:
     assert tails in ([], ["worker"])  # a worker that took no block still reports
 
 
+UNPICKLABLE = """
+import os, sys, tempfile, time
+from scanner.inputs import workers
+parent = os.getpid()
+took = os.path.join(tempfile.mkdtemp(), "took")
+def do(i):
+    if os.getpid() != parent:
+        open(took, "w").close()
+        return lambda: i  # a result that does not pickle: the worker ends there
+    deadline = time.monotonic() + 30
+    while not os.path.exists(took) and time.monotonic() < deadline:
+        time.sleep(0.01)  # this process waits until the worker has taken a block
+    return i
+done, tails = workers.shared_out(do, 30, 2, tail=lambda: "worker")
+print(os.path.exists(took), done == {i: i for i in range(30)}, tails)
+"""
+
+
+def test_a_result_that_does_not_pickle_is_done_here() -> None:
+    """Run in a process of its own (no xdist thread): the worker's unpicklable result ends it,
+    and that block is done in the main process, with every other."""
+    proc = subprocess.run([sys.executable, "-c", UNPICKLABLE], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True", "[]"]  # it took one; ended before its tail
+
+
 def test_no_fork_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)

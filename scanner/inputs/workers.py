@@ -1,18 +1,21 @@
 """How many processes a run may use, and work shared out among forked ones.
 
 Large runs share their work with forked worker processes: the HCL reader its root modules, the
-engine its policies. Each process takes the next block of work from a shared counter until none
-is left, so a process slowed down by other load simply takes fewer; the main process takes a
-share too. What a worker does not return (it died, or could not start) is done in the main
-process, so a result never depends on the workers.
+plan reader its resources (part by part), the engine its policies. Each process takes the next
+block of work from a shared counter until none is left, so a process slowed down by other load
+simply takes fewer; the main process takes a share too. A worker sends each block's result down
+a pipe as soon as it is done, received while the main process does its own blocks. What a
+worker does not return (it died, could not start, or a result would not pickle) is done in the
+main process, so a result never depends on the workers.
 
 ``GPUAUDIT_WORKERS=N`` sets the number of processes (1: everything in the main process); by
 default one per CPU this process may run on, at most :data:`MAX_WORKERS`, and one only for work
-too small to be worth a fork (each fork costs ~50 ms).
+too small to be worth a fork (each fork costs some 10-50 ms).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -46,12 +49,10 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
-# What forked workers inherit (never pickled): the function to run on each block of work, the
-# number of blocks, the shared counter, and what each worker adds after its last block.
-_FORKED: tuple[Callable[[int], Any], int, Any, Callable[[], Any] | None] | None = None
-
-
-def _take(do: Callable[[int], T], n_blocks: int, counter: Any) -> dict[int, T]:
+def _take(do: Callable[[int], T], n_blocks: int, counter: Any,
+          sent: Callable[[int, T], None] | None = None) -> dict[int, T]:
+    """Blocks taken from the shared counter and done until none is left: their results (or,
+    with ``sent``, each handed to it as it is done)."""
     out: dict[int, T] = {}
     while True:
         with counter.get_lock():
@@ -59,14 +60,10 @@ def _take(do: Callable[[int], T], n_blocks: int, counter: Any) -> dict[int, T]:
             counter.value = i + 1
         if i >= n_blocks:
             return out
-        out[i] = do(i)
-
-
-def _worker() -> tuple[dict[int, Any], Any]:
-    assert _FORKED is not None
-    do, n_blocks, counter, tail = _FORKED
-    done = _take(do, n_blocks, counter)
-    return done, tail() if tail is not None else None
+        if sent is None:
+            out[i] = do(i)
+        else:
+            sent(i, do(i))
 
 
 def shared_out(do: Callable[[int], T], n_blocks: int, workers: int, *,
@@ -88,32 +85,117 @@ def shared_out(do: Callable[[int], T], n_blocks: int, workers: int, *,
 
 def _forked(do: Callable[[int], T], n_blocks: int, workers: int,
             tail: Callable[[], Any] | None) -> tuple[dict[int, T], list[Any]]:
+    """Forked workers and this process take blocks from a shared counter; each worker sends
+    each block's result down a pipe as soon as it is done (a thread here receives it while
+    this process does its own blocks), then its ``tail()``."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
-    global _FORKED
     try:
-        ctx = multiprocessing.get_context("fork")
-        counter = ctx.Value("q", 0)
+        counter = multiprocessing.get_context("fork").Value("q", 0)
     except (ValueError, OSError):
         return {}, []
-    done: dict[int, T] = {}
-    tails: list[Any] = []
-    forks = min(workers, n_blocks) - 1
-    _FORKED = (do, n_blocks, counter, tail)
+    children: list[tuple[int, int]] = []  # (pid, the read end of its pipe)
+    for _ in range(min(workers, n_blocks) - 1):
+        try:
+            r, w = os.pipe()
+        except OSError:
+            break
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            break
+        if pid == 0:  # the worker: never returns
+            os.close(r)
+            for _, fd in children:
+                os.close(fd)
+            _work(do, n_blocks, counter, tail, w)
+        os.close(w)
+        children.append((pid, r))
+    received: list[tuple[dict[int, Any], list[Any]]] = [({}, []) for _ in children]
+    threads = [threading.Thread(target=_receive, args=(fd, *got), daemon=True)
+               for (_, fd), got in zip(children, received, strict=True)]
+    for t in threads:
+        t.start()
     try:
-        with ProcessPoolExecutor(max_workers=forks, mp_context=ctx) as pool:
-            futures = [pool.submit(_worker) for _ in range(forks)]
-            done.update(_take(do, n_blocks, counter))
-            for fut in futures:
-                try:
-                    blocks, extra = fut.result()
-                except Exception:  # a worker died or its result would not pickle: done here
-                    continue
-                done.update(blocks)
-                tails.append(extra)
-    except OSError:
+        done = _take(do, n_blocks, counter)
+    finally:
+        for t in threads:
+            t.join()
+        for pid, _ in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+    tails: list[Any] = []
+    for blocks, extra in received:
+        done.update(blocks)
+        tails.extend(extra)
+    return done, tails
+
+
+def _work(do: Callable[[int], Any], n_blocks: int, counter: Any,
+          tail: Callable[[], Any] | None, fd: int) -> None:
+    """A forked worker's life: blocks until none is left, each result pickled whole and
+    written as one record (a result that does not pickle ends the worker; its block is done in
+    the main process), then ``tail()``; exits without running anything of the parent's at
+    exit."""
+    import pickle
+
+    def record(kind: str, i: int, value: Any) -> None:
+        data = pickle.dumps((kind, i, value), protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(len(data).to_bytes(8, "little") + data)
+        while view:
+            view = view[os.write(fd, view):]
+
+    code = 1
+    try:
+        _take(do, n_blocks, counter, lambda i, result: record("block", i, result))
+        record("tail", 0, tail() if tail is not None else None)
+        code = 0
+    except BaseException:  # whatever it was: the main process does the rest
         pass
     finally:
-        _FORKED = None
-    return done, tails
+        os._exit(code)
+
+
+PIPE_BYTES = 1 << 20  # a worker's pipe: results are read in few large reads
+
+
+def _receive(fd: int, blocks: dict[int, Any], tails: list[Any]) -> None:
+    """What one worker sends (records: 8 bytes of length, then the pickle), until it is done
+    or its pipe ends (it died: the records it sent whole are kept)."""
+    import fcntl
+    import pickle
+
+    with contextlib.suppress(OSError, AttributeError):  # Linux: fewer, larger reads
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    try:
+        while True:
+            head = _read_exactly(fd, 8)
+            if head is None:
+                return
+            data = _read_exactly(fd, int.from_bytes(head, "little"))
+            if data is None:
+                return
+            kind, i, value = pickle.loads(data)
+            if kind == "block":
+                blocks[i] = value
+            else:
+                tails.append(value)
+                return
+    except Exception:  # a record that does not unpickle: the rest is done in the main process
+        return
+    finally:
+        os.close(fd)
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    """``n`` bytes of the pipe; None when it ends first."""
+    parts: list[bytes] = []
+    while n > 0:
+        chunk = os.read(fd, min(n, PIPE_BYTES))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
