@@ -211,8 +211,42 @@ class Redactor:
         return dict(cached)
 
 
+PARALLEL_MIN_FINDINGS = 5000  # fewer findings: redacted in this process alone
+FINDINGS_BLOCK = 1000  # findings redacted (and sent back by a worker) at a time
+
+
 def redact_document(doc: dict[str, Any], sensitive: Iterable[str] = ()) -> dict[str, Any]:
     """The report document with secrets and unwritable text taken out (see the module doc).
-    ``doc`` is cleaned in place (the report builder owns it) and returned."""
-    cleaned: dict[str, Any] = Redactor(sensitive).document(doc)  # a dict cleans to itself
-    return cleaned
+    ``doc`` is cleaned in place (the report builder owns it) and returned. Many findings are
+    shared out in blocks among forked processes (:func:`scanner.inputs.workers.shared_out`):
+    a string's cleaning depends on the string alone, so a block is the same whichever process
+    cleaned it."""
+    from scanner.inputs.workers import worker_count
+
+    redactor = Redactor(sensitive)
+    findings = doc.get("findings")
+    if not isinstance(findings, list) or worker_count(
+            len(findings), PARALLEL_MIN_FINDINGS) <= 1:
+        cleaned: dict[str, Any] = redactor.document(doc)  # a dict cleans to itself
+        return cleaned
+    doc["findings"] = []  # the rest of the document first, its place kept
+    redactor.document(doc)
+    doc["findings"] = _shared_findings(findings, redactor)
+    return doc
+
+
+def _shared_findings(findings: list[Any], redactor: Redactor) -> list[Any]:
+    from scanner.inputs.workers import shared_out, worker_count
+
+    def block(i: int) -> list[Any]:
+        part = findings[i * FINDINGS_BLOCK:(i + 1) * FINDINGS_BLOCK]
+        cleaned: list[Any] = redactor.document(part)  # a list cleans to itself
+        return cleaned
+
+    n_blocks = -(-len(findings) // FINDINGS_BLOCK)
+    done, _ = shared_out(block, n_blocks,
+                         worker_count(len(findings), PARALLEL_MIN_FINDINGS))
+    findings.clear()  # each block's findings are the cleaned ones now (or a worker's copies)
+    for i in range(n_blocks):
+        findings.extend(done.pop(i))
+    return findings
