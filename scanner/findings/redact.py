@@ -225,18 +225,19 @@ def redact_document(doc: dict[str, Any], sensitive: Iterable[str] = ()) -> dict[
 
     redactor = Redactor(sensitive)
     findings = doc.get("findings")
-    if not isinstance(findings, list) or worker_count(
-            len(findings), PARALLEL_MIN_FINDINGS) <= 1:
+    workers = (worker_count(len(findings), PARALLEL_MIN_FINDINGS)
+               if isinstance(findings, list) else 1)
+    if workers <= 1 or not isinstance(findings, list):
         cleaned: dict[str, Any] = redactor.document(doc)  # a dict cleans to itself
         return cleaned
     doc["findings"] = []  # the rest of the document first, its place kept
     redactor.document(doc)
-    doc["findings"] = _shared_findings(findings, redactor)
+    doc["findings"] = _shared_findings(findings, redactor, workers)
     return doc
 
 
-def _shared_findings(findings: list[Any], redactor: Redactor) -> list[Any]:
-    from scanner.inputs.workers import shared_out, worker_count
+def _shared_findings(findings: list[Any], redactor: Redactor, workers: int) -> list[Any]:
+    from scanner.inputs.workers import shared_out
 
     def block(i: int) -> list[Any]:
         part = findings[i * FINDINGS_BLOCK:(i + 1) * FINDINGS_BLOCK]
@@ -244,8 +245,7 @@ def _shared_findings(findings: list[Any], redactor: Redactor) -> list[Any]:
         return cleaned
 
     n_blocks = -(-len(findings) // FINDINGS_BLOCK)
-    done, _ = shared_out(block, n_blocks,
-                         worker_count(len(findings), PARALLEL_MIN_FINDINGS))
+    done, _ = shared_out(block, n_blocks, workers)
     findings.clear()  # each block's findings are the cleaned ones now (or a worker's copies)
     for i in range(n_blocks):
         findings.extend(done.pop(i))
