@@ -181,7 +181,7 @@ class ChangeScope:
         cause = ", ".join(changed)
         note = (f" [new with this change, caused by {cause}]" if self.before is not None
                 else f" [may depend on {cause}]")
-        return Finding(**{**finding.__dict__, "message": finding.message + note})
+        return replace(finding, message=finding.message + note)
 
 
 def _real(path: str) -> str:

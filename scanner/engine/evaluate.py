@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import fnmatch
 import functools
@@ -503,14 +504,13 @@ def _suppress(finding: Finding, skips: Sequence[Skip], mutes: _Mutes,
         return _with(finding, {"by": "baseline", "reason": "present in the baseline report",
                                "expires": None, "kind": "external"})
     if entry is not None and expired:
-        return Finding(**{**finding.__dict__,
-                          "message": f"{finding.message} (mute expired {entry.get('expires')})"})
+        return dataclasses.replace(
+            finding, message=f"{finding.message} (mute expired {entry.get('expires')})")
     return finding
 
 
 def _with(finding: Finding, suppression: dict[str, Any]) -> Finding:
-    return Finding(**{**finding.__dict__, "status": Status.SUPPRESSED,
-                      "suppression": suppression})
+    return dataclasses.replace(finding, status=Status.SUPPRESSED, suppression=suppression)
 
 
 def _gap_errors(pol: Policy, holes: Mapping[str, _Hole], judged: set[str]) -> list[Finding]:

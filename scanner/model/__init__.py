@@ -89,7 +89,7 @@ class SourceKind(str, enum.Enum):
     AWS = "aws"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Provenance:
     source: SourceKind
     file: str | None = None
@@ -119,7 +119,7 @@ class Skip:
     expires: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Resource:
     """One normalized resource.
 
@@ -294,7 +294,7 @@ class SourceResult:
         self.sensitive.update(other.sensitive)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """A Result dressed for reporting: policy metadata, identity, location, suppression."""
 
