@@ -107,7 +107,9 @@ def test_bad_or_unusual_input_reads_as_the_whole_read_does(name: str, text: str,
     (a clear error naming the file and line for bad JSON), never a traceback."""
     path = tmp_path / "plan.json"
     path.write_text(text, encoding="utf-8")
-    if name != "nan":  # NaN: Python's json takes it, streamed or not
+    # NaN: Python's json takes it, streamed or not; a module's resources named twice: the walk
+    # by msgspec takes the last, as the whole read does
+    if name not in ("nan", "duplicate_resources"):
         with pytest.raises(NotStreamable):
             _doc, planned, _ = stream_plan(path, force=True)
             list(planned.again())

@@ -349,6 +349,7 @@ class Segment:
     start: int
     end: int = -1
     count: int = 0
+    module: str | None = None  # the module instance address, when known (else from ``path``)
 
 
 PART = 1000  # resources of one part (of runs one after the other) read at once
@@ -367,7 +368,7 @@ def _parts(segments: list[Segment]) -> list[list[Segment]]:
     return parts
 
 
-def _read_part(path: Path, stamp: tuple[int, int], pass1: _Pass1,
+def _read_part(path: Path, stamp: tuple[int, int], pass1: _Pass1 | None,
                part: list[Segment]) -> Iterator[Planned]:
     """The planned resources of one part, decoded from its byte range of the file (the same
     file as the first walk's: same size and modification time, else NotStreamable)."""
@@ -385,7 +386,9 @@ def _read_part(path: Path, stamp: tuple[int, int], pass1: _Pass1,
             text = data[seg.start - part[0].start:seg.end - part[0].start].decode("utf-8")
         except UnicodeDecodeError:
             raise NotStreamable("not UTF-8") from None
-        module = pass1.module_of(seg.path)
+        module = seg.module if seg.module is not None or pass1 is None \
+            else pass1.module_of(seg.path)
+        module = module or ""
         at = 0
         for i in range(seg.count):
             at = _WS.match(text, at).end()  # type: ignore[union-attr]
@@ -495,14 +498,30 @@ def stream_plan(path: Path, *, force: bool = False) -> tuple[dict[str, Any], Pla
         codec, start = encoding_of(head)
         if codec != "utf-8" or b"\x00" in head or head.startswith(b"PK\x03\x04"):
             raise NotStreamable("not UTF-8 JSON")
-        win = _Window(f, start)
-        pass1 = _Pass1()
-        doc, stop = _head(win, pass1)
-        if stop is not None:
-            doc.update(_tail(f, stop, size))
+        from scanner.sources.terraform.plan.skim import skim
+
+        skimmed = skim(f, start, size)
+        if skimmed is None:
+            win = _Window(f, start)
+            pass1 = _Pass1()
+            doc, stop = _head(win, pass1)
+            if stop is not None:
+                doc.update(_tail(f, stop, size))
+    if skimmed is not None:
+        doc = skimmed.doc
     version = doc.get("format_version")
     if not isinstance(version, str) or not version.startswith("1."):
         raise NotStreamable("format_version")
+    if skimmed is not None:
+        runs = _parts([Segment(module, first, end, count, module=module)
+                       for module, first, end, count in skimmed.runs])
+        index = skimmed.index
+        del skimmed
+        return doc, PlannedResources(
+            index, lambda: (p for i in range(len(runs))
+                            for p in _read_part(path, stamp, None, runs[i])),
+            parts=len(runs), part=lambda i: _read_part(path, stamp, None, runs[i]),
+        ), lambda: plan_lines(path)
     parts = _parts(pass1.segments)
     planned = PlannedResources(pass1.index, lambda: _walk_again(path, start, pass1),
                                parts=len(parts),
