@@ -75,11 +75,13 @@ _NEXT = re.compile(rb',[ \t\r\n]*"(?:' + b"|".join(k.encode() for k in sorted(_S
                    + rb')"[ \t\r\n]*:')
 
 
-def skim(f: IO[bytes], start: int, size: int) -> Skimmed | None:
+def skim(f: IO[bytes], start: int, size: int, *, window: Any, tail: Any, segment: int,
+         refused: type[Exception]) -> Skimmed | None:
     """The plan read from ``f`` (its text from byte ``start``, after a byte order mark, to
-    ``size``); None when the walk by window must read it (see the module doc)."""
-    from scanner.sources.terraform.plan.stream import NotStreamable, _tail, _Window
-
+    ``size``); None when the walk by window must read it (see the module doc). The walk by
+    window lends its reader of members (``window``, ``tail``, and ``refused``, what they raise)
+    and its run length (``segment``)."""
+    _Window, _tail, NotStreamable = window, tail, refused
     try:
         win = _Window(f, start)
         head: dict[str, Any] = {}
@@ -97,7 +99,7 @@ def skim(f: IO[bytes], start: int, size: int) -> Skimmed | None:
             return None
         text, values, end = found
         out = Skimmed({}, PlannedIndex())
-        _walk(values.root_module, text, win_at, out)
+        _walk(values.root_module, text, win_at, out, segment)
         del values, text, found
         after = _Window(f, end)  # the member after planned_values: one not needed
         after.take(",")
@@ -145,14 +147,12 @@ def _values(f: IO[bytes], at: int) -> tuple[memoryview, _Values, int] | None:
 _BETWEEN = re.compile(rb"[ \t\r\n]*,[ \t\r\n]*")
 
 
-def _walk(root: _Module, text: memoryview, at: int, out: Skimmed) -> None:
+def _walk(root: _Module, text: memoryview, at: int, out: Skimmed, segment: int) -> None:
     """The modules in plan order (each one's resources, then its child modules), as the walk
     by window and the whole-document read go through them: each resource's keys into the index,
     and where each run of resources lies in the file (``text`` begins at byte ``at``). A run's
     first resource is its first copy after the last run (nothing but the module's own keys lies
     between them); the next ones follow it, a comma apart."""
-    from scanner.sources.terraform.plan.stream import SEGMENT  # runs as the window notes them
-
     data = text.obj if isinstance(text.obj, bytes | bytearray) else bytes(text)
     stack: list[tuple[_Module, int]] = [(root, 0)]
     pos = 0
@@ -177,7 +177,7 @@ def _walk(root: _Module, text: memoryview, at: int, out: Skimmed) -> None:
                 start = between.end() if between else -1
                 if data[start:start + len(body)] != body:
                     raise NotSkimmed("resources not one after the other")
-            if k % SEGMENT == 0:
+            if k % segment == 0:
                 out.runs.append((address, at + start, -1, 0))
             pos = start + len(body)
             mod, first, _, count = out.runs[-1]

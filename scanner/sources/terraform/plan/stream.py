@@ -500,7 +500,8 @@ def stream_plan(path: Path, *, force: bool = False) -> tuple[dict[str, Any], Pla
             raise NotStreamable("not UTF-8 JSON")
         from scanner.sources.terraform.plan.skim import skim
 
-        skimmed = skim(f, start, size)
+        skimmed = skim(f, start, size, window=_Window, tail=_tail, segment=SEGMENT,
+                       refused=NotStreamable)
         if skimmed is None:
             win = _Window(f, start)
             pass1 = _Pass1()
