@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from scanner.model import SourceResult
-from scanner.sources.terraform.plan import skim
+from scanner.sources.terraform.plan import skim, stream
 from scanner.sources.terraform.plan.reader import load_plan
-from scanner.sources.terraform.plan.stream import SEGMENT, NotStreamable, _tail, _Window, open_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,9 +37,9 @@ def _write(tmp_path: Path, doc: dict, indent: int | None = None) -> Path:
 
 
 def _skimmed(path: Path) -> skim.Skimmed | None:
-    with open_plan(path) as f:
-        return skim.skim(f, 0, os.path.getsize(path), window=_Window, tail=_tail,
-                         segment=SEGMENT, refused=NotStreamable)
+    with stream.open_plan(path) as f:
+        got: skim.Skimmed | None = stream._skimmed(f, 0, os.path.getsize(path))
+        return got
 
 
 def _same(a: SourceResult, b: SourceResult) -> None:

@@ -75,42 +75,19 @@ _NEXT = re.compile(rb',[ \t\r\n]*"(?:' + b"|".join(k.encode() for k in sorted(_S
                    + rb')"[ \t\r\n]*:')
 
 
-def skim(f: IO[bytes], start: int, size: int, *, window: Any, tail: Any, segment: int,
-         refused: type[Exception]) -> Skimmed | None:
-    """The plan read from ``f`` (its text from byte ``start``, after a byte order mark, to
-    ``size``); None when the walk by window must read it (see the module doc). The walk by
-    window lends its reader of members (``window``, ``tail``, and ``refused``, what they raise)
-    and its run length (``segment``)."""
-    _Window, _tail, NotStreamable = window, tail, refused
+def planned_values(f: IO[bytes], at: int, segment: int) -> tuple[Skimmed, int] | None:
+    """planned_values, whose text begins at byte ``at``: its resources' keys in the index and
+    their runs of at most ``segment`` (the doc left empty), and the byte just after it; None
+    when the walk by window must read it (see the module doc)."""
     try:
-        win = _Window(f, start)
-        head: dict[str, Any] = {}
-        found = None
-        for key in win.members():
-            if key in _SKIPPABLE:
-                return None  # planned_values after a member not needed (or none)
-            if key == "planned_values":
-                win.peek()
-                win_at = win.offset()
-                found = _values(f, win_at)
-                break
-            head[key] = win.value()
+        found = _values(f, at)
         if found is None:
             return None
         text, values, end = found
         out = Skimmed({}, PlannedIndex())
-        _walk(values.root_module, text, win_at, out, segment)
-        del values, text, found
-        after = _Window(f, end)  # the member after planned_values: one not needed
-        after.take(",")
-        if after.peek() != '"' or after.value() not in _SKIPPABLE:
-            return None
-        after.take(":")
-        head.update(_tail(f, after.offset(), size))
-        out.doc = head
-        return out
-    except (NotStreamable, NotSkimmed, msgspec.MsgspecError, ValueError, TypeError,
-            RecursionError):
+        _walk(values.root_module, text, at, out, segment)
+        return out, end
+    except (NotSkimmed, msgspec.MsgspecError, ValueError, TypeError, RecursionError):
         return None
 
 

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from scanner.inputs.safe_read import encoding_of, not_regular
 from scanner.sources.terraform.plan.config import MAX_MODULE_DEPTH
@@ -45,6 +45,9 @@ from scanner.sources.terraform.plan.document import (
     _members,
 )
 from scanner.sources.terraform.plan.planned import Planned, PlannedIndex, PlannedResources
+
+if TYPE_CHECKING:
+    from scanner.sources.terraform.plan.skim import Skimmed
 
 # Files at least this large are streamed by default (smaller ones are read whole: as fast, and
 # their memory does not matter).
@@ -349,7 +352,7 @@ class Segment:
     start: int
     end: int = -1
     count: int = 0
-    module: str | None = None  # the module instance address, when known (else from ``path``)
+    module: str = ""  # the module instance address, when known (:mod:`.skim`; else from path)
 
 
 PART = 1000  # resources of one part (of runs one after the other) read at once
@@ -366,6 +369,39 @@ def _parts(segments: list[Segment]) -> list[list[Segment]]:
         parts[-1].append(seg)
         size += seg.count
     return parts
+
+
+def _skimmed(f: IO[bytes], start: int, size: int) -> Skimmed | None:
+    """The plan's members and planned resources as :mod:`.skim` finds them (planned_values by
+    msgspec, the other members by this module's window as :func:`_head` and :func:`_tail` read
+    them); None when the walk by window must read the file."""
+    from scanner.sources.terraform.plan.skim import planned_values
+
+    try:
+        win = _Window(f, start)
+        head: dict[str, Any] = {}
+        found = None
+        for key in win.members():
+            if key in _SKIPPABLE:
+                return None  # planned_values after a member not needed (or none)
+            if key == "planned_values":
+                win.peek()
+                found = planned_values(f, win.offset(), SEGMENT)
+                break
+            head[key] = win.value()
+        if found is None:
+            return None
+        skimmed, end = found
+        after = _Window(f, end)  # the member after planned_values: one not needed
+        after.take(",")
+        if after.peek() != '"' or after.value() not in _SKIPPABLE:
+            return None
+        after.take(":")
+        head.update(_tail(f, after.offset(), size))
+    except NotStreamable:
+        return None
+    skimmed.doc = head
+    return skimmed
 
 
 def _read_part(path: Path, stamp: tuple[int, int], pass1: _Pass1 | None,
@@ -386,9 +422,7 @@ def _read_part(path: Path, stamp: tuple[int, int], pass1: _Pass1 | None,
             text = data[seg.start - part[0].start:seg.end - part[0].start].decode("utf-8")
         except UnicodeDecodeError:
             raise NotStreamable("not UTF-8") from None
-        module = seg.module if seg.module is not None or pass1 is None \
-            else pass1.module_of(seg.path)
-        module = module or ""
+        module = seg.module if pass1 is None else pass1.module_of(seg.path)
         at = 0
         for i in range(seg.count):
             at = _WS.match(text, at).end()  # type: ignore[union-attr]
@@ -498,10 +532,7 @@ def stream_plan(path: Path, *, force: bool = False) -> tuple[dict[str, Any], Pla
         codec, start = encoding_of(head)
         if codec != "utf-8" or b"\x00" in head or head.startswith(b"PK\x03\x04"):
             raise NotStreamable("not UTF-8 JSON")
-        from scanner.sources.terraform.plan.skim import skim
-
-        skimmed = skim(f, start, size, window=_Window, tail=_tail, segment=SEGMENT,
-                       refused=NotStreamable)
+        skimmed = _skimmed(f, start, size)
         if skimmed is None:
             win = _Window(f, start)
             pass1 = _Pass1()
