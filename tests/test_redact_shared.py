@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = """
@@ -57,3 +59,61 @@ def test_findings_redacted_in_shared_blocks_are_the_same(tmp_path: Path) -> None
     assert out == {"same": True, "secret": False, "sensitive": 12000 // 97 + 1 + 1,
                    "findings": 12000}
     assert len(set(pids.read_text().split())) >= 2  # a worker cleaned some of the blocks
+
+
+# Most blocks need no cleaning, and a worker sends back only those that changed: each way a
+# block can change is here alone (in every block, or in one), so a change the worker does not
+# notice would leave a secret, an uncut list or a NaN in the document.
+CHANGES = """
+import copy, json, os, sys
+from scanner.findings import redact
+
+SECRET = "marked-secret-value-0123"
+KEY = "AKIA" + "Z7QWERTYUIOPASDF"
+change, every = sys.argv[1], sys.argv[2] == "every"
+def finding(i):
+    f = {"id": f"f{i}", "policy_id": "P-1", "status": "FAIL", "message": f"resource {i}",
+         "resource": {"name": f"r{i}", "tags": {"team": "ml"}},
+         "evidence": {"n": i, "items": [1, 2]}, "remediation": {"text": "Set it."}}
+    if every or i == 7777:
+        if change == "remediation":  # the same remediation in each block: cleaned once
+            f["remediation"] = {"text": f"Rotate {SECRET} now."}
+        elif change == "tag-key":
+            f["resource"]["tags"] = {KEY: "x"}
+        elif change == "named":
+            f["resource"]["tags"] = {"api_token": "abcdefghij0123456789"}
+        elif change == "long-list":
+            f["evidence"]["items"] = list(range(500))
+        elif change == "tuple":
+            f["evidence"]["items"] = (1, 2)
+        elif change == "nan":
+            f["evidence"]["n"] = float("nan")
+        elif change == "text":
+            f["message"] = f"value {KEY} of resource {i}"
+    return f
+doc = {"schema_version": "1", "findings": [finding(i) for i in range(12000)]}
+os.environ["GPUAUDIT_WORKERS"] = "1"
+one = json.dumps(redact.redact_document(copy.deepcopy(doc), [SECRET]))
+os.environ["GPUAUDIT_WORKERS"] = "2"
+cleaned = redact.redact_document(copy.deepcopy(doc), [SECRET])
+two = json.dumps(cleaned)
+def tuples(v):
+    if isinstance(v, dict):
+        return any(tuples(x) for x in v.values())
+    return isinstance(v, tuple) or isinstance(v, list) and any(tuples(x) for x in v)
+print(json.dumps({"same": one == two, "secret": SECRET in two or KEY in two,
+                  "nan": "NaN" in two, "tuple": tuples(cleaned),
+                  "changed": one != json.dumps(doc) or tuples(doc)}))
+"""
+
+
+@pytest.mark.parametrize("every", ["every", "one"])
+@pytest.mark.parametrize("change", ["remediation", "tag-key", "named", "long-list", "tuple",
+                                    "nan", "text"])
+def test_a_block_that_cleaning_changes_comes_back_cleaned(change: str, every: str) -> None:
+    proc = subprocess.run([sys.executable, "-c", CHANGES, change, every], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"same": True, "secret": False, "nan": False,
+                                       "tuple": False, "changed": True}

@@ -38,7 +38,7 @@ from scanner.inputs.credentials import (
     redact_text,
     secret_name,
 )
-from scanner.inputs.sizes import bounded, cut_text
+from scanner.inputs.sizes import bound, cut_text
 
 SENSITIVE = "(sensitive)"
 MIN_SENSITIVE = 4
@@ -76,7 +76,11 @@ class Redactor:
     """Cleans strings and documents; ``sensitive`` are the marked values.
 
     Reports repeat the same strings (policy titles, remediation, resource kinds, tag keys)
-    thousands of times: each string's verdict is remembered, and so is each remediation."""
+    thousands of times: each string's verdict is remembered, and so is each remediation.
+
+    ``changed`` becomes True whenever cleaning gives a value that differs from the one it was
+    given, once written out (a string redacted, cut or escaped, a key renamed, a float made
+    null, evidence cut, a tuple made a list); whoever reads it sets it back to False."""
 
     def __init__(self, sensitive: Iterable[str] = ()) -> None:
         values = sorted({s for s in sensitive if isinstance(s, str) and len(s) >= MIN_SENSITIVE},
@@ -91,7 +95,8 @@ class Redactor:
                       if heads else None)
         self._seen: dict[str, str] = {}
         self._names: dict[str, bool] = {}
-        self._remediations: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._remediations: dict[tuple[Any, ...], tuple[dict[str, Any], bool]] = {}
+        self.changed = False
 
     def text(self, value: str) -> str:
         out = self._seen.get(value)
@@ -109,6 +114,8 @@ class Redactor:
             out = _plain(out)
             if len(self._seen) < 500_000:
                 self._seen[value] = out
+        if out is not value and out != value:
+            self.changed = True
         return out
 
     def _cut_heads(self, text: str) -> str:
@@ -138,7 +145,10 @@ class Redactor:
         if secret is None:
             secret = self._names[key] = key not in _SCHEMA_KEYS and secret_name(key)
         if secret:
-            return redact_named(key, self.text(value))
+            out = redact_named(key, self.text(value))
+            if out != value:
+                self.changed = True
+            return out
         return self.text(value)
 
     def document(self, value: Any) -> Any:
@@ -156,8 +166,10 @@ class Redactor:
                         value[i] = cleaned
             return value
         if isinstance(value, tuple):
+            self.changed = True
             return [self.document(v) for v in value]
         if isinstance(value, float) and not math.isfinite(value):
+            self.changed = True
             return None
         return value
 
@@ -182,7 +194,7 @@ class Redactor:
                 cleaned = self._remediation(v)
             elif k in ("evidence", "tags") and (tv is dict or tv is list):
                 # (most findings' tags are empty: nothing to bound or clean)
-                cleaned = self.document(bounded(v, MAX_EVIDENCE, items=MAX_ITEMS)) if v else v
+                cleaned = self._bounded(v) if v else v
             else:
                 cleaned = self.document(v)
             if cleaned is not v:
@@ -198,8 +210,16 @@ class Redactor:
             value.update(items)
         return value
 
+    def _bounded(self, value: Any) -> Any:
+        """Evidence or tags: cut to :data:`MAX_EVIDENCE` characters written out, then cleaned."""
+        copy, cut = bound(value, MAX_EVIDENCE, items=MAX_ITEMS)
+        if cut:
+            self.changed = True
+        return self.document(copy)
+
     def _remediation(self, value: dict[str, Any]) -> dict[str, Any]:
-        """A policy's remediation (the same for each of its findings): cleaned once."""
+        """A policy's remediation (the same for each of its findings): cleaned once (whether
+        that changed it is remembered with it)."""
         try:
             key = tuple(sorted(value.items()))
             hash(key)
@@ -207,8 +227,13 @@ class Redactor:
             return self._dict(value)
         cached = self._remediations.get(key)
         if cached is None:
-            cached = self._remediations[key] = dict(self._dict(value))
-        return dict(cached)
+            before, self.changed = self.changed, False
+            cleaned = dict(self._dict(value))
+            cached = self._remediations[key] = (cleaned, self.changed)
+            self.changed = before or self.changed
+        elif cached[1]:
+            self.changed = True
+        return dict(cached[0])
 
 
 PARALLEL_MIN_FINDINGS = 5000  # fewer findings: redacted in this process alone
@@ -220,7 +245,9 @@ def redact_document(doc: dict[str, Any], sensitive: Iterable[str] = ()) -> dict[
     ``doc`` is cleaned in place (the report builder owns it) and returned. Many findings are
     shared out in blocks among forked processes (:func:`scanner.inputs.workers.shared_out`):
     a string's cleaning depends on the string alone, so a block is the same whichever process
-    cleaned it."""
+    cleaned it. A worker sends back only the blocks that cleaning changed (most change
+    nothing: no secret, nothing to cut); of the others this process keeps its own findings,
+    equal to the cleaned ones once written out."""
     from scanner.inputs.workers import worker_count
 
     redactor = Redactor(sensitive)
@@ -239,14 +266,19 @@ def redact_document(doc: dict[str, Any], sensitive: Iterable[str] = ()) -> dict[
 def _shared_findings(findings: list[Any], redactor: Redactor, workers: int) -> list[Any]:
     from scanner.inputs.workers import shared_out
 
-    def block(i: int) -> list[Any]:
+    def block(i: int) -> list[Any] | None:
+        """Block ``i`` cleaned; None when cleaning changed nothing written out."""
         part = findings[i * FINDINGS_BLOCK:(i + 1) * FINDINGS_BLOCK]
+        redactor.changed = False
         cleaned: list[Any] = redactor.document(part)  # a list cleans to itself
-        return cleaned
+        return cleaned if redactor.changed else None
 
     n_blocks = -(-len(findings) // FINDINGS_BLOCK)
     done, _ = shared_out(block, n_blocks, workers)
-    findings.clear()  # each block's findings are the cleaned ones now (or a worker's copies)
-    for i in range(n_blocks):
-        findings.extend(done.pop(i))
+    out: list[Any] = []
+    for i in range(n_blocks):  # a worker's cleaned copies, or this process's own findings
+        cleaned = done.pop(i)
+        out.extend(findings[i * FINDINGS_BLOCK:(i + 1) * FINDINGS_BLOCK]
+                   if cleaned is None else cleaned)
+    findings[:] = out
     return findings

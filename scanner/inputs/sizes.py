@@ -81,25 +81,38 @@ def bounded(value: Any, budget: int, *, items: int = 200) -> Any:
     return _Bound(budget, items).walk(value, 0)
 
 
+def bound(value: Any, budget: int, *, items: int = 200) -> tuple[Any, bool]:
+    """:func:`bounded`'s copy, and whether it differs from ``value`` written out (something was
+    cut or replaced by a marker, or a tuple became a list)."""
+    walk = _Bound(budget, items)
+    out = walk.walk(value, 0)
+    return out, walk.cut
+
+
 class _Bound:
     """:func:`bounded`'s walk (a class, not a nested function calling itself: that is a
     reference cycle per call, kept for the run by the one-shot CLI, whose collector is off)."""
 
-    __slots__ = ("items", "left")
+    __slots__ = ("cut", "items", "left")
 
     def __init__(self, budget: int, items: int) -> None:
         self.left = budget
         self.items = items
+        self.cut = False  # the copy differs from the value written out
 
     def walk(self, v: Any, depth: int) -> Any:
         if self.left <= 0:
+            self.cut = True
             return "… (cut: too large to report)"
         if isinstance(v, str):
             out = cut_text(v, max(self.left, 64))
+            if out is not v:
+                self.cut = True
             self.left -= len(out) + 1
             return out
         self.left -= 1
         if depth > MAX_DEPTH:
+            self.cut = True
             return "… (cut: nested too deeply)"
         if isinstance(v, dict):
             walk = self.walk
@@ -107,7 +120,9 @@ class _Bound:
         if isinstance(v, list | tuple):
             walk = self.walk
             out_list = [walk(x, depth + 1) for x in list(v)[:self.items]]
-            if len(v) > self.items:
+            if len(v) > self.items or type(v) is not list:
                 out_list.append(f"… [{len(v) - self.items:,} more items]")
+            if len(v) > self.items or type(v) is not list:
+                self.cut = True
             return out_list
         return v
