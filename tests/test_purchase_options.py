@@ -446,3 +446,139 @@ def test_the_spot_share_of_a_group_over_a_reservation_is_still_judged() -> None:
     assert "6 spot of DesiredCapacity 10" in got[("SPOT-001", "g")].savings.basis
     assert got[("ASG-002", "g")].status.value == "FAIL"  # one type, lowest-price
     assert got[("SPOT-001", "g")].evidence["purchase_option"] == "reservation-targeted"
+
+
+EKSCTL = '''apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata:
+  name: training
+  region: us-east-1
+nodeGroups:
+  - name: block
+    instanceType: p5.48xlarge
+    desiredCapacity: 4
+    instanceMarketOptions:
+      marketType: capacity-block
+    capacityReservation:
+      capacityReservationTarget:
+        capacityReservationID: cr-0123456789abcdef0
+  - name: odcr
+    instanceType: p4de.24xlarge
+    desiredCapacity: 2
+    capacityReservation:
+      capacityReservationTarget:
+        capacityReservationID: "cr-0123456789abcdef1"
+  - name: group-odcr
+    instanceType: p4de.24xlarge
+    desiredCapacity: 2
+    capacityReservation:
+      capacityReservationTarget:
+        capacityReservationResourceGroupARN: arn:aws:resource-groups:us-east-1:123456789012:group/gpus
+  - name: misspelt
+    instanceType: p4de.24xlarge
+    desiredCapacity: 4
+    capacityReservation:
+      capacityReservationTarget:
+        capacityReservationId: cr-0123456789abcdef1
+  - name: placeholder
+    instanceType: p4de.24xlarge
+    desiredCapacity: 4
+    capacityReservation:
+      capacityReservationTarget:
+        capacityReservationID: ${RESERVATION}
+  - name: open
+    instanceType: g5.xlarge
+    desiredCapacity: 4
+    capacityReservation:
+      capacityReservationPreference: open
+  - name: spot
+    instanceType: mixed
+    desiredCapacity: 4
+    instancesDistribution:
+      instanceTypes: [g5.xlarge, g5.2xlarge]
+      onDemandBaseCapacity: 0
+      onDemandPercentageAboveBaseCapacity: 0
+  - name: on-demand
+    instanceType: g5.xlarge
+    desiredCapacity: 4
+managedNodeGroups:
+  - name: managed-spot
+    instanceTypes: [g5.xlarge, g5.2xlarge]
+    spot: true
+  - name: managed-block
+    instanceType: p5.48xlarge
+    instanceMarketOptions:
+      marketType: capacity-block
+    capacityReservation:
+      capacityReservationTarget:
+        capacityReservationID: cr-0123456789abcdef0
+  - name: managed
+    instanceType: g5.xlarge
+'''
+EKSCTL_OPTIONS = {
+    "nodeGroups/block": "capacity-block", "nodeGroups/odcr": "reservation-targeted",
+    "nodeGroups/group-odcr": "reservation-targeted", "nodeGroups/misspelt": None,
+    "nodeGroups/placeholder": None, "nodeGroups/open": "reservation-open",
+    "nodeGroups/spot": "spot", "nodeGroups/on-demand": "on-demand",
+    "managedNodeGroups/managed-spot": "spot", "managedNodeGroups/managed-block": "capacity-block",
+    "managedNodeGroups/managed": "on-demand"}
+
+
+def test_eksctl_node_groups_say_their_option_and_prepaid_ones_book_no_saving(
+        tmp_path: Path) -> None:
+    """eksctl's instanceMarketOptions and capacityReservation, read as a launch template's: a
+    Capacity Block or a targeted reservation is prepaid (a notice, no ASG-001 verdict, no spot
+    saving); a target eksctl does not know, or a placeholder, is not known (never on-demand)."""
+    from scanner.sources.eksctl.reader import read_if_cluster_config
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(EKSCTL)
+    result = read_if_cluster_config(path)
+    assert result is not None and result.errors == []
+    shared = views(ResourceIndex(result.resources))
+    got = {}
+    for r in result.resources:
+        option = shared.of(r).purchase.option
+        got[r.id.split("/", 2)[2]] = None if isinstance(option, Unknown) else option
+    assert got == EKSCTL_OPTIONS
+    block = next(r for r in result.resources if r.id.endswith("nodeGroups/block"))
+    assert shared.of(block).purchase.option_path == "InstanceMarketOptions.marketType"
+    odcr = next(r for r in result.resources if r.id.endswith("nodeGroups/odcr"))
+    assert shared.of(odcr).purchase.option_path == \
+        "CapacityReservation.capacityReservationTarget.capacityReservationID"
+
+    evaluation = run(result.resources, policy_ids=POLICIES)
+    judged = {(f.policy_id, f.resource["id"].split("/", 2)[2]): f for f in evaluation.findings}
+    for name in ("nodeGroups/block", "nodeGroups/odcr", "nodeGroups/group-odcr"):
+        assert ("ASG-001", name) not in judged
+        assert any(f"{name}: not judged" in n.message and "is prepaid" in n.message
+                   for n in evaluation.notices), name
+    for name in ("nodeGroups/misspelt", "nodeGroups/placeholder"):  # never a confident FAIL
+        assert judged[("ASG-001", name)].status.value == "UNKNOWN"
+        assert judged[("ASG-001", name)].savings is None
+    assert judged[("ASG-001", "nodeGroups/open")].status.value == "FAIL"  # bought on demand
+    assert judged[("ASG-001", "nodeGroups/on-demand")].savings is not None
+    assert judged[("ASG-001", "nodeGroups/spot")].evidence["purchase_option"] == "spot"
+    prepaid = {"nodeGroups/block", "nodeGroups/odcr", "nodeGroups/group-odcr",
+               "managedNodeGroups/managed-block"}
+    assert not [f for (_, name), f in judged.items() if name in prepaid and f.savings]
+
+
+@pytest.mark.parametrize(("values", "option"), [
+    (None, "on-demand"),  # no capacity-type requirement: Karpenter's default
+    (["spot"], "spot"),
+    (["on-demand"], "on-demand"),
+    (["spot", "on-demand"], "mixed"),
+    (["reserved"], "reservation-targeted"),
+    (["reserved", "spot"], None),  # reservations first, then spot: decided at launch
+])
+def test_a_node_pool_s_capacity_types_are_its_option(values: Any, option: Any) -> None:
+    from tests.model_builders import res
+
+    reqs = [{"Key": "karpenter.k8s.aws/instance-family", "Operator": "In", "Values": ["g5"]}]
+    if values is not None:
+        reqs.append({"Key": "karpenter.sh/capacity-type", "Operator": "In", "Values": values})
+    pool = res("karpenter.node_pool", "NodePool/gpu", Requirements=reqs,
+               NodeClassRef={"Name": "gpu"})
+    got = views(ResourceIndex([pool])).of(pool).purchase.option
+    assert (None if isinstance(got, Unknown) else got) == option

@@ -32,7 +32,10 @@ KINDS = (
                                      "cpuArchitecture": Str()},
                                     doc="eksctl's keys as written; no gpus: no GPU types asked"),
             "Spot": Bool(doc="managed: SPOT capacity type"),
-            "InstanceMarketOptions": AsGiven(),
+            "InstanceMarketOptions": AsGiven(doc="marketType: capacity-block (a Capacity Block)"),
+            "CapacityReservation": AsGiven(
+                doc="capacityReservationPreference, capacityReservationTarget "
+                    "(capacityReservationID or capacityReservationResourceGroupARN)"),
             "DesiredCapacity": Int(),
             "MinSize": Int(),
             "MaxSize": Int(),

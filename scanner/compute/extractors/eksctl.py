@@ -9,6 +9,13 @@ Managed (``managedNodeGroups``): an EKS managed node group. One capacity type fo
 group (``spot``), no spot max price (EKS sets none) and a spot allocation strategy EKS chooses:
 no on-demand/spot split to judge, only the diversity of its spot pools.
 
+Purchase option (both): ``instanceMarketOptions.marketType: capacity-block`` is a Capacity
+Block, and ``capacityReservation`` (``capacityReservationTarget.capacityReservationID`` or
+``…ResourceGroupARN``, ``capacityReservationPreference``) a capacity reservation, read as a
+launch template's (``scanner.compute.purchase.market_option``): prepaid capacity has no
+on-demand/spot band and no spot saving. Otherwise spot (``spot: true``, or an unmanaged
+group's split) or on-demand.
+
 Storage: the root volume eksctl maps (``volumeEncrypted``; absent: not set, the account's
 default encryption decides) and the ``additionalVolumes``; with a launch template of the user's
 (managed), the template's, which is not in the file. Network: without ``privateNetworking``
@@ -22,10 +29,11 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.compute.index import Views
-from scanner.compute.purchase import group_split
+from scanner.compute.purchase import group_option, group_split, market_option
 from scanner.compute.registry import DEVICES, GROUP, LAUNCHES, PLACES, POOLS, SPOT, extractor
 from scanner.compute.values import as_list, iter_dicts, to_int
 from scanner.compute.view import (
+    ON_DEMAND,
     Attr,
     Capacity,
     ComputeView,
@@ -36,6 +44,9 @@ from scanner.compute.view import (
     SpotOffer,
     SpotPools,
     Types,
+)
+from scanner.compute.view import (
+    SPOT as SPOT_OPTION,
 )
 from scanner.model import Resource, Unknown
 
@@ -151,22 +162,74 @@ def _unmanaged_purchase(r: Resource, types: Types, capacity: Capacity, dist: Any
             spot = tuple(SpotOffer(t, price, f"{DIST}.MaxPrice", split.spot)
                          for t in dict.fromkeys(_offered(types)))
     strategy = dist.get("SpotAllocationStrategy") if isinstance(dist, dict) else dist
+    own, own_path = _market(r)
+    option, option_path = group_option(split, own, own_path, (ON_DEMAND, ""),
+                                       DIST if has_dist else "")
     return Purchase(spot=spot, split=split, on_demand_base=base, on_demand_percent=percent,
                     strategy=Attr(strategy, f"{DIST}.SpotAllocationStrategy"),
-                    maybe_spot=has_dist, split_path=DIST, pools_path=DIST)
+                    maybe_spot=has_dist, split_path=DIST, pools_path=DIST,
+                    option=option, option_path=option_path)
+
+
+# eksctl's spelling of a launch template's market and reservation settings
+_RESERVATION_KEYS = {"capacityReservationID": "CapacityReservationId",
+                     "capacityReservationResourceGroupARN": "CapacityReservationResourceGroupArn"}
+_PATHS = (("CapacityReservationSpecification", "CapacityReservation"),
+          ("CapacityReservationPreference", "capacityReservationPreference"),
+          ("CapacityReservationTarget", "capacityReservationTarget"),
+          ("CapacityReservationId", "capacityReservationID"),
+          ("CapacityReservationResourceGroupArn", "capacityReservationResourceGroupARN"),
+          ("MarketType", "marketType"))
+
+
+def _market(r: Resource) -> tuple[Any, str]:
+    """The node group's own purchase option (its ``instanceMarketOptions`` and
+    ``capacityReservation``, eksctl's spelling) and the attribute that decides it."""
+    markets = r.get("InstanceMarketOptions")
+    market = markets.get("marketType") if isinstance(markets, dict) else (
+        markets if isinstance(markets, Unknown) else None)
+    option, path = market_option(market, _reservation(r.get("CapacityReservation")))
+    for theirs, ours in _PATHS:
+        path = path.replace(theirs, ours)
+    return option, path
+
+
+def _reservation(spec: Any) -> Any:
+    """``capacityReservation`` as a launch template's ``CapacityReservationSpecification``; a
+    target that names neither a reservation nor a resource group eksctl knows is not known."""
+    if not isinstance(spec, dict):
+        return spec if isinstance(spec, Unknown) else None
+    out: dict[str, Any] = {}
+    if "capacityReservationPreference" in spec:
+        out["CapacityReservationPreference"] = spec["capacityReservationPreference"]
+    target = spec.get("capacityReservationTarget")
+    if isinstance(target, dict):
+        named = {ours: target[theirs] for theirs, ours in _RESERVATION_KEYS.items()
+                 if theirs in target}
+        if not named and any(v not in (None, "", []) for v in target.values()):
+            named = {"CapacityReservationId": Unknown(
+                "capacityReservationTarget names no capacityReservationID or "
+                "capacityReservationResourceGroupARN")}
+        unknown = next((v for v in named.values() if isinstance(v, Unknown)), None)
+        out["CapacityReservationTarget"] = unknown if unknown is not None else named
+    elif target is not None:
+        out["CapacityReservationTarget"] = target
+    return out
 
 
 def _managed_purchase(r: Resource, types: Types) -> Purchase:
     spot = r.get("Spot")
     if spot is not True and not isinstance(spot, Unknown):
-        return Purchase()
+        option, path = _market(r)
+        return Purchase(option=option, option_path=path)
     pools = (SpotPools(
         spot=spot, types=_offered(types),
         strategy=Attr("capacity-optimized", "", note="EKS allocates a managed node group's "
                                                      "spot capacity (capacity-optimized)"),
         default_strategy="capacity-optimized", chosen_by_service=True,
         path="InstanceTypes" if r.get("InstanceTypes") is not None else "InstanceType"),)
-    return Purchase(pools=pools, maybe_spot=True)
+    return Purchase(pools=pools, maybe_spot=True,
+                    option=spot if isinstance(spot, Unknown) else SPOT_OPTION, option_path="Spot")
 
 
 def _devices(r: Resource, managed: bool) -> tuple[Device, ...]:

@@ -18,6 +18,10 @@ from scanner.compute.index import Views
 from scanner.compute.launch import block_devices, with_root
 from scanner.compute.registry import DEVICES, LAUNCHES, PLACES, POOLS, extractor
 from scanner.compute.view import (
+    MIXED,
+    ON_DEMAND,
+    RESERVATION_TARGETED,
+    SPOT,
     Attr,
     ComputeView,
     Device,
@@ -31,6 +35,7 @@ from scanner.compute.view import (
 from scanner.model import Resource, Unknown
 
 NODE_CLASS = "karpenter.ec2_node_class"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"  # scanner.compute.node_requirements.CAPACITY_TYPE
 STRATEGY = "price-capacity-optimized"
 AUTO_MODE_GROUP = "eks.amazonaws.com"
 _ALIAS_FAMILIES = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket",
@@ -81,8 +86,32 @@ def node_pool(r: Resource, views: Views) -> ComputeView:
             inherited_public_ip=inherited)
         # the class is the pool's launch template: its storage is judged there
         templates = (TemplateUse(node_class, bounds.named),)
-    return ComputeView(r, types=types, purchase=Purchase(pools=pools, maybe_spot=spot is not False),
+    option, option_path = _option(caps, bool(reqs.of(nr.CAPACITY_TYPE)))
+    return ComputeView(r, types=types, purchase=Purchase(pools=pools, maybe_spot=spot is not False,
+                                                         option=option, option_path=option_path),
                        network=network, templates=templates)
+
+
+def _option(caps: frozenset[str] | Unknown, required: bool) -> tuple[str | Unknown, str]:
+    """The purchase option of the capacity types a NodePool allows: spot, on-demand, both
+    (mixed: spot first), reserved alone (its EC2NodeClass's capacity reservations: prepaid);
+    reserved with others is not known (reservations first, then the others when none has
+    room: decided at launch)."""
+    path = f"Requirements[{CAPACITY_TYPE}]" if required else ""
+    if isinstance(caps, Unknown):
+        return caps, path or "Requirements"
+    if caps == {"spot"}:
+        return SPOT, path
+    if caps == {"on-demand"}:
+        return ON_DEMAND, path
+    if caps == {"reserved"}:
+        return RESERVATION_TARGETED, path
+    if caps == {"spot", "on-demand"}:
+        return MIXED, path
+    if not caps:
+        return Unknown("its requirements allow no capacity type"), path
+    return Unknown("reserved capacity first, then " + " or ".join(sorted(caps - {"reserved"}))
+                   + " when no reservation has room: which is bought is decided at launch"), path
 
 
 def _node_class(r: Resource, views: Views) -> tuple[Resource | None, Unknown]:
