@@ -515,8 +515,12 @@ def vpc_003(endpoint: Resource, ctx: Context) -> Iterator[Result]:
 # -- VPC-004 -------------------------------------------------------------------------------------
 
 
-def _setting(flag: Attr | None) -> tuple[Any, str, str]:
-    return (None, "", "") if flag is None else (flag.value, flag.path, flag.note)
+def _setting(flag: Attr | None) -> tuple[Any, str, str, Any]:
+    """The setting's verdict, path, note, and what the evidence shows at its path (what is
+    written there when the verdict is derived from it: then not the verdict itself)."""
+    if flag is None:
+        return None, "", "", None
+    return flag.value, flag.path, flag.note, flag.shown if flag.derived else flag.value
 
 
 def _public_subnet(subnet: Resource, ctx: Context) -> bool | Unknown:
@@ -592,15 +596,15 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
         else:
             yield ctx.result(resource, Status.PASS, "no public IP", evidence=evidence)
         return
-    verdict, path, note = _setting(decisive(net.public_ip))
+    verdict, path, note, shown = _setting(decisive(net.public_ip))
     how = "its own setting"
     if verdict is None and net.placed:
-        verdict, path, note = _setting(decisive(net.inherited_public_ip))
+        verdict, path, note, shown = _setting(decisive(net.inherited_public_ip))
         how = "its launch template / configuration"
     if view.launch_template is not None:
         evidence["launch_template"] = view.launch_template.id
     if verdict is True:
-        evidence[path] = True
+        evidence[path] = shown
         yield _gated(ctx, resource, gpu, Status.FAIL,
                      f"{note or 'AssociatePublicIpAddress is true'} ({how})", path, evidence)
         return
@@ -615,9 +619,10 @@ def vpc_004(resource: Resource, ctx: Context) -> Iterator[Result]:
         return
     if verdict is False or not net.placed:
         if gpu is True:
-            yield ctx.result(resource, Status.PASS, f"no public IP is assigned "
-                             f"(AssociatePublicIpAddress is false: {path})",
-                             path=path, evidence=evidence | {path: False})
+            said = note if note and shown is not verdict \
+                else f"AssociatePublicIpAddress is false: {path}"
+            yield ctx.result(resource, Status.PASS, f"no public IP is assigned ({said})",
+                             path=path, evidence=evidence | {path: shown})
         return
     public, unknown, certain, maybe_subnet = _landing_subnets(resource, net.subnets, ctx)
     evidence["public_subnets"] = public

@@ -241,3 +241,21 @@ def test_aws_batch_queues_of_parallelcluster_are_judged_on_their_spot_pools(
     assert "at most 1 instance type" in one.message and "lowest-price" in one.message
     families = next(f for f in found if f.resource["id"].endswith("/families"))
     assert "instance type" not in families.message.split(":", 2)[-1]
+
+
+def test_eksctl_vpc_004_evidence_shows_private_networking_as_written(tmp_path: Path) -> None:
+    """In a VPC eksctl creates, privateNetworking decides the public IP: the evidence shows the
+    setting as the file writes it (true, false, or not set), and the message says which."""
+    (tmp_path / "ng.yaml").write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\n"
+        "nodeGroups:\n"
+        "  - {name: private, instanceType: g5.xlarge, privateNetworking: true}\n"
+        "  - {name: public, instanceType: g5.xlarge, privateNetworking: false}\n"
+        "  - {name: unset, instanceType: g5.xlarge}\n")
+    source = scan_paths([tmp_path])
+    found = {f.resource["name"]: f for f in evaluate(source.resources, policy_ids=["VPC-004"])}
+    assert {n: (f.status, f.evidence["PrivateNetworking"]) for n, f in found.items()} == {
+        "private": (P, True), "public": (F, False), "unset": (F, None)}
+    assert "privateNetworking is true" in found["private"].message
+    assert "privateNetworking is false" in found["public"].message
+    assert "privateNetworking is not set" in found["unset"].message

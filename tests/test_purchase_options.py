@@ -473,7 +473,7 @@ nodeGroups:
     desiredCapacity: 2
     capacityReservation:
       capacityReservationTarget:
-        capacityReservationResourceGroupARN: arn:aws:resource-groups:us-east-1:123456789012:group/gpus
+        capacityReservationResourceGroupARN: arn:aws:resource-groups:us-east-1:123456789012:group/g
   - name: misspelt
     instanceType: p4de.24xlarge
     desiredCapacity: 4

@@ -30,6 +30,10 @@ class Attr:
     value: Any
     path: str
     note: str = ""  # what the setting means, when its name alone does not say it
+    # ``value`` is derived from the setting at ``path``, which says ``shown`` (None: not set):
+    # eksctl's privateNetworking false or absent is a public IP (evidence shows what is written)
+    derived: bool = False
+    shown: Any = None
 
 
 NOT_SET = Attr(None, "")

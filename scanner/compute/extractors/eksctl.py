@@ -53,6 +53,9 @@ from scanner.model import Resource, Unknown
 DIST = "InstancesDistribution"
 DEFAULT_TYPE = "m5.large"  # eksctl's default node type
 DEFAULT_COUNT = 2  # eksctl's default node count when no size is given
+PUBLIC_FALSE_NOTE = ("privateNetworking is false: eksctl launches the nodes into the public "
+                     "subnets of the VPC it creates, which assign public IPs")
+PRIVATE_NOTE = "privateNetworking is true: the private subnets of the VPC eksctl creates"
 PUBLIC_NOTE = ("privateNetworking is not set: eksctl launches the nodes into the public subnets "
                "of the VPC it creates, which assign public IPs")
 
@@ -262,9 +265,10 @@ def _network(r: Resource) -> Network:
         return Network(placed=True, subnets=(vpc,), subnets_path="Vpc")
     if not existing:
         # eksctl creates the VPC: public subnets map public IPs, private ones route via NAT
+        note = PRIVATE_NOTE if private is True else PUBLIC_FALSE_NOTE if private is False \
+            else PUBLIC_NOTE
         return Network(placed=True, public_ip=(Attr(private is not True, "PrivateNetworking",
-                                                    note=PUBLIC_NOTE if private is not True
-                                                    else ""),))
+                                                    note=note, derived=True, shown=private),))
     subnets = vpc.get("subnets") if isinstance(vpc, dict) else None
     named = r.get("Subnets")
     return Network(placed=True, subnets=_subnet_ids(subnets, topology, named),
