@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 from typing import Any
 
@@ -9,6 +10,7 @@ from policies.base import Context, Remediation, policy
 from policies.common import describe, rate
 from policies.yaml_kinds import NODE_GROUP, NODE_POOL, QUEUE
 from scanner.compute import GROUP, POOLS, SpotPools, kinds_with, reads_of
+from scanner.compute.purchase import setting_for
 from scanner.model import Resource, Result, Savings, Severity, Status, Unknown
 from scanner.model.money import HOURS_PER_MONTH, Component, build_savings, usd_text
 from scanner.pricing.prices import SPOT, price, region_of
@@ -37,7 +39,11 @@ POOL_NEEDS = reads_of(POOL_KINDS)
                 "never hold a split inside the band (MaxSize 1 or 2 for 20-40%) gets a notice, "
                 "not a verdict. EKS managed node groups and AWS Batch compute environments buy "
                 "one option by construction (CapacityType, Type: all on-demand or all spot, the "
-                "mix is made across them) and are not judged.",
+                "mix is made across them) and are not judged. Above the band, the saving moves "
+                "on-demand units to spot down to the on-demand count inside the band closest to "
+                "the group's (evidence target_on_demand, and the setting that gives it); a group "
+                "whose current size holds no count inside the band (2 instances: 0, 50 or 100%) "
+                "FAILs with no saving, and the message names the nearest size that holds one.",
     remediation=Remediation(
         text="Use a mixed instances policy with OnDemandPercentageAboveBaseCapacity inside the "
              "band (30 for the 70/30 mix) and a small OnDemandBaseCapacity.",
@@ -77,12 +83,12 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
         return
     band = ctx.params["on_demand_percent"]
     lo, hi = float(band["min"]), float(band["max"])
-    share = 100.0 * cap.on_demand / cap.desired
+    share = share_percent(cap.on_demand, cap.desired)
     unit = "capacity units" if cap.weighted else "instances"
     evidence: dict[str, Any] = {
         "desired": cap.desired, "desired_from": cap.basis, "on_demand": cap.on_demand,
         "on_demand_share_percent": round(share, 2), "band_percent": [lo, hi], "unit": unit}
-    if lo <= share <= hi:
+    if in_band(cap.on_demand, cap.desired, lo, hi):
         yield ctx.result(asg, Status.PASS, f"on-demand share {share:.0f}% within {lo:g}-{hi:g}%",
                          evidence=evidence)
         return
@@ -93,10 +99,26 @@ def asg_001(asg: Resource, ctx: Context) -> Iterator[Result]:
                         f"{largest}), and no on-demand/spot split of so few lies within "
                         f"{lo:g}-{hi:g}% (its share is {share:.0f}%)")
         return
-    savings = _mix_savings(asg, ctx, cap.desired, cap.on_demand, hi, unit) if share > hi else None
     side = "above" if share > hi else "below"
     message = (f"on-demand share {share:.0f}% ({cap.on_demand} of {cap.desired} {unit}) is "
                f"{side} the {lo:g}-{hi:g}% band")
+    target = compliant_on_demand(cap.desired, cap.on_demand, lo, hi)
+    savings = None
+    if target is None:  # still outside the band, but no split of this size is inside it
+        message += "; " + _no_split_text(cap, unit, lo, hi, view.capacity, side == "above")
+        evidence["target_on_demand"] = None
+        if side == "above":
+            evidence["saving_why_none"] = (
+                f"no split of {cap.desired} {unit} is inside the {lo:g}-{hi:g}% band, so no "
+                "on-demand-to-spot move of this size complies and no saving is counted")
+    else:
+        evidence["target_on_demand"] = target
+        evidence["target_share_percent"] = round(share_percent(target, cap.desired), 2)
+        base, percent = setting_for(cap.desired, target)  # AWS's rounding gives the target
+        evidence["target_setting"] = {"on_demand_base_capacity": base,
+                                      "on_demand_percentage_above_base_capacity": percent}
+        if side == "above":  # below the band, more on-demand costs money: no saving
+            savings = _mix_savings(asg, ctx, cap.desired, cap.on_demand, target, unit)
     if isinstance(largest, Unknown):  # fixed at one or two (not judged), or free to grow?
         yield ctx.result(asg, Status.UNKNOWN, f"{message}, and whether the group can grow to a "
                          f"size that holds a split in the band is not known (MaxSize: "
@@ -147,12 +169,78 @@ def can_hold_a_split(largest: int, lo: float, hi: float) -> bool:
     cannot hold the default 20-40 % band: 0, 50 or 100 %."""
     if largest >= 100:  # every band at least 1 % wide holds some k/d with d <= 100
         return True
-    return any(lo <= 100.0 * k / d <= hi for d in range(1, largest + 1) for k in range(d + 1))
+    return any(in_band(k, d, lo, hi) for d in range(1, largest + 1) for k in range(d + 1))
 
 
-def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
+def share_percent(on_demand: int, desired: int) -> float:
+    """The on-demand share, in percent, of ``on_demand`` of ``desired`` units."""
+    return 100.0 * on_demand / desired
+
+
+def in_band(on_demand: int, desired: int, lo: float, hi: float) -> bool:
+    """ASG-001's verdict: ``on_demand`` of ``desired`` units lies within [lo, hi] percent, bounds
+    inclusive. The one home of that predicate: the verdict, the sizes that can hold a split and
+    the target a saving is priced at all ask it."""
+    return lo <= share_percent(on_demand, desired) <= hi
+
+
+def compliant_on_demand(desired: int, on_demand: int, lo: float, hi: float) -> int | None:
+    """The on-demand count of ``desired`` units inside the band that is closest to
+    ``on_demand``: above the band its upper edge (the fewest units moved to spot), below it its
+    lower edge. None when no count in 0..desired is inside the band (0, 50 or 100 % of two
+    instances for 20-40 %). The in-band counts are consecutive (the share grows with the count),
+    so each edge is found by bisection on the verdict's own predicate."""
+    if desired <= 0:
+        return None
+    ks = range(desired + 1)
+    first = bisect.bisect_left(ks, True, key=lambda k: share_percent(k, desired) >= lo)
+    last = bisect.bisect_right(ks, False, key=lambda k: share_percent(k, desired) > hi) - 1
+    if first > last or not in_band(first, desired, lo, hi):
+        return None
+    return min(max(on_demand, first), last)
+
+
+def nearest_size_with_a_split(desired: int, lo: float, hi: float, smallest: int = 1,
+                              largest: int | None = None) -> int | None:
+    """The size closest to ``desired`` (ties: the larger), within [smallest, largest], that holds
+    an on-demand count inside the band; None when none within 200 of it does."""
+    smallest = max(smallest, 1)
+    for step in range(1, 201):
+        for d in (desired + step, desired - step):
+            if smallest <= d and (largest is None or d <= largest) and \
+                    compliant_on_demand(d, 0, lo, hi) is not None:
+                return d
+    return None
+
+
+def _no_split_text(cap: Any, unit: str, lo: float, hi: float, capacity: Any,
+                   above: bool) -> str:
+    """Why a group outside the band has no target: no split of its size is inside the band;
+    the nearest size (within its MinSize and MaxSize, where known) that holds one."""
+    desired = cap.desired
+    shares = ""
+    if desired <= 10:
+        listed = [f"{share_percent(k, desired):.0f}%" for k in range(desired + 1)]
+        shares = f" ({', '.join(listed[:-1])} or {listed[-1]})"
+    text = f"no split of {desired} {_one(unit, desired)} is inside the band{shares}"
+    if above:
+        text += ", so no saving is counted"
+    bounds = [getattr(capacity, "min", None), getattr(capacity, "max", None)]
+    smallest, largest = (b.value if b is not None and isinstance(b.value, int)
+                         and not isinstance(b.value, bool) else None for b in bounds)
+    size = nearest_size_with_a_split(desired, lo, hi, smallest or 1, largest)
+    if size is None:
+        return f"{text}: resize the group or widen the band"
+    k = compliant_on_demand(size, cap.on_demand, lo, hi)
+    assert k is not None  # nearest_size_with_a_split found one
+    return (f"{text}: a desired capacity of {size} holds one ({k} on-demand, "
+            f"{share_percent(k, size):.0f}%), or widen the band")
+
+
+def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, target: int,
                  unit: str) -> Savings | None:
-    target = int(desired * hi // 100)
+    """The saving of moving ``od - target`` units to spot; ``target`` is an in-band count
+    (compliant_on_demand), never a split the policy would fail."""
     excess = od - target
     if excess <= 0:
         return None
@@ -187,8 +275,8 @@ def _mix_savings(asg: Resource, ctx: Context, desired: int, od: int, hi: float,
                      "$/month)")
     return build_savings(
         [Component(on_demand.usd_hour, spot.usd_hour, excess, unit=one,
-                   note=f"moved from on-demand to spot ({od} on-demand now, {target} at "
-                        f"{hi:g}% of {desired})")],
+                   note=f"moved from on-demand to spot ({od} on-demand now, {target} of "
+                        f"{desired} = {share_percent(target, desired):.0f}%, inside the band)")],
         kind="spot_mix", note="; ".join(notes))
 
 

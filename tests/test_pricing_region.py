@@ -146,6 +146,7 @@ def plan_with_region(tmp_path: Path, expression: dict[str, Any],
                      variables: dict[str, Any] | None = None) -> Path:
     doc = json.loads((FIXTURES / "gpu_modules" / "plan.json").read_text())
     doc["configuration"]["provider_config"]["aws"]["expressions"]["region"] = expression
+    _grow_infer_group(doc)
     if variables is not None:
         doc["variables"] = variables
     path = tmp_path / "plan.json"
@@ -177,10 +178,32 @@ def test_terraform_plan_provider_region(tmp_path: Path, expression: dict[str, An
     assert fail.resource["region"] is None
 
 
-def test_the_plan_fixtures_name_their_region() -> None:
+def _grow_infer_group(doc: dict[str, Any]) -> None:
+    """The fixture's all-on-demand group runs 2 instances: no split of 2 is inside ASG-001's
+    20-40 % band, so it books no saving. At 3 (1 on-demand = 33 %) its saving prices a region."""
+    def grow(values: dict[str, Any]) -> None:
+        if values.get("name") == "gpu-infer" and values.get("desired_capacity") == 2:
+            values["desired_capacity"] = 3
+
+    for change in doc["resource_changes"]:
+        grow(change["change"].get("after") or {})
+    stack = [doc["planned_values"]["root_module"]]
+    while stack:
+        module = stack.pop()
+        stack.extend(module.get("child_modules", []))
+        for resource in module.get("resources", []):
+            grow(resource.get("values") or {})
+
+
+def test_the_plan_fixtures_name_their_region(tmp_path: Path) -> None:
     from scanner.sources.terraform.plan.reader import load_plan
 
     result = load_plan(FIXTURES / "gpu_modules" / "plan.json")
+    assert {region_of(r) for r in result.resources} == {"us-east-1"}
+    # as shipped, the only all-on-demand group runs 2 instances: no compliant split, no saving
+    assert [f.savings for f in evaluate(result.resources, policy_ids=["ASG-001"])
+            if f.savings is not None] == []
+    result = load_plan(plan_with_region(tmp_path, {"constant_value": "us-east-1"}))
     assert {region_of(r) for r in result.resources} == {"us-east-1"}
     basis = [f.savings.basis for f in evaluate(result.resources, policy_ids=["ASG-001"])
              if f.savings is not None]

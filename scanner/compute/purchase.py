@@ -50,11 +50,26 @@ def group_split(capacity: Capacity, distribution: Any, *, all_spot: bool | Unkno
             return p
         b = b or 0
         p = 100 if p is None else p
-        od = min(b, desired) + math.ceil(max(desired - b, 0) * p / 100)
-        return Split(desired, od, capacity.weighted, basis)
+        return Split(desired, on_demand_count(desired, b, p), capacity.weighted, basis)
     if isinstance(all_spot, Unknown):
         return all_spot
     return Split(desired, 0 if all_spot else desired, capacity.weighted, basis)
+
+
+def on_demand_count(desired: int, base: int, percent: int) -> int:
+    """AWS's rule: the on-demand units of ``desired`` with on-demand base capacity ``base`` and
+    ``percent`` on-demand above base (rounded up, in favour of on-demand)."""
+    return min(base, desired) + math.ceil(max(desired - base, 0) * percent / 100)
+
+
+def setting_for(desired: int, on_demand: int) -> tuple[int, int]:
+    """An (on-demand base capacity, percentage above base) that gives exactly ``on_demand`` of
+    ``desired`` units by AWS's rule: base 0 and the largest percentage that rounds up to it
+    where one exists, else a base of ``on_demand`` and 0 % above it."""
+    percent = 100 * on_demand // desired if desired > 0 else 0
+    if on_demand_count(desired, 0, percent) == on_demand:
+        return 0, percent
+    return on_demand, 0
 
 
 def market_option(market: Any, reservation: Any, prefix: str = "") -> tuple[str | Unknown, str]:
