@@ -73,16 +73,43 @@ def _scope_defaults(scope: str, provider: str | None,
 
 
 def _effective(dev: Device, resource: Resource, ctx: Context) -> tuple[Any, Any, str]:
-    """(encrypted, key, how) for a device, applying the default-encryption rule to absent values."""
+    """(encrypted, key, how) for a device, applying the default-encryption rule to absent values
+    and the snapshot rule to a volume created from a snapshot."""
     default, key = default_encryption(resource, ctx)
     if dev.encrypted is None:
         if default is True:
             return True, _key(dev, key), "Encrypted unset; encryption by default is on"
         if isinstance(default, Unknown):
             return default, None, "Encrypted unset; encryption by default is not known"
+        if dev.from_snapshot:
+            return (_snapshot_decides(dev, _UNSET), None,
+                    f"Encrypted unset; created from the snapshot in {dev.snapshot_path}")
         return False, None, "Encrypted unset and encryption by default is not known to be on"
+    if dev.encrypted is False and dev.from_snapshot:
+        return (_snapshot_decides(dev, _FALSE), None,
+                f"Encrypted = False; created from the snapshot in {dev.snapshot_path}")
     # an encrypted volume without a key uses the account's default EBS key
     return dev.encrypted, _key(dev, key), f"Encrypted = {dev.encrypted!r}"
+
+
+_UNSET = ("with Encrypted unset, a volume created from a snapshot is encrypted exactly when the "
+          "snapshot is")
+_FALSE = ("Encrypted = false does not decrypt: a volume created from an encrypted snapshot is "
+          "encrypted all the same")
+
+
+def _snapshot_decides(dev: Device, setting: str) -> Unknown:
+    """A volume created from a snapshot without Encrypted = true is encrypted when the snapshot
+    is (AWS always encrypts a volume from an encrypted snapshot), and the model carries no
+    snapshot's encryption: not known, whatever the snapshot id."""
+    snap = dev.snapshot
+    if isinstance(snap, Unknown):
+        what = f"its snapshot ({dev.snapshot_path}) is not known" + (
+            f": {snap.reason}" if snap.reason else "")
+    else:  # an id, or a reference (Ref) to another resource's attribute
+        what = (f"it is created from the snapshot {snap} ({dev.snapshot_path}), whose "
+                "encryption is not known here")
+    return Unknown(f"{what}; {setting}")
 
 
 def _key(dev: Device, default_key: Any) -> Any:
@@ -191,7 +218,10 @@ def _storage_remediation(text: str, *, key: bool) -> Remediation:
         "EBS volumes and the block device mappings of instances, launch templates, launch "
         "configurations and spot requests must be encrypted. In IaC an absent Encrypted passes "
         "only where encryption by default is enabled in the same root module / template "
-        "(Terraform: through the same aws provider configuration, i.e. the same region)."),
+        "(Terraform: through the same aws provider configuration, i.e. the same region). A "
+        "volume created from a snapshot without Encrypted true is encrypted exactly when the "
+        "snapshot is (Encrypted false does not decrypt it): UNKNOWN, since the scan does not "
+        "hold the snapshot's encryption; a live volume's own Encrypted is judged."),
     remediation=_storage_remediation(
         "Set Encrypted to true on every EBS volume and block device mapping, or enable EBS "
         "encryption by default for the account and region in the same configuration.",

@@ -203,7 +203,8 @@ def block_devices(value: Any, path: str, where: str = "") -> list[Device]:
             out.append(Device(f"{path}[{i}].Ebs", name, ebs))
         elif isinstance(ebs, dict):
             out.append(Device(f"{path}[{i}].Ebs", name, ebs.get("Encrypted"),
-                              ebs.get("KmsKeyId")))
+                              ebs.get("KmsKeyId"), snapshot=ebs.get("SnapshotId"),
+                              snapshot_path=f"{path}[{i}].Ebs.SnapshotId"))
     return out
 
 

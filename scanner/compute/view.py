@@ -246,7 +246,10 @@ AWS_OWNED = "AWS owned"  # a Device's key manager when the service encrypts with
 @dataclass(frozen=True, eq=False)
 class Device:
     """One storage device and its encryption. ``encrypted``: True/False, ``None`` when unset
-    (the account's default encryption decides), or Unknown."""
+    (the account's default encryption decides), or Unknown. ``snapshot``: the snapshot a
+    declared volume is created from (an id, a ``Ref``, or Unknown; None: none, and always None
+    for an observed volume, whose own encryption is known), at ``snapshot_path``: a volume
+    from an encrypted snapshot is encrypted whatever ``encrypted`` says."""
 
     path: str  # attribute path of the Ebs block, e.g. BlockDeviceMappings[0].Ebs
     name: str  # the device name, or its position in words ("the first block device mapping")
@@ -258,6 +261,14 @@ class Device:
     # The service encrypts it whatever its configuration says (SageMaker HyperPod's volumes):
     # there is no unencrypted setting to fail, only the key to judge.
     service_encrypted: bool = False
+    snapshot: Any = None
+    snapshot_path: str = ""
+
+    @property
+    def from_snapshot(self) -> bool:
+        """Is it created from a snapshot (or may it be: the snapshot is not known)? An empty
+        id is none (Terraform's ``snapshot_id = ""``)."""
+        return self.snapshot is not None and self.snapshot != ""
 
 
 # -- network ---------------------------------------------------------------------------------

@@ -244,12 +244,15 @@ def _devices(r: Resource, managed: bool) -> tuple[Device, ...]:
                            "  ", " "))),)
     volume = r.get("VolumeName") or "/dev/xvda"
     out = [Device("VolumeEncrypted", str(volume) if isinstance(volume, str) else "root",
-                  r.get("VolumeEncrypted"), r.get("VolumeKmsKeyID"))]
+                  r.get("VolumeEncrypted"), r.get("VolumeKmsKeyID"),
+                  snapshot=r.get("SnapshotID"), snapshot_path="SnapshotID")]
     for i, v in iter_dicts(r.get("AdditionalVolumes")):
         name = v.get("VolumeName")
         out.append(Device(f"AdditionalVolumes[{i}].VolumeEncrypted",
                           name if isinstance(name, str) else f"additional volume {i + 1}",
-                          v.get("VolumeEncrypted"), v.get("VolumeKmsKeyID")))
+                          v.get("VolumeEncrypted"), v.get("VolumeKmsKeyID"),
+                          snapshot=v.get("SnapshotID"),
+                          snapshot_path=f"AdditionalVolumes[{i}].SnapshotID"))
     return tuple(out)
 
 

@@ -147,7 +147,9 @@ def _root(volume: Any, path: str, name: str) -> Device:
     if encrypted is None:
         return Device(path, f"{name}, {DEFAULT}", True)
     kms = volume.get("KmsKeyId") if isinstance(volume, dict) else None
-    return Device(f"{path}.Encrypted", name, encrypted, kms)
+    snapshot = volume.get("SnapshotId") if isinstance(volume, dict) else None
+    return Device(f"{path}.Encrypted", name, encrypted, kms, snapshot=snapshot,
+                  snapshot_path=f"{path}.SnapshotId")
 
 
 @extractor("parallelcluster.head_node", provides=(LAUNCHES, PLACES, DEVICES), rank=51)

@@ -11,6 +11,10 @@ from scanner.model import Resource
 
 @extractor("ec2.volume", provides=(DEVICES,), rank=0)
 def volume(r: Resource, views: Views) -> ComputeView:
+    # declared, a volume created from a snapshot is encrypted when the snapshot is; observed,
+    # its own Encrypted is the state
     device = Device("Encrypted", r.id, r.get("Encrypted"), r.get("KmsKeyId"),
-                    key_manager=r.get(EBS_KMS_KEYS.attribute))
+                    key_manager=r.get(EBS_KMS_KEYS.attribute),
+                    snapshot=r.get("SnapshotId") if r.declared else None,
+                    snapshot_path="SnapshotId")
     return ComputeView(r, devices=(device,))
