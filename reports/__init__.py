@@ -52,14 +52,14 @@ class RenderContext:
     the files under it. ``base``: the directory the document's relative paths are relative to
     (default: the working directory). ``report_dir``: where the HTML report is written (its
     file links are relative to it; none when it goes to stdout). ``errors``: the table lists
-    the input errors (off where the command said them on stderr)."""
+    the input errors (on by default; the table printed by scan and audit lists them too)."""
 
     color: bool = False
     width: int | None = None
     root: Path | None = None
     base: Path | None = None
     report_dir: Path | None = None
-    errors: bool = True  # the table lists the input errors (False: they were said on stderr)
+    errors: bool = True  # the table lists the input errors (False: left out)
     warn_on: str | None = None  # the table lists failing findings at or above it (None: all)
     links: bool = False  # the table's policy ids are OSC 8 hyperlinks (a terminal)
     passed: bool = False  # the table lists PASS results too (--include-passed)

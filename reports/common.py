@@ -324,7 +324,25 @@ def coverage_line(doc: dict[str, Any]) -> str | None:
     if cov.unread_module_calls and cov.unread_module_sources:
         text += f" (sources: {cov.sources_text})"
     text += f"; {cov.unknown} unknown"
+    templates = templates_not_read(doc)
+    if templates:
+        text += f"; {_count(templates, 'template')} not read (render first; see the notices)"
     if cov.unread_module_calls and not cov.gpu_resources:
         text += (" - nothing judged is not a pass: the GPU resources may be declared in the "
                  "modules not read")
     return text
+
+
+def templates_not_read(doc: dict[str, Any]) -> int:
+    """The templated files (a Helm chart template, a Jinja configuration) the run did not read
+    (the notices that say so: scanner.model.TEMPLATE_NOT_READ)."""
+    from scanner.model import TEMPLATE_NOT_READ
+
+    return sum(1 for n in doc.get("notices") or []
+               if isinstance(n, dict) and str(n.get("message", "")).startswith(TEMPLATE_NOT_READ))
+
+
+def input_errors(doc: dict[str, Any]) -> int:
+    """The report's errors: what could not be read (files, AWS calls, options)."""
+    errors = doc.get("errors")
+    return len(errors) if isinstance(errors, list) else 0

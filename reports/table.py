@@ -22,6 +22,7 @@ from reports.common import (
     by_severity,
     count_line,
     coverage_line,
+    input_errors,
     location_label,
     money,
     money_class,
@@ -32,6 +33,7 @@ from reports.common import (
     severity_rank,
     spend_line,
     suppression_text,
+    templates_not_read,
 )
 
 WIDTH = 100  # when not on a terminal (and no $COLUMNS)
@@ -405,8 +407,8 @@ def write(doc: dict[str, Any], out: TextIO, *, color: bool = False,
     ``color`` paints severity and status; ``links``: the policy id is an OSC 8 hyperlink to
     its page (a terminal), else the page is a ``docs: URL`` line. Narrower than 80 columns,
     each finding's fields are printed one under the other instead of in columns. ``errors``:
-    list the input errors (False where the command said them on stderr). ``passed``: list the
-    PASS results the report lists too (``--include-passed``)."""
+    list the input errors (False: left out; scan and audit keep them, on stdout as in a file).
+    ``passed``: list the PASS results the report lists too (``--include-passed``)."""
     narrow = (width or WIDTH) < MIN_WIDTH
     width = max(width or WIDTH, NARROW_MIN if narrow else MIN_WIDTH)
     findings = listed_findings(doc, passed)
@@ -437,8 +439,7 @@ def write(doc: dict[str, Any], out: TextIO, *, color: bool = False,
             else:
                 put(_finding_lines(f, widths, width, color, links))
     elif not below:
-        put(["No failing, unknown, errored or suppressed findings."
-             if not passed else "No findings."])
+        put(wrap(_nothing_found(doc, passed), indent="", width=width))
     if below:
         counts = ", ".join(f"{below[s]} {s}" for s in SEVERITIES if below[s])
         put(wrap(f"Not listed, below --warn-on {warn_on}: {counts} (in the summary and the "
@@ -458,6 +459,25 @@ def write(doc: dict[str, Any], out: TextIO, *, color: bool = False,
     put([""])
     for line in summary_lines(doc):
         put(wrap(reveal(line), indent="", width=width))
+
+
+def _nothing_found(doc: dict[str, Any], passed: bool) -> str:
+    """The line of a table without findings: never a clean run where something was not read
+    (input errors, templates not read)."""
+    unread = []
+    if input_errors(doc):
+        unread.append(f"{_plural(input_errors(doc), 'input error')} (see Errors)")
+    if templates_not_read(doc):
+        unread.append(f"{_plural(templates_not_read(doc), 'template')} not read (see Notices)")
+    if not unread:
+        return "No failing, unknown, errored or suppressed findings." if not passed \
+            else "No findings."
+    return (f"Not everything was read: {' and '.join(unread)}; no "
+            f"{'failing, unknown or suppressed ' if not passed else ''}findings in what was read.")
+
+
+def _plural(n: int, one: str) -> str:
+    return f"{n:,} {one}{'' if n == 1 else 's'}"
 
 
 def render(doc: dict[str, Any], *, color: bool = False, width: int | None = None) -> str:
@@ -499,6 +519,8 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     severities = count_line(summary.get("by_severity") or {}, SEVERITIES)
     if severities:
         line += f" (failing: {severities})"
+    if input_errors(doc):  # what could not be read: never a summary of a clean run
+        line += f"; {_plural(input_errors(doc), 'input error')} (not read)"
     line += f". Resources: {summary['resources']}." if "resources" in summary else "."
     covered = coverage_line(doc)
     first = [line, f"Coverage: {covered}."] if covered else [line]

@@ -303,3 +303,24 @@ def test_a_checkov_id_is_not_folded_where_the_width_allows() -> None:
     assert sorted(r.split()[2] for r in rows) == ["CKV2_AWS_41", "EBS-001"], rows
     assert _overflow(table(doc, width=100), 100) == []
     assert "docs/policies/CKV2_AWS_41" not in table(doc, width=100)  # no page of ours
+
+
+def test_a_table_with_input_errors_never_reads_as_a_clean_run() -> None:
+    """No finding but input errors: the first line says what was not read (never "No failing,
+    unknown, errored or suppressed findings."), the Errors section lists them all, and the
+    summary line counts them."""
+    errors = [{"kind": "input", "path": f"c{i:03}.yaml", "line": 2,
+               "reason": "YAML syntax error: did not find expected node content"}
+              for i in range(174)]
+    doc = document([], inputs={"paths": ["."]}, errors=errors)
+    out = render("table", doc)
+    assert "No failing" not in out and "No findings" not in out
+    assert " ".join(out.split()).startswith(
+        "Not everything was read: 174 input errors (see Errors); no failing, unknown or "
+        "suppressed findings in what was read.")
+    assert "Errors (174):" in out and out.count("[input] c") == 174
+    assert "Summary: no findings; 174 input errors (not read)." in out
+    # without errors, the clean line is unchanged
+    clean = render("table", document([], inputs={"paths": ["."]}))
+    assert clean.startswith("No failing, unknown, errored or suppressed findings.")
+    assert "input error" not in clean

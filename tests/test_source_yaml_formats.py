@@ -141,3 +141,103 @@ def test_a_skip_tag_on_a_queue_and_on_a_node_group(tmp_path: Path) -> None:
     result = read_if_cluster_config(write(tmp_path, ng, "ng.yaml"))
     assert result.resources[0].skips == ()
     assert any("no reason" in n.message for n in result.notices)
+
+
+HELM_NODE_CLASS = """\
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  amiSelectorTerms:
+    - alias: al2023@latest
+  role: {{ .Values.role }}
+"""
+
+
+@pytest.mark.parametrize(("name", "text", "line", "action"), [
+    # a Helm chart template: an unquoted action is a flow mapping to YAML
+    ("chart/templates/ec2nodeclass.yaml", HELM_NODE_CLASS, 8, "{{ .Values.role }}"),
+    # a Jinja-templated ParallelCluster configuration: an action and a {% %} statement
+    ("pcluster.config.yaml", "Image:\n  Os: {{ os }}\n" + PCLUSTER, 2, "{{ os }}"),
+    ("pcluster.config.yaml", PCLUSTER.replace(
+        "    - Name: gpu\n", "{% for q in queues %}\n    - Name: gpu\n") + "{% endfor %}\n",
+     9, "{% for q in queues %}"),
+])
+def test_a_template_that_does_not_parse_is_not_read_and_says_so(
+        tmp_path: Path, name: str, text: str, line: int, action: str) -> None:
+    """YAML only once rendered: never an input error about its YAML, never judged; a notice
+    naming the file and the line says it was not read because it is a template."""
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if "chart" in name:
+        (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1\n")
+    path.write_text(text)
+    result = scan_paths([tmp_path])
+    assert result.errors == [] and result.resources == []
+    (notice,) = [n for n in result.notices if n.path == str(path)]
+    assert notice.line == line
+    assert notice.message.startswith(f"not read, a template: {action} (line {line})")
+    assert "render it" in notice.message
+
+
+def test_a_template_whose_actions_parse_reads_them_as_unknown(tmp_path: Path) -> None:
+    """A quoted action parses: the file is read, each action's value UNKNOWN (never its
+    literal text), and a notice says it is a template."""
+    text = HELM_NODE_CLASS.replace("{{ .Values.role }}", '"{{ .Values.role }}"')
+    text += '  associatePublicIPAddress: "{{ .Values.public }}"\n'
+    path = write(tmp_path, text, "nc.yaml")
+    result = scan_paths([path])
+    assert result.errors == []
+    (nc,) = result.resources
+    assert isinstance(nc.attrs["AssociatePublicIpAddress"], Unknown)
+    assert isinstance(nc.attrs["Role"], Unknown)
+    assert not any(isinstance(v, str) and "{{" in v for v in nc.attrs.values())
+    (notice,) = result.notices
+    assert (notice.path, notice.line) == (str(path), 8)
+    assert notice.message.startswith("a template ({{ .Values.role }} at line 8)")
+    assert "UNKNOWN" in notice.message
+
+
+@pytest.mark.parametrize("text", [
+    HELM_NODE_CLASS.replace("{{ .Values.role }}", "[KarpenterRole"),  # no template action
+    # an action in a comment only: a real syntax error is still the file's
+    "# rendered from {{ values }}\n" + PCLUSTER + "  SlurmSettings: {\n",
+    # a CloudFormation dynamic reference is a value, not a template action
+    PCLUSTER.replace("subnet-0123", "'{{resolve:ssm:/net/subnet}}'") + "  SlurmSettings: {\n",
+])
+def test_a_syntax_error_in_a_file_that_is_no_template_is_still_an_input_error(
+        tmp_path: Path, text: str) -> None:
+    result = scan_paths([write(tmp_path, text)])
+    assert len(result.errors) == 1 and "template" not in result.errors[0].reason
+    assert not any(n.message.startswith("not read, a template") for n in result.notices)
+
+
+def test_a_scan_of_templates_never_looks_clean_nor_judges_action_text(tmp_path: Path) -> None:
+    """End to end: a template not read is counted in the coverage line and the table's first
+    line; a quoted action is UNKNOWN in every policy that reads it, never PASS/FAIL on its
+    literal text."""
+    import json
+
+    from click.testing import CliRunner
+
+    from scanner.cli.main import cli
+
+    (tmp_path / "jinja").mkdir()
+    (tmp_path / "jinja" / "pcluster.config.yaml").write_text("Image:\n  Os: {{ os }}\n" + PCLUSTER)
+    runner = CliRunner()
+    table = runner.invoke(cli, ["scan", str(tmp_path / "jinja"), "--fail-on", "none"])
+    said = " ".join(table.output.split())
+    assert "No failing" not in said
+    assert said.startswith("Not everything was read: 1 template not read (see Notices)")
+    assert "0 unknown; 1 template not read (render first; see the notices)" in said
+    quoted = PCLUSTER.replace("InstanceType: g5.12xlarge", 'InstanceType: "{{ itype }}"')
+    (tmp_path / "q.yaml").write_text(quoted)
+    out = runner.invoke(cli, ["scan", str(tmp_path / "q.yaml"), "--format", "json",
+                              "--include-passed", "--fail-on", "none"])
+    doc = json.loads(out.stdout)
+    queue = [f for f in doc["findings"] if f["resource"]["id"] == "Scheduling/SlurmQueues/gpu"]
+    on_type = [f for f in queue if "{{ itype }}" in f["message"]]
+    assert on_type and all(f["status"] == "UNKNOWN" for f in on_type)
+    assert not any(f["status"] in ("PASS", "FAIL") and "{{" in json.dumps(f) for f in queue)
+    assert any(n["message"].startswith("a template ({{ itype }}") for n in doc["notices"])

@@ -298,7 +298,7 @@ def _say_no_credentials(targets: Collection[Target], opts: ReportOptions,
                         progress: Progress) -> None:
     """When no target has credentials: one line on stderr, and exit 2 unless report files were
     asked for (they are still written, with the error, and nothing more is said). Otherwise
-    errors go to stderr, never into the table on stdout."""
+    errors are said on stderr too (the table on stdout lists them as well)."""
     no_credentials = _no_credentials(targets)
     if not no_credentials:
         opts.say_errors = True

@@ -169,7 +169,7 @@ def scan(paths: tuple[Path, ...], cfn_param: tuple[str, ...], region: str | None
     for error in result.errors:
         if error.kind == "config":  # a bad option value (--cfn-param, --var): said, even with -q
             click.echo(f"gpuaudit: error: {error.path}: {error.reason}", err=True)
-    opts.say_errors = True  # errors go to stderr, never into the table on stdout
+    opts.say_errors = True  # errors said on stderr too (the table on stdout lists them as well)
     sys.exit(_finish(result, inputs, opts))
 
 

@@ -236,6 +236,11 @@ class InputError:
         return d
 
 
+# How the notice of a templated file that was not read begins (a Helm chart template, a Jinja
+# configuration): the reports count them in their coverage line, never a silent pass.
+TEMPLATE_NOT_READ = "not read, a template"
+
+
 @dataclass(frozen=True)
 class Notice:
     """Something the user should know that does not change the exit code."""

@@ -46,7 +46,6 @@ class ReportOptions:
     say_errors: bool = False  # say the input errors on stderr (scan, audit)
     # audit --with-spend: the actual GPU spend of the audited accounts (scanner.aws.spend)
     spend: dict[str, Any] | None = None
-    errors_said: bool = False  # the input errors were said on stderr (not in the stdout table)
 
 
 class ReportWriteError(UsageError):
@@ -158,8 +157,7 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
     fail_on = opts.fail_on or config.fail_on or "high"
     opts.warn_on = opts.warn_on or config.warn_on  # the option overrides the config
     if opts.say_errors:
-        say_errors(doc.get("errors") or [])
-        opts.errors_said = True  # the table printed on stdout leaves them out
+        say_errors(doc.get("errors") or [], listed_where(opts))
     write_reports(doc, opts)
     return exit_code(evaluation.findings, errors, fail_on, opts.fail_on_unknown)
 
@@ -167,10 +165,25 @@ def finish(result: SourceResult, *, inputs: dict[str, Any], opts: ReportOptions)
 STDERR_ERRORS = 20  # input errors said on stderr one by one; the rest counted (see the report)
 
 
-def say_errors(errors: list[dict[str, Any]]) -> None:
-    """The input errors of a run on stderr, where errors go (never stdout, where a report or
-    the table may be piped): at most STDERR_ERRORS lines, then how many more. A bad option
-    value (kind ``config``) is said by the command as it reads its options."""
+def listed_where(opts: ReportOptions) -> str:
+    """Where the run's report lists every input error (the table printed on stdout lists them
+    as the table written to a file does), for the stderr line that counts the rest."""
+    if opts.output is not None or opts.output_dir is not None:
+        return "the report lists them all"
+    formats = opts.formats or ("table",)
+    if any(f != "table" for f in formats):
+        return "the report on stdout lists them all"
+    if opts.quiet:
+        return "run without --quiet, or with --output, to list them all"
+    return "the table's Errors section lists them all"
+
+
+def say_errors(errors: list[dict[str, Any]],
+               where_listed: str = "the report lists them all") -> None:
+    """The input errors of a run on stderr, where errors go (stdout may be piped): at most
+    STDERR_ERRORS lines, then how many more and where they are all listed (the table on
+    stdout and every report list them too). A bad option value (kind ``config``) is said by the
+    command as it reads its options."""
     errors = [e for e in errors if e.get("kind") != "config"]
     for e in errors[:STDERR_ERRORS]:
         where = f"{e.get('path')}:{e['line']}" if e.get("line") else str(e.get("path"))
@@ -178,7 +191,7 @@ def say_errors(errors: list[dict[str, Any]]) -> None:
               file=sys.stderr)
     if len(errors) > STDERR_ERRORS:
         print(f"gpuaudit: error: ... and {len(errors) - STDERR_ERRORS} more input errors "
-              "(the report lists them all)", file=sys.stderr)
+              f"({where_listed})", file=sys.stderr)
 
 
 def _counted(result: SourceResult) -> int:
@@ -228,7 +241,9 @@ def render_context(doc: dict[str, Any], opts: ReportOptions, fmt: str, to_stdout
         if not to_stdout:
             return RenderContext()
         color = color_wanted() if opts.color is None else opts.color
-        return RenderContext(color=color, width=table_width(), errors=not opts.errors_said,
+        # the same table as the one written to a file: its Errors section too (they were said
+        # on stderr as well, where a piped stdout still shows them)
+        return RenderContext(color=color, width=table_width(), errors=True,
                              warn_on=opts.warn_on, links=links_wanted(),
                              passed=opts.include_passed)
     if fmt not in ("sarif", "html"):

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from scanner.model import Provenance, Resource, SourceKind, SourceResult
+from scanner.model import TEMPLATE_NOT_READ, Provenance, Resource, SourceKind, SourceResult
 from scanner.sources.karpenter.objects import Problems, karpenter_kind, objects_in, translate
 from scanner.sources.karpenter.sniff import clearly_karpenter
 from scanner.sources.yaml_documents.dispatch import YamlFormat, read_yaml_file
@@ -29,8 +29,8 @@ from scanner.sources.yaml_documents.reader import Document
 
 _HELM_ACTION = re.compile(r"^\s*\{\{-?\s*(?:if|range|with|define|include|template|end)\b",
                           re.MULTILINE)
-HELM_TEMPLATE = ("a Helm chart template ({{ ... }} actions), not a manifest: not scanned; scan "
-                 "what `helm template` renders")
+HELM_TEMPLATE = (f"{TEMPLATE_NOT_READ}: a Helm chart template ({{{{ ... }}}} actions), not a "
+                 "manifest; scan what `helm template` renders")
 
 
 def is_karpenter_document(value: Any) -> bool:

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from scanner.inputs.safe_read import ReadError, read_regular
-from scanner.model import InputError, Notice, SourceResult
+from scanner.model import TEMPLATE_NOT_READ, InputError, Notice, SourceResult
 from scanner.sources.yaml_documents.files import ConfigFile
+from scanner.sources.yaml_documents.holes import template_action
 from scanner.sources.yaml_documents.reader import (
     MAX_BYTES,
     Document,
@@ -85,10 +86,11 @@ def _read(path: Path, chosen: tuple[YamlFormat, ...], *, name_others: bool
         result.errors.append(InputError(where, exc.reason, exc.line))
         return result
     clear = [f for f in chosen if f.clearly(text)]
+    action = template_action(text)
     for f in clear:
         refusal = f.refuses(text) if f.refuses is not None else None
         if refusal is not None:
-            result.notices.append(Notice(where, refusal))
+            result.notices.append(Notice(where, refusal, action[0] if action else None))
             return result
     try:
         loaded = load_documents(text)
@@ -97,6 +99,20 @@ def _read(path: Path, chosen: tuple[YamlFormat, ...], *, name_others: bool
             return None
         result.errors.append(InputError(where, exc.reason, exc.line))
         return result
+
+    def not_read(error: YamlError, own: str) -> None:
+        """What did not parse: an input error, or, where its text has template actions, a
+        notice that the template was not read (it is YAML only once rendered)."""
+        acted = template_action(own)
+        if acted is None:
+            result.errors.append(InputError(where, error.reason, error.line))
+            return
+        at = f"line {error.line}: " if error.line else ""
+        result.notices.append(Notice(where, (
+            f"{TEMPLATE_NOT_READ}: {acted[1]} (line {acted[0]}) is filled in when it is "
+            f"rendered, and until then the file is not YAML ({at}{error.reason}); render it "
+            "(`helm template`, or the tool that fills it in) and scan what it renders"),
+            error.line or acted[0]))
     file = ConfigFile(where, loaded=loaded)
     lines = text.splitlines()
     claimed: dict[str, list[Document]] = {f.name: [] for f in chosen}
@@ -105,8 +121,7 @@ def _read(path: Path, chosen: tuple[YamlFormat, ...], *, name_others: bool
         if doc.error is not None:
             own = "\n".join(lines[doc.start_line - 1:doc.end_line])
             if any(f.clearly(own) for f in chosen):
-                result.errors.append(InputError(where, doc.error.reason,
-                                                doc.error.line or doc.start_line))
+                not_read(YamlError(doc.error.reason, doc.error.line or doc.start_line), own)
             continue
         owner = next((f for f in chosen if f.claims(doc.value)), None)
         if owner is not None:
@@ -119,9 +134,15 @@ def _read(path: Path, chosen: tuple[YamlFormat, ...], *, name_others: bool
             file.documents = claimed[f.name]
             f.read(file, claimed[f.name], result)
     if loaded.error is not None and (found or clear):
-        result.errors.append(InputError(where, loaded.error.reason, loaded.error.line))
-    if not found and not result.errors:
+        rest = lines[(loaded.documents[-1].end_line if loaded.documents else 0):]
+        not_read(loaded.error, "\n".join(rest))
+    if not found and not result.errors and not result.notices:
         return None
+    if found and action is not None:
+        result.notices.append(Notice(where, (
+            f"a template ({action[1]} at line {action[0]}): what its actions fill in is "
+            "UNKNOWN, never judged as written; scan what it renders (`helm template`, or the "
+            "tool that fills it in) for a full judgement"), action[0]))
     if name_others:
         _name_others(where, others, chosen, result)
     return result

@@ -99,6 +99,26 @@ def placeholder(s: str) -> Unknown | None:
                    "templatefile, envsubst)")
 
 
+# A template's own syntax: a Helm / Go template or Jinja action ``{{ ... }}``, a Jinja statement
+# ``{% ... %}`` (a CloudFormation dynamic reference ``{{resolve:...}}`` is a value, not one)
+_ACTION = re.compile(r"\{\{(?!resolve:)[^\n]*?\}\}|\{%[^\n]*?%\}")
+
+
+def template_action(text: str) -> tuple[int, str] | None:
+    """The first template action of a text (``{{ ... }}``, ``{% ... %}``) outside a YAML
+    comment line: its line (1-based) and its text (cut to 60 characters); None when the text
+    has none."""
+    if "{{" not in text and "{%" not in text:
+        return None
+    for number, line in enumerate(text.splitlines(), 1):
+        if ("{{" in line or "{%" in line) and not line.lstrip().startswith("#"):
+            m = _ACTION.search(line)
+            if m is not None:
+                shown = m.group(0) if len(m.group(0)) <= 60 else m.group(0)[:57] + "..."
+                return number, shown
+    return None
+
+
 def without_placeholders(value: Any) -> Any:
     return fill(value, placeholder)
 
