@@ -582,3 +582,53 @@ def test_a_node_pool_s_capacity_types_are_its_option(values: Any, option: Any) -
                NodeClassRef={"Name": "gpu"})
     got = views(ResourceIndex([pool])).of(pool).purchase.option
     assert (None if isinstance(got, Unknown) else got) == option
+
+
+PCLUSTER = '''Region: us-east-1
+Image: {Os: alinux2}
+HeadNode:
+  InstanceType: c5.xlarge
+  Networking: {SubnetId: subnet-0123456789abcdef0}
+Scheduling:
+  Scheduler: slurm
+  SlurmQueues:
+    - Name: spot
+      CapacityType: SPOT
+      Networking: {SubnetIds: [subnet-0123456789abcdef0]}
+      ComputeResources: [{Name: g5, InstanceType: g5.xlarge}]
+    - Name: block
+      CapacityType: CAPACITY_BLOCK
+      Networking: {SubnetIds: [subnet-0123456789abcdef0]}
+      ComputeResources:
+        - Name: p5
+          InstanceType: p5.48xlarge
+          CapacityReservationTarget: {CapacityReservationId: cr-0123456789abcdef0}
+    - Name: odcr
+      Networking: {SubnetIds: [subnet-0123456789abcdef0]}
+      CapacityReservationTarget: {CapacityReservationId: cr-0123456789abcdef1}
+      ComputeResources: [{Name: p4d, InstanceType: p4d.24xlarge}]
+    - Name: some-odcr
+      Networking: {SubnetIds: [subnet-0123456789abcdef0]}
+      ComputeResources:
+        - {Name: p4d, InstanceType: p4d.24xlarge,
+           CapacityReservationTarget: {CapacityReservationId: cr-0123456789abcdef1}}
+        - {Name: g5, InstanceType: g5.xlarge}
+    - Name: on-demand
+      CapacityType: ONDEMAND
+      Networking: {SubnetIds: [subnet-0123456789abcdef0]}
+      ComputeResources: [{Name: g5, InstanceType: g5.xlarge}]
+'''
+
+
+def test_parallelcluster_queues_say_their_option(tmp_path: Path) -> None:
+    from scanner.sources.parallelcluster.reader import read_if_cluster_configuration
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(PCLUSTER)
+    result = read_if_cluster_configuration(path)
+    assert result is not None and result.errors == []
+    shared = views(ResourceIndex(result.resources))
+    got = {r.get("Name"): shared.of(r).purchase.option for r in result.resources
+           if r.kind == "parallelcluster.queue"}
+    assert got == {"spot": "spot", "block": "capacity-block", "odcr": "reservation-targeted",
+                   "some-odcr": "on-demand", "on-demand": "on-demand"}

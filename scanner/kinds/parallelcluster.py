@@ -24,6 +24,9 @@ KINDS = (
             "Scheduler": Str(doc="slurm or awsbatch"),
             "Region": Str(),
             "CapacityType": Str(doc="ONDEMAND (default), SPOT or CAPACITY_BLOCK"),
+            "CapacityReservationTarget": AsGiven(
+                doc="CapacityReservationId or CapacityReservationResourceGroupArn (also on a "
+                    "compute resource)"),
             "AllocationStrategy": Str(doc="absent = lowest-price"),
             "ComputeResources": List(Obj({
                 "Name": Str(),

@@ -22,9 +22,13 @@ from typing import Any
 from scanner.compute.extractors.batch_compute_environment import expand
 from scanner.compute.index import Views
 from scanner.compute.launch import subnet_values
+from scanner.compute.purchase import reservation_option
 from scanner.compute.registry import DEVICES, LAUNCHES, PLACES, POOLS, SPOT, extractor
 from scanner.compute.values import as_list, iter_dicts
 from scanner.compute.view import (
+    CAPACITY_BLOCK,
+    ON_DEMAND,
+    RESERVATION_TARGETED,
     Attr,
     ComputeView,
     Device,
@@ -34,6 +38,7 @@ from scanner.compute.view import (
     SpotPools,
     Types,
 )
+from scanner.compute.view import SPOT as SPOT_OPTION
 from scanner.model import Resource, Unknown, dig
 
 ROOT = "ComputeSettings.LocalStorage.RootVolume"
@@ -117,11 +122,40 @@ def queue(r: Resource, views: Views) -> ComputeView:
         if assign is not None else ()
     network = Network(placed=True, subnets=subnets, subnets_path="Networking.SubnetIds",
                       public_ip=flags)
+    option, option_path = _option(capacity, r.get("CapacityReservationTarget"), per_cr)
     return ComputeView(r, types=Types(tuple(types)),
                        purchase=Purchase(spot=spot, pools=pools,
-                                         maybe_spot=spot != ()),
+                                         maybe_spot=spot != (), option=option,
+                                         option_path=option_path),
                        devices=(_root(r.get(ROOT), ROOT, "the compute nodes' root volume"),),
                        network=network)
+
+
+def _option(capacity: Any, target: Any, per_cr: list[tuple[int, dict[str, Any], list[Any]]]
+            ) -> tuple[str | Unknown, str]:
+    """A queue's purchase option: its CapacityType (SPOT, CAPACITY_BLOCK; absent: ONDEMAND),
+    and for on-demand capacity a reservation target of the queue's, or of every compute
+    resource's (reservation-targeted, prepaid)."""
+    if isinstance(capacity, Unknown):
+        return capacity, "CapacityType"
+    kind = capacity.strip().upper() if isinstance(capacity, str) else "ONDEMAND"
+    if kind == "SPOT":
+        return SPOT_OPTION, "CapacityType"
+    if kind == "CAPACITY_BLOCK":
+        return CAPACITY_BLOCK, "CapacityType"
+    if kind != "ONDEMAND":
+        return Unknown(f"CapacityType {str(capacity)[:40]!r} is not one ParallelCluster knows"), \
+            "CapacityType"
+    own = reservation_option({"CapacityReservationTarget": target}, "")[0] \
+        if target is not None else None
+    if own is not None:
+        return own, "CapacityReservationTarget"
+    targets = [reservation_option({"CapacityReservationTarget": cr.get(
+        "CapacityReservationTarget")}, "")[0] for _i, cr, _ts in per_cr
+        if cr.get("CapacityReservationTarget") is not None]
+    if per_cr and len(targets) == len(per_cr) and all(t == RESERVATION_TARGETED for t in targets):
+        return RESERVATION_TARGETED, "ComputeResources[].CapacityReservationTarget"
+    return ON_DEMAND, ""
 
 
 def _batch_pools(entries: list[Any], i: int, label: str) -> SpotPools:

@@ -39,7 +39,7 @@ HEAD_NODE = "parallelcluster.head_node"
 STORAGE = "parallelcluster.shared_storage"
 SKIP_TAG = "gpuaudit:skip"
 _QUEUE_KEYS = ("Name", "CapacityType", "AllocationStrategy", "ComputeResources", "Networking",
-               "ComputeSettings")
+               "ComputeSettings", "CapacityReservationTarget")
 
 
 def is_cluster_configuration(value: Any) -> bool:
