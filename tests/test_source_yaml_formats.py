@@ -241,3 +241,39 @@ def test_a_scan_of_templates_never_looks_clean_nor_judges_action_text(tmp_path: 
     assert on_type and all(f["status"] == "UNKNOWN" for f in on_type)
     assert not any(f["status"] in ("PASS", "FAIL") and "{{" in json.dumps(f) for f in queue)
     assert any(n["message"].startswith("a template ({{ itype }}") for n in doc["notices"])
+
+
+def test_a_jinja_cloudformation_template_is_not_read_and_says_so(tmp_path: Path) -> None:
+    """A CloudFormation template with a Jinja statement where it fails to parse is a template
+    of a template: a notice naming the action and its line, no input error. A syntax error
+    away from any action is still an input error."""
+    from scanner.sources.scan import scan_paths
+
+    body = ("AWSTemplateFormatVersion: '2010-09-09'\nResources:\n  Dir:\n"
+            "    Type: AWS::DirectoryService::SimpleAD\n    Properties:\n"
+            "      Name: corp.example.com\n"
+            "      {% if directory_type == \"SimpleAD\" %}\n      Size: Small\n"
+            "      {% endif %}\n")
+    (tmp_path / "jinja.yaml").write_text(body)
+    (tmp_path / "broken.yaml").write_text(
+        "AWSTemplateFormatVersion: '2010-09-09'\nDescription: \"{{ not here }}\"\n"
+        "Resources:\n  V:\n    Type: AWS::EC2::Volume\n    Properties: {Size: [1, 2\n")
+    result = scan_paths([tmp_path])
+    assert [e.path for e in result.errors] == [str(tmp_path / "broken.yaml")]
+    said = [n for n in result.notices if n.path == str(tmp_path / "jinja.yaml")]
+    assert len(said) == 1 and said[0].message.startswith("not read, a template: {% if")
+    assert "(line 7)" in said[0].message
+
+
+def test_a_cluster_custom_resource_without_its_configuration_is_a_notice(
+        tmp_path: Path) -> None:
+    from scanner.sources.scan import scan_paths
+
+    (tmp_path / "t.yaml").write_text(
+        "AWSTemplateFormatVersion: '2010-09-09'\nParameters:\n  Token: {Type: String}\n"
+        "Resources:\n  Cluster:\n    Type: Custom::PclusterCluster\n"
+        "    Properties: {ServiceToken: !Ref Token, ClusterName: c}\n")
+    result = scan_paths([tmp_path])
+    assert result.errors == []
+    assert any("has no ClusterConfiguration" in n.message and "not judged" in n.message
+               for n in result.notices)

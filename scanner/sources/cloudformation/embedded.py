@@ -90,7 +90,9 @@ def missing(prop: str, rtype: str, props: dict[str, Any], host: Host) -> None:
             host.notice(f"resource {host.logical_id}: its manifest is read from a URL; not "
                         "scanned")
         return
-    host.error(f"resource {host.logical_id} ({rtype}) has no {prop}")
+    # a valid template (the property may be given when the stack is deployed): nothing to read
+    host.notice(f"resource {host.logical_id} ({rtype}) has no {prop}: what it creates is not "
+                "in this file; not judged")
 
 
 def _documents(value: Any, holed: HoledText, label: str, host: Host

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from scanner.inputs.safe_read import ReadError, decode_head, read_regular
-from scanner.model import InputError, SourceResult
+from scanner.model import TEMPLATE_NOT_READ, InputError, Notice, SourceResult
 from scanner.sources.cloudformation import yaml_nodes as cfn_yaml
 from scanner.sources.cloudformation.evaluate import MAX_STRING
 from scanner.sources.cloudformation.resources import KINDS
 from scanner.sources.cloudformation.template import TemplateReader
+from scanner.sources.yaml_documents.holes import template_action
 
 __all__ = [
     "KINDS",
@@ -121,8 +122,18 @@ def _load(
     try:
         loaded = cfn_yaml.load_bytes(data)
     except cfn_yaml.TemplateError as exc:
-        if detect and not _TOP_KEY.search(_text_of(data)):
+        text = _text_of(data)
+        if detect and not _TOP_KEY.search(text):
             return None
+        near = "\n".join(text.splitlines()[max((exc.line or 1) - 2, 0):exc.line or 1])
+        action = template_action(near)  # an action where the parse failed, not any {{ }}
+        if action is not None:  # a Jinja / Go template of a template: YAML once rendered
+            action = (action[0] + max((exc.line or 1) - 2, 0), action[1])
+            result.notices.append(Notice(where, (
+                f"{TEMPLATE_NOT_READ}: {action[1]} (line {action[0]}) is filled in when it is "
+                f"rendered, and until then the file is not YAML (line {exc.line}: {exc.reason})"
+                "; render it and scan what it renders"), exc.line or action[0]))
+            return result
         result.errors.append(InputError(where, exc.reason, exc.line))
         return result
     if detect and not is_template(loaded.data):
