@@ -145,7 +145,8 @@ def test_plan_block_keys_are_declared_per_terraform_type() -> None:
     assert BLOCK_KEYS["aws_autoscaling_group"]["override"] == ("instance_type",
                                                                 "weighted_capacity")
     assert "max_price" in BLOCK_KEYS["aws_ec2_fleet"]["override"]
-    assert BLOCK_KEYS["aws_launch_template"]["ebs"] == ("encrypted", "kms_key_id")
+    assert BLOCK_KEYS["aws_launch_template"]["ebs"] == ("encrypted", "kms_key_id", "snapshot_id")
+    assert "snapshot_id" in BLOCK_KEYS["aws_instance"]["ebs_block_device"]
     assert set(BLOCK_KEYS) == set(schema().terraform)
 
 

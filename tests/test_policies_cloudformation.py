@@ -15,7 +15,7 @@ import pytest
 from policies import all_policies
 from scanner.engine.config import Config
 from scanner.engine.evaluate import evaluate, run
-from scanner.model import Status
+from scanner.model import Finding, Status
 from scanner.sources.cloudformation.reader import load_template
 from tests.test_rightsizing_sources import UTILIZATION_POLICIES
 
@@ -48,6 +48,23 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
             ("EBS-001", "Template", P),
             ("EBS-001", "Config", P),  # "True"
             ("EBS-001", "Fleet", P),
+        ],
+    ),
+    (
+        # created from a snapshot whose encryption is not known: UNKNOWN without Encrypted: true
+        # (explicit false too: it does not decrypt an encrypted snapshot); no snapshot still FAILs
+        "ebs001_snapshot.yaml",
+        ("EBS-001",),
+        [
+            ("EBS-001", "ParamSnapshotVolume", U),  # a parameter with no default
+            ("EBS-001", "LiteralSnapshotVolume", U),  # an id, Encrypted: false
+            ("EBS-001", "EncryptedSnapshotVolume", P),
+            ("EBS-001", "PlainVolume", F),
+            ("EBS-001", "Template", U),
+            ("EBS-001", "EncryptedTemplate", P),
+            ("EBS-001", "PlainTemplate", F),
+            ("EBS-001", "Instance", U),
+            ("EBS-001", "Config", U),
         ],
     ),
     (
@@ -376,3 +393,87 @@ def test_a_target_tracking_configuration_on_the_group_is_judged_with_a_notice() 
     assert finding.status is F and "CloudFormation rejects" in finding.evidence[
         "misplaced_property"]
     assert finding.evidence["scalers"][0]["metrics"] == ["ASGAverageCPUUtilization"]
+
+
+
+ASG001_LT_CFN = """AWSTemplateFormatVersion: "2010-09-09"
+Resources:
+  LT:
+    Type: AWS::EC2::LaunchTemplate
+    Properties:
+      LaunchTemplateData:
+        InstanceType: p4de.24xlarge
+        ImageId: ami-12345678
+"""
+ASG001_GROUP_CFN = """  NAME:
+    Type: AWS::AutoScaling::AutoScalingGroup
+    Properties:
+      MinSize: "0"
+      MaxSize: "64"
+      DesiredCapacity: "DESIRED"
+      VPCZoneIdentifier: [subnet-1]
+"""
+ASG001_ON_DEMAND = """      LaunchTemplate:
+        LaunchTemplateId: !Ref LT
+        Version: "1"
+"""
+ASG001_ALL_SPOT = """      MixedInstancesPolicy:
+        InstancesDistribution:
+          OnDemandBaseCapacity: 0
+          OnDemandPercentageAboveBaseCapacity: 0
+          SpotAllocationStrategy: price-capacity-optimized
+        LaunchTemplate:
+          LaunchTemplateSpecification:
+            LaunchTemplateId: !Ref LT
+            Version: "1"
+          Overrides:
+            - InstanceType: p4de.24xlarge
+            - InstanceType: p4d.24xlarge
+"""
+
+
+def _asg001_sizes(tmp_path: Path, groups: dict[str, tuple[int, str]]) -> dict[str, Finding]:
+    """ASG-001's findings on a template of the given groups (name: (desired, launch))."""
+    text = ASG001_LT_CFN + "".join(
+        ASG001_GROUP_CFN.replace("NAME", name).replace("DESIRED", str(desired)) + launch
+        for name, (desired, launch) in groups.items())
+    (tmp_path / "t.yaml").write_text(text)
+    source = load_template(tmp_path / "t.yaml")
+    assert source.errors == []
+    return {f.resource["id"]: f for f in evaluate(source.resources, policy_ids=["ASG-001"])}
+
+
+def test_asg001_saving_only_at_a_split_inside_the_band(tmp_path: Path) -> None:
+    """The saving moves on-demand units to spot down to the band's upper edge, an on-demand
+    count the policy itself passes (2 of 5 = 40 %, 1 of 3 = 33 %); no split of 1 or 2 instances
+    is inside 20-40 %: still a FAIL, with no saving (the 0-of-2 target it used to price fails)."""
+    found = _asg001_sizes(tmp_path, {
+        "One": (1, ASG001_ON_DEMAND), "Two": (2, ASG001_ON_DEMAND),
+        "Three": (3, ASG001_ON_DEMAND), "Five": (5, ASG001_ON_DEMAND),
+        "TwoSpot": (2, ASG001_ALL_SPOT)})
+    assert {rid: f.status for rid, f in found.items()} == dict.fromkeys(
+        ("One", "Two", "Three", "Five", "TwoSpot"), F)
+    for rid, size in (("One", "1 instance"), ("Two", "2 instances")):
+        f = found[rid]
+        assert f.savings is None and f.evidence["target_on_demand"] is None
+        assert f"no split of {size} is inside the band" in f.message
+        assert "a desired capacity of 3 holds one" in f.message
+    for rid, desired, target in (("Three", 3, 1), ("Five", 5, 2)):
+        f = found[rid]
+        assert f.evidence["target_on_demand"] == target and f.savings is not None
+        assert f"x {desired - target} instances" in f.savings.basis
+    spot = found["TwoSpot"]
+    assert spot.savings is None and "below the 20-40% band" in spot.message
+    assert "no split of 2 instances is inside the band" in spot.message
+
+
+def test_no_saving_is_reported_for_a_group_with_no_split_inside_the_band(tmp_path: Path) -> None:
+    """The field case: an all-on-demand group of 2 p4de.24xlarge was booked $26,047/mo for a
+    0-of-2 target that the same run FAILs on an all-spot group of 2. No policy books money that
+    no compliant split can realise: the run has no saving at all."""
+    found = _asg001_sizes(tmp_path, {"OnDemandASG": (2, ASG001_ON_DEMAND),
+                                     "AllSpotASG": (2, ASG001_ALL_SPOT)})
+    assert {rid: f.status for rid, f in found.items()} == {"OnDemandASG": F, "AllSpotASG": F}
+    out = run(load_template(tmp_path / "t.yaml").resources)
+    assert [(f.policy_id, f.resource["id"]) for f in out.findings
+            if f.savings is not None and f.savings.money_class == "saving"] == []

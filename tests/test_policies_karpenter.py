@@ -74,6 +74,14 @@ CASES: list[tuple[str, list[tuple[str, str, Status]]]] = [
         ("SPOT-003", "kubernetes_manifest.inferentia_pool", U),
         ("SPOT-003", "helm_release.karpenter_resources_g5/NodePool/g5-gpu-karpenter", U),
     ]),
+    ("snapshot", [  # a data volume from snapshotID: its encryption is the snapshot's
+        ("EBS-001", "EC2NodeClass/cache", U),  # snapshotID, encrypted unset
+        ("EBS-001", "EC2NodeClass/cache-encrypted", P),  # snapshotID, encrypted: true
+        ("EBS-001", "EC2NodeClass/scratch", F),  # no snapshot, encrypted: false
+        ("EBS-003", "EC2NodeClass/cache", U),  # the account's default key, not named
+        ("EBS-003", "EC2NodeClass/cache-encrypted", U),
+        ("EBS-003", "EC2NodeClass/scratch", U),
+    ]),
     ("spot_interruption_queue", [  # EventBridge rules to Karpenter's queue, in the scan
         ("EBS-001", "EC2NodeClass/gpu", P),
         ("EBS-003", "EC2NodeClass/gpu", U),

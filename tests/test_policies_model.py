@@ -62,6 +62,47 @@ def test_ebs001_absent_passes_only_with_default_encryption_in_same_scope():
     assert status([explicit_off, on_here], "EBS-001", "w") is Status.FAIL
 
 
+@pytest.mark.parametrize("snapshot", ["snap-0123456789abcdef0", Unknown("var.snap has no value"),
+                                      Ref("aws_ebs_snapshot.s", "id")])
+@pytest.mark.parametrize("encrypted,expected", [(True, Status.PASS), (False, Status.UNKNOWN),
+                                                (None, Status.UNKNOWN)])
+def test_ebs001_volume_from_a_snapshot(snapshot, encrypted, expected):
+    # a volume from an encrypted snapshot is encrypted whatever Encrypted says (false too), and
+    # the model carries no snapshot's encryption: without Encrypted = true, not known
+    vol = res("ec2.volume", "v", SnapshotId=snapshot, Encrypted=encrypted)
+    found = results([vol], policy_ids=["EBS-001"])[("EBS-001", "v")]
+    assert found.status is expected
+    if expected is Status.UNKNOWN:
+        assert "(SnapshotId)" in found.message
+    # encryption by default encrypts it all the same (Encrypted unset)
+    on = res("ec2.ebs_defaults", "d", EbsEncryptionByDefault=True)
+    if encrypted is None:
+        assert status([vol, on], "EBS-001", "v") is Status.PASS
+
+
+@pytest.mark.parametrize("encrypted,expected", [(True, Status.PASS), (False, Status.FAIL)])
+def test_ebs001_a_live_volume_from_a_snapshot_is_judged_on_its_own_state(encrypted, expected):
+    # observed, a volume's Encrypted is the state: the snapshot it came from decides nothing
+    vol = res("ec2.volume", "v", declared=False, SnapshotId="snap-0123456789abcdef0",
+              Encrypted=encrypted)
+    assert status([vol], "EBS-001", "v") is expected
+
+
+def test_ebs001_a_mapping_from_a_snapshot():
+    lt = res("ec2.launch_template", "lt", LaunchTemplateData={"BlockDeviceMappings": [
+        {"DeviceName": "/dev/xvda", "Ebs": {"Encrypted": True}},
+        {"DeviceName": "/dev/xvdb", "Ebs": {"SnapshotId": "snap-1"}},
+        {"DeviceName": "/dev/xvdc", "Ebs": {"SnapshotId": "", "Encrypted": False}}]})
+    found = results([lt], policy_ids=["EBS-001"])[("EBS-001", "lt")]
+    # the empty snapshot id is none: /dev/xvdc is unencrypted, whatever /dev/xvdb is
+    assert found.status is Status.FAIL and found.message.endswith(": /dev/xvdc")
+    lt.attrs["LaunchTemplateData"]["BlockDeviceMappings"].pop()
+    found = results([lt], policy_ids=["EBS-001"])[("EBS-001", "lt")]
+    assert found.status is Status.UNKNOWN and found.message.startswith(
+        "cannot tell whether /dev/xvdb is encrypted: it is created from the snapshot snap-1 "
+        "(LaunchTemplateData.BlockDeviceMappings[1].Ebs.SnapshotId)")
+
+
 def test_ebs001_launch_template_and_instance_root_device():
     lt = res("ec2.launch_template", "lt", LaunchTemplateData={"BlockDeviceMappings": [
         {"DeviceName": "/dev/sda1", "Ebs": {"Encrypted": True}},
@@ -676,3 +717,83 @@ def test_a_notice_from_a_policy_counts_only_for_the_files_a_precommit_scan_repor
     assert out.notices == []
     out = run([group, template], policy_ids=["ASG-001"], only_files=["/x/main.tf"])
     assert len(out.notices) == 1
+
+
+def on_demand_group(desired, max_size=20, itype="p3.8xlarge", **extra):
+    """An all-on-demand group (no mixed instances policy) of ``desired`` instances."""
+    group = res("autoscaling.group", "asg", DesiredCapacity=desired, MinSize=0,
+                MaxSize=max_size, LaunchTemplate={"LaunchTemplateId": Ref("lt")}, **extra)
+    return [group, res("ec2.launch_template", "lt", LaunchTemplateData={"InstanceType": itype})]
+
+
+@pytest.mark.parametrize("desired,target,share", [
+    (3, 1, 33.33),   # 1 of 3 = 33 %: inside 20-40 %
+    (4, 1, 25.0),
+    (5, 2, 40.0),    # 2 of 5 = 40 % exactly: the band's upper edge is inside
+    (7, 2, 28.57),
+    (10, 4, 40.0),
+])
+def test_asg001_saving_is_priced_at_an_on_demand_count_the_verdict_passes(desired, target, share):
+    from policies.asg import in_band
+    from scanner.compute.purchase import on_demand_count
+
+    f = results(on_demand_group(desired), policy_ids=["ASG-001"])[("ASG-001", "asg")]
+    assert f.status is Status.FAIL and f.evidence["target_on_demand"] == target
+    assert f.evidence["target_share_percent"] == share and in_band(target, desired, 20, 40)
+    # the setting the evidence gives yields the target by AWS's rounding (ceil above base)
+    setting = f.evidence["target_setting"]
+    assert on_demand_count(desired, setting["on_demand_base_capacity"],
+                           setting["on_demand_percentage_above_base_capacity"]) == target
+    moved = desired - target
+    assert f.savings.usd_month == pytest.approx(12.24 * 0.65 * 730 * moved)
+    assert f"x {moved} instance" in f.savings.basis
+    assert f"{target} of {desired} = {share:.0f}%, inside the band" in f.savings.basis
+    # the same split, configured, passes: the saving is for a compliant target
+    pct = setting["on_demand_percentage_above_base_capacity"]
+    assert status([asg(desired, setting["on_demand_base_capacity"], pct, types=("p3.8xlarge",))],
+                  "ASG-001", "asg") is Status.PASS
+
+
+@pytest.mark.parametrize("desired", [1, 2])
+def test_asg001_no_split_of_the_size_inside_the_band_is_a_fail_with_no_saving(desired):
+    """0, 50 or 100 % of two instances (0 or 100 % of one): none is inside 20-40 %, so moving
+    on-demand units to spot cannot reach a split the policy passes and books nothing."""
+    f = results(on_demand_group(desired), policy_ids=["ASG-001"])[("ASG-001", "asg")]
+    assert f.status is Status.FAIL and f.savings is None
+    assert f.evidence["target_on_demand"] is None and "saving_why_none" in f.evidence
+    unit = "instance" if desired == 1 else "instances"
+    assert f"no split of {desired} {unit} is inside the band" in f.message
+    assert "no saving is counted" in f.message
+    assert "a desired capacity of 3 holds one (1 on-demand, 33%), or widen the band" in f.message
+    # all spot, the other side: below the band, no split either, and never a saving
+    spot = asg(desired, 0, 0, types=("p3.8xlarge",))
+    f = results([spot], policy_ids=["ASG-001"])[("ASG-001", "asg")]
+    assert f.status is Status.FAIL and f.savings is None and "below the" in f.message
+    assert f"no split of {desired} {unit} is inside the band" in f.message
+    assert "saving_why_none" not in f.evidence  # there is no saving to explain below the band
+
+
+def test_asg001_the_suggested_size_stays_within_the_groups_bounds():
+    # MaxSize 2 cannot hold a split at all: a notice (as before); MaxSize 3 can, at 3
+    f = results(on_demand_group(2, max_size=3), policy_ids=["ASG-001"])[("ASG-001", "asg")]
+    assert "a desired capacity of 3 holds one" in f.message and f.savings is None
+    # a narrow band: 4 instances are 0/25/50/75/100 %, none inside 30-35 %; 3 (33 %) is
+    narrow = Config(policies={"ASG-001": {"on_demand_percent": {"min": 30, "max": 35}}})
+    f = results(on_demand_group(4), policy_ids=["ASG-001"], config=narrow)[("ASG-001", "asg")]
+    assert f.status is Status.FAIL and f.savings is None  # the old target, 1 of 4, is 25 %
+    assert "no split of 4 instances is inside the band" in f.message
+    assert "a desired capacity of 3 holds one (1 on-demand, 33%)" in f.message
+    f = results(on_demand_group(6), policy_ids=["ASG-001"], config=narrow)[("ASG-001", "asg")]
+    assert f.evidence["target_on_demand"] == 2 and f.savings is not None  # 2 of 6 = 33 %
+
+
+def test_asg001_target_is_the_in_band_count_closest_to_the_current_one():
+    from policies.asg import compliant_on_demand, in_band
+
+    for lo, hi in ((20, 40), (30, 35), (0, 0), (100, 100), (40, 40), (12.5, 12.5), (50, 60)):
+        for desired in range(1, 41):
+            inside = [k for k in range(desired + 1) if in_band(k, desired, lo, hi)]
+            for od in range(desired + 1):
+                want = min(inside, key=lambda k: (abs(k - od), -k)) if inside else None
+                assert compliant_on_demand(desired, od, lo, hi) == want, (lo, hi, desired, od)
+    assert compliant_on_demand(10**12, 10**12, 20, 40) == 4 * 10**11  # bisection, not a scan

@@ -45,11 +45,36 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[str, str, Status]]]] = [
         [
             ("EBS-001", "aws_ebs_volume.explicit", P),
             ("EBS-001", "aws_ebs_volume.absent", P),  # default encryption on in this root
+            ("EBS-001", "aws_ebs_volume.from_snapshot", P),  # the default encrypts it anyway
             ("EBS-001", 'aws_ebs_volume.each["a"]', P),  # optional(bool, true) default
             ("EBS-001", 'aws_ebs_volume.each["b"]', P),
             ("EBS-001", "aws_instance.gpu", P),
             ("EBS-001", "aws_launch_template.gpu", P),  # "true" as a string
             ("EBS-001", "module.disk.aws_ebs_volume.d", P),  # child module: same root scope
+        ],
+    ),
+    (
+        # created from a snapshot (tests/fixtures/hcl/policies/ebs001_snapshot/main.tf): a volume
+        # from an encrypted snapshot is encrypted, and no snapshot's encryption is known here, so
+        # without encrypted = true it is UNKNOWN (explicit false too); no snapshot still FAILs
+        "ebs001_snapshot",
+        ("EBS-001",),
+        [
+            ("EBS-001", "aws_ebs_volume.from_var", U),
+            ("EBS-001", "aws_ebs_volume.from_data", U),  # nonsensitive(data.aws_ssm_parameter…)
+            ("EBS-001", "aws_ebs_volume.literal", U),  # an id the scan cannot look into
+            ("EBS-001", "aws_ebs_volume.explicit_false", U),  # false is ignored if it is encrypted
+            ("EBS-001", "aws_ebs_volume.encrypted", P),
+            ("EBS-001", "aws_ebs_volume.no_snapshot", F),
+            ("EBS-001", "aws_ebs_volume.empty_snapshot", F),  # snapshot_id = "": none
+            ("EBS-001", "aws_ebs_volume.null_snapshot", F),
+            ("EBS-001", "aws_launch_template.cache", U),  # ml-container-cache's /dev/xvdb
+            ("EBS-001", "aws_launch_template.cache_encrypted", P),
+            ("EBS-001", "aws_launch_template.data_volume", F),
+            ("EBS-001", "aws_instance.from_snapshot", U),  # ebs_block_device.snapshot_id
+            ("EBS-001", "aws_instance.from_snapshot_encrypted", P),
+            ("EBS-001", "aws_instance.no_snapshot", F),
+            ("EBS-001", "aws_launch_configuration.from_snapshot", U),
         ],
     ),
     ("ebs002_fail", ("EBS-002",), [("EBS-002", "aws_ebs_encryption_by_default.off", F)]),
@@ -299,6 +324,19 @@ def test_findings_point_at_the_source_lines() -> None:
     assert skipped.suppression["reason"] == "scratch volume, wiped by the nightly job"
     assert skipped.suppression["by"].endswith("ebs001_fail/main.tf:25")
     assert [(n.line, "no reason" in n.message) for n in source.notices] == [(32, True)]
+
+
+def test_ebs001_unknown_from_a_snapshot_names_the_snapshot_attribute() -> None:
+    source = load_terraform_dir([POLICIES / "ebs001_snapshot"])
+    by_id = {f.resource["id"]: f for f in evaluate(source.resources, policy_ids=["EBS-001"])}
+    cache = by_id["aws_launch_template.cache"]
+    assert cache.message.startswith("cannot tell whether /dev/xvdb is encrypted: its snapshot "
+                                    "(LaunchTemplateData.BlockDeviceMappings[1].Ebs.SnapshotId)"
+                                    " is not known: data.aws_ssm_parameter.snapshot_id")
+    literal = by_id["aws_ebs_volume.literal"].message
+    assert "snap-0123456789abcdef0 (SnapshotId)" in literal
+    assert "encrypted exactly when the snapshot is" in literal
+    assert "does not decrypt" in by_id["aws_ebs_volume.explicit_false"].message
 
 
 def test_ebs003_is_off_unless_enabled() -> None:
@@ -607,3 +645,53 @@ resource "aws_instance" "gpu" {
                  for f in findings if f.location)
     assert got == [("VPC-001", "aws_instance.gpu", "gpu", U),
                    ("VPC-003", "aws_vpc_endpoint.s3", "gpu", U)]
+
+
+def test_asg_001_saving_only_at_a_split_inside_the_band(tmp_path: Path) -> None:
+    """Terraform, as CloudFormation: no split of 2 instances is inside 20-40 % (0, 50, 100 %),
+    so an all-on-demand group of 2 FAILs with no saving (it was priced at 0 of 2, a split the
+    policy FAILs); 5 instances save down to 2 on-demand (40 %, the edge, inside)."""
+    groups = "".join(f"""
+resource "aws_autoscaling_group" "{name}" {{
+  min_size            = 0
+  max_size            = 64
+  desired_capacity    = {desired}
+  vpc_zone_identifier = ["subnet-1"]
+  launch_template {{ id = aws_launch_template.gpu.id }}
+}}
+""" for name, desired in (("one", 1), ("two", 2), ("five", 5)))
+    (tmp_path / "main.tf").write_text("""
+resource "aws_launch_template" "gpu" {
+  instance_type = "p4d.24xlarge"
+}
+resource "aws_autoscaling_group" "two_spot" {
+  min_size            = 0
+  max_size            = 64
+  desired_capacity    = 2
+  vpc_zone_identifier = ["subnet-1"]
+  mixed_instances_policy {
+    instances_distribution {
+      on_demand_base_capacity                  = 0
+      on_demand_percentage_above_base_capacity = 0
+    }
+    launch_template {
+      launch_template_specification { launch_template_id = aws_launch_template.gpu.id }
+      override { instance_type = "p4d.24xlarge" }
+      override { instance_type = "p4de.24xlarge" }
+    }
+  }
+}
+""" + groups)
+    source = load_terraform_dir([tmp_path])
+    found = {f.resource["id"].split(".")[1]: f
+             for f in evaluate(source.resources, policy_ids=["ASG-001"])}
+    assert {rid: f.status for rid, f in found.items()} == dict.fromkeys(
+        ("one", "two", "five", "two_spot"), Status.FAIL)
+    for rid, size in (("one", "1 instance"), ("two", "2 instances"), ("two_spot", "2 instances")):
+        f = found[rid]
+        assert f.savings is None and f.evidence["target_on_demand"] is None
+        assert f"no split of {size} is inside the band" in f.message
+    assert "saving_why_none" in found["two"].evidence
+    five = found["five"]
+    assert five.evidence["target_on_demand"] == 2 and five.savings is not None
+    assert "x 3 instances" in five.savings.basis and "2 of 5 = 40%" in five.savings.basis

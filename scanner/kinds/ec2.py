@@ -90,7 +90,8 @@ KINDS = (
                                             doc="live, when $Latest differs"),
         },
         terraform=(Terraform("aws_launch_template", blocks={
-            "block_device_mappings": ("device_name",), "ebs": ("encrypted", "kms_key_id"),
+            "block_device_mappings": ("device_name",),
+            "ebs": ("encrypted", "kms_key_id", "snapshot_id"),
             "network_interfaces": ("associate_public_ip_address", "subnet_id"),
             **TERRAFORM_MARKET_BLOCKS, **TERRAFORM_RESERVATION_BLOCKS,
             "instance_requirements": ("accelerator_types", "accelerator_manufacturers",

@@ -133,7 +133,7 @@ TEMPLATE_CONFIGS = List(Obj({
 
 TERRAFORM_DEVICE_BLOCKS = {
     "root_block_device": ("encrypted", "kms_key_id"),
-    "ebs_block_device": ("encrypted", "kms_key_id"),
+    "ebs_block_device": ("encrypted", "kms_key_id", "snapshot_id"),
 }
 TERRAFORM_LAUNCH_TEMPLATE_BLOCK = {"launch_template": ("id", "name")}
 TERRAFORM_MARKET_BLOCKS = {
